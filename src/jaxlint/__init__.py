@@ -1,0 +1,3 @@
+"""jaxlint: a static analyzer for JAX code."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,179 @@
+"""The one walk over a file: keeps scopes and ancestors, and calls every enabled rule's handlers."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, Iterator
+
+import libcst as cst
+
+from .config import Settings
+from .facts.names import NameResolver
+from .facts.scopes import COMPREHENSIONS, Scope
+from .rule import NodeFix, Rule
+
+if TYPE_CHECKING:
+    from .facts.jax_names import JaxNames
+
+LOOPS = (cst.For, cst.While)
+FUNCTIONS = (cst.FunctionDef, cst.Lambda)
+_SCOPE_OWNERS = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+class FileContext:
+    """What rules know about the file being checked, and where the walk is in it."""
+
+    def __init__(self, path: str, source: str, module: cst.Module, settings: Settings) -> None:
+        self.path = path
+        self.source = source
+        self.module = module
+        self.settings = settings
+        self.names = NameResolver()
+        self.module_scope = Scope(module, None)
+        self.scope = self.module_scope
+        self.ancestors: list[cst.CSTNode] = []
+        self.reports: list[tuple[Rule, cst.CSTNode, str, NodeFix | None]] = []
+        self._jax: "JaxNames | None" = None
+
+    # -- facts ---------------------------------------------------------------------------------
+    def qualified_name(self, node: cst.BaseExpression) -> str | None:
+        """`jnp.sum` -> `jax.numpy.sum` as seen from the current scope; None when unknown."""
+        return self.names.qualified_name(node, self.scope)
+
+    @property
+    def jax(self) -> "JaxNames":
+        if self._jax is None:
+            from .facts.jax_names import JaxNames
+
+            self._jax = JaxNames(self.settings)
+        return self._jax
+
+    @property
+    def parent(self) -> cst.CSTNode | None:
+        """The parent of the node being visited."""
+        return self.ancestors[-2] if len(self.ancestors) >= 2 else None
+
+    def enclosing_functions(self) -> Iterator[cst.FunctionDef | cst.Lambda]:
+        """Functions and lambdas around the current node, innermost first."""
+        for node in reversed(self.ancestors[:-1]):
+            if isinstance(node, FUNCTIONS):
+                yield node
+
+    def innermost_loop(self) -> cst.CSTNode | None:
+        """The loop or comprehension that runs the current node once per iteration, if any.
+
+        Stops at the enclosing function: a loop around a `def` does not run its body.
+        """
+        chain = self.ancestors
+        for index in range(len(chain) - 2, -1, -1):
+            node, child = chain[index], chain[index + 1]
+            if isinstance(node, (*FUNCTIONS, cst.ClassDef)):
+                return None
+            if isinstance(node, LOOPS) and child is node.body:
+                return node
+            if isinstance(node, cst.While) and child is node.test:
+                return node
+            if isinstance(node, cst.CompFor):
+                outermost = not isinstance(chain[index - 1], cst.CompFor)
+                if child is node.target or (child is node.iter and outermost):
+                    continue
+                return next(n for n in reversed(chain[:index]) if isinstance(n, COMPREHENSIONS))
+            if isinstance(node, COMPREHENSIONS) and child is not node.for_in:
+                return node
+        return None
+
+    # -- reporting -----------------------------------------------------------------------------
+    def add_finding(self, rule: Rule, node: cst.CSTNode, message: str, fix: NodeFix | None) -> None:
+        self.reports.append((rule, node, message, fix))
+
+
+class Walker(cst.CSTVisitor):
+    """Walks the tree once, keeping the context current and dispatching to rule handlers."""
+
+    def __init__(self, ctx: FileContext, rules: list[Rule]) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.visitors: dict[type, list[Callable]] = {}
+        self.leavers: dict[type, list[Callable]] = {}
+        for rule in rules:
+            for node_type, method in handlers(type(rule), "visit_"):
+                self.visitors.setdefault(node_type, []).append(getattr(rule, method))
+            for node_type, method in handlers(type(rule), "leave_"):
+                self.leavers.setdefault(node_type, []).append(getattr(rule, method))
+        self.scope_owners: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        ctx = self.ctx
+        ancestors = ctx.ancestors
+        if ancestors:
+            parent = ancestors[-1]
+            if isinstance(parent, _SCOPE_OWNERS) and node is parent.body:
+                ctx.scope = Scope(parent, ctx.scope)
+                self.scope_owners.append(node)
+        if isinstance(node, COMPREHENSIONS):
+            ctx.scope = Scope(node, ctx.scope)
+            self.scope_owners.append(node)
+        ancestors.append(node)
+        for handler in self.visitors.get(type(node), ()):
+            handler(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        for handler in self.leavers.get(type(original_node), ()):
+            handler(original_node)
+        ctx = self.ctx
+        ctx.ancestors.pop()
+        if self.scope_owners and self.scope_owners[-1] is original_node:
+            self.scope_owners.pop()
+            ctx.scope = ctx.scope.parent
+
+
+_HANDLER_CACHE: dict[tuple[type, str], list[tuple[type, str]]] = {}
+
+
+def handlers(rule_class: type[Rule], prefix: str) -> list[tuple[type, str]]:
+    """(node type, method name) for each `visit_<Node>` or `leave_<Node>` method of a rule."""
+    key = (rule_class, prefix)
+    if key not in _HANDLER_CACHE:
+        found = []
+        for attr in dir(rule_class):
+            if attr.startswith(prefix):
+                node_type = getattr(cst, attr[len(prefix):], None)
+                if not (isinstance(node_type, type) and issubclass(node_type, cst.CSTNode)):
+                    raise TypeError(f"{rule_class.__name__}.{attr}: no libcst node named {attr[len(prefix):]}")
+                found.append((node_type, attr))
+        _HANDLER_CACHE[key] = found
+    return _HANDLER_CACHE[key]
+
+
+class _NameCollector:
+    def __init__(self, ctx: FileContext, wanted: frozenset[str]) -> None:
+        self.ctx = ctx
+        self.wanted = wanted
+        self.found: list[tuple[cst.Name, Scope, cst.CSTNode | None]] = []
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in self.wanted:
+            self.found.append((node, self.ctx.scope, self.ctx.parent))
+
+
+def name_occurrences(ctx: FileContext, names: set[str]) -> list[tuple[cst.Name, Scope, cst.CSTNode | None]]:
+    """Every Name node spelling one of `names`, with the scope it is in and its parent.
+
+    A second, narrow walk: rules that rename (rare) pay for it, the common path does not.
+    """
+    walk_ctx = FileContext(ctx.path, ctx.source, ctx.module, ctx.settings)
+    collector = _NameCollector(walk_ctx, frozenset(names))
+    ctx.module.visit(Walker(walk_ctx, [collector]))  # type: ignore[list-item]
+    return collector.found
+
+
+def is_reference(name: cst.Name, parent: cst.CSTNode | None) -> bool:
+    """Whether a Name node stands for a variable (not an attribute, keyword, or parameter name)."""
+    if isinstance(parent, cst.Attribute) and parent.attr is name:
+        return False
+    if isinstance(parent, cst.Arg) and parent.keyword is name:
+        return False
+    if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef)) and parent.name is name:
+        return False
+    if isinstance(parent, cst.ImportAlias):
+        return False
+    return True

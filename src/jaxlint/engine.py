@@ -1,0 +1,307 @@
+"""Checking and fixing one file: read it, parse it once, walk it once with every enabled rule."""
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from dataclasses import dataclass, field
+from typing import Iterable
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from .config import Settings
+from .context import FileContext, Walker
+from .finding import Applicability, Edit, Finding, Fix, Position
+from .fixes import apply_fixes
+from .noqa import suppressed
+from .registry import all_rules
+
+PARSE_ERROR = "JAX000"
+#: Files that mention none of these cannot hold a finding; they are only syntax-checked.
+RELEVANT_WORDS = ("jax", "equinox", "flax")
+MAX_FIX_ROUNDS = 10
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    #: the fixed text, when fixing changed something
+    fixed_text: str | None = None
+    original_text: str | None = None
+    fixed_count: int = 0
+    #: why fixes were not written, if they were not
+    fix_refused: str | None = None
+    #: a bug in jaxlint met while checking this file
+    internal_error: str | None = None
+
+
+def parse_error(path: str, message: str, line: int = 1, column: int = 1, cell: int | None = None) -> Finding:
+    from .catalogue import load_catalogue
+
+    doc = load_catalogue()[PARSE_ERROR]
+    position = Position(line, column)
+    return Finding(PARSE_ERROR, doc.name, doc.severity, message, path, position, position, cell=cell)
+
+
+# -- reading ------------------------------------------------------------------------------------
+def decode(data: bytes, path: str) -> str | Finding:
+    """The text of a source file, or the JAX000 finding that says why it has none."""
+    if b"\x00" in data:
+        return parse_error(path, "cannot read: binary file (contains NUL bytes), not Python source")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        return parse_error(path, f"cannot read: {exc.msg}")
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return parse_error(path, f"cannot read: not valid {encoding} (byte 0x{data[exc.start]:02x} at offset {exc.start})", line)
+    except LookupError:
+        return parse_error(path, f"cannot read: unknown encoding {encoding!r}")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text
+
+
+def read_bytes(path: str) -> bytes | Finding:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        return parse_error(path, f"cannot read: {exc.strerror or exc}")
+
+
+def decode_file(path: str, data: bytes) -> str | Finding:
+    if path.endswith(".ipynb"):
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            return parse_error(path, "cannot read notebook: not valid UTF-8")
+    return decode(data, path)
+
+
+# -- checking -----------------------------------------------------------------------------------
+def enabled_rules(settings: Settings, path: str) -> frozenset[str]:
+    return settings.enabled_codes([PARSE_ERROR, *all_rules()], path)
+
+
+def check_source(source: str, path: str, settings: Settings, enabled: Iterable[str],
+                 apply_noqa: bool = True) -> list[Finding]:
+    """Findings for Python source text, positions relative to that text."""
+    enabled = frozenset(enabled)
+    if not any(word in source for word in RELEVANT_WORDS):
+        error = _syntax_error(source, path)
+        return [error] if error and PARSE_ERROR in enabled else []
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        error = _syntax_error(source, path) or parse_error(
+            path, f"cannot parse: {exc.message.removeprefix('parser error: ')}", exc.raw_line, exc.raw_column + 1)
+        return [error] if PARSE_ERROR in enabled else []
+    except RecursionError:
+        return [parse_error(path, "cannot parse: nested too deeply")] if PARSE_ERROR in enabled else []
+    findings = _walk(module, source, path, settings, enabled)
+    if apply_noqa and findings:
+        lines = source.splitlines()
+        findings = [f for f in findings if not suppressed(f.code, lines, f.start.line)]
+    return findings
+
+
+def _syntax_error(source: str, path: str) -> Finding | None:
+    try:
+        ast.parse(source, filename=path)
+    except SyntaxError as exc:
+        line = exc.lineno or 1
+        column = exc.offset or 1
+        return parse_error(path, f"cannot parse: {exc.msg}", line, column)
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return parse_error(path, f"cannot parse: {exc}")
+    return None
+
+
+def _walk(module: cst.Module, source: str, path: str, settings: Settings, enabled: frozenset[str]) -> list[Finding]:
+    rule_classes = [cls for code, cls in all_rules().items() if code in enabled]
+    if not rule_classes:
+        return []
+    ctx = FileContext(path, source, module, settings)
+    rules = [cls(ctx) for cls in rule_classes]
+    module.visit(Walker(ctx, rules))
+    for rule in rules:
+        rule.finish()
+    if not ctx.reports:
+        return []
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    findings = []
+    for rule, node, message, node_fix in ctx.reports:
+        start, end = _span(positions[node])
+        fix = None
+        if node_fix is not None:
+            edits = tuple(Edit(*_span(positions[r.node]), r.text) for r in node_fix.replacements)
+            fix = Fix(node_fix.title, edits, node_fix.applicability)
+        doc = rule.doc
+        findings.append(Finding(rule.code, doc.name, doc.severity, message, path, start, end, fix))
+    return findings
+
+
+def _span(code_range) -> tuple[Position, Position]:
+    return (Position(code_range.start.line, code_range.start.column + 1),
+            Position(code_range.end.line, code_range.end.column + 1))
+
+
+# -- notebooks ----------------------------------------------------------------------------------
+def check_notebook(text: str, path: str, settings: Settings, enabled: frozenset[str]) -> tuple[list[Finding], list]:
+    from . import notebook as nb
+
+    try:
+        cells = nb.read_notebook(text)
+    except nb.NotebookError as exc:
+        return ([parse_error(path, f"cannot read notebook: {exc}")] if PARSE_ERROR in enabled else []), []
+    joined, origins = _join_cells(cells)
+    findings = check_source(joined, path, settings, enabled)
+    if any(f.code == PARSE_ERROR for f in findings):
+        # One broken cell must not hide the others: check each cell on its own.
+        findings = []
+        for cell in cells:
+            for finding in check_source(cell.source, path, settings, enabled):
+                findings.append(_replace_cell(finding, cell.index, 0))
+        return findings, cells
+    return [_to_cell(f, origins) for f in findings], cells
+
+
+def _join_cells(cells: list) -> tuple[str, list[tuple[int, int]]]:
+    """All cells as one module (later cells see earlier imports); origins[i]: (cell, first line) of each."""
+    parts, origins, line = [], [], 1
+    for cell in cells:
+        source = cell.source if cell.source.endswith("\n") or not cell.source else cell.source + "\n"
+        origins.append((cell.index, line))
+        parts.append(source)
+        line += source.count("\n")
+    return "".join(parts), origins
+
+
+def _to_cell(finding: Finding, origins: list[tuple[int, int]]) -> Finding:
+    index, first = origins[0]
+    for cell_index, cell_first in origins:
+        if cell_first <= finding.start.line:
+            index, first = cell_index, cell_first
+    return _replace_cell(finding, index, first - 1)
+
+
+def _replace_cell(finding: Finding, cell: int, offset: int) -> Finding:
+    from dataclasses import replace
+
+    def shift(p: Position) -> Position:
+        return Position(p.line - offset, p.column)
+
+    fix = finding.fix
+    if fix is not None:
+        fix = Fix(fix.title, tuple(Edit(shift(e.start), shift(e.end), e.content) for e in fix.edits), fix.applicability)
+    return replace(finding, start=shift(finding.start), end=shift(finding.end), fix=fix, cell=cell)
+
+
+# -- whole files --------------------------------------------------------------------------------
+def check_file(path: str, settings: Settings, fix: bool = False, data: bytes | None = None) -> FileResult:
+    """Check one file; with `fix`, also compute the fixed text (the caller decides whether to write it)."""
+    enabled = enabled_rules(settings, path)
+    if data is None:
+        data = read_bytes(path)
+        if isinstance(data, Finding):
+            return FileResult(path, [data] if PARSE_ERROR in enabled else [])
+    text = decode_file(path, data)
+    if isinstance(text, Finding):
+        return FileResult(path, [text] if PARSE_ERROR in enabled else [])
+    if path.endswith(".ipynb"):
+        return _check_notebook_file(text, path, settings, enabled, fix)
+    findings = check_source(text, path, settings, enabled)
+    result = FileResult(path, findings, original_text=text)
+    if fix and _has_safe_fix(findings):
+        fixed, count = _fix_until_stable(text, findings, lambda src: check_source(src, path, settings, enabled))
+        if fixed != text:
+            refused = _syntax_error(fixed, path)
+            if refused is not None:
+                result.fix_refused = f"fixes not applied: the result would not parse ({refused.message})"
+            else:
+                result.fixed_text, result.fixed_count = fixed, count
+                result.findings = check_source(fixed, path, settings, enabled)
+    return result
+
+
+def _has_safe_fix(findings: list[Finding]) -> bool:
+    return any(f.fix is not None and f.fix.applicability is Applicability.SAFE for f in findings)
+
+
+def _fix_until_stable(text: str, findings: list[Finding], recheck) -> tuple[str, int]:
+    total = 0
+    for _ in range(MAX_FIX_ROUNDS):
+        new_text, applied = apply_fixes(text, findings)
+        if not applied or new_text == text:
+            break
+        text, total = new_text, total + applied
+        findings = recheck(text)
+        if any(f.code == PARSE_ERROR for f in findings) or not _has_safe_fix(findings):
+            break
+    return text, total
+
+
+def _check_notebook_file(text: str, path: str, settings: Settings, enabled: frozenset[str], fix: bool) -> FileResult:
+    from . import notebook as nb
+
+    findings, cells = check_notebook(text, path, settings, enabled)
+    result = FileResult(path, findings, original_text=text)
+    if not (fix and _has_safe_fix(findings)):
+        return result
+    by_index = {cell.index: cell for cell in cells}
+    sources = {cell.index: cell.source for cell in cells}
+    total = 0
+    for _ in range(MAX_FIX_ROUNDS):
+        applied_round = 0
+        for index, cell_findings in _group_by_cell(findings).items():
+            new_source, applied = apply_fixes(sources[index], cell_findings)
+            if applied:
+                sources[index] = new_source
+                applied_round += applied
+        if not applied_round:
+            break
+        total += applied_round
+        current = [nb.Cell(c.index, sources[c.index], c.original) for c in cells]
+        joined, origins = _join_cells(current)
+        recheck = check_source(joined, path, settings, enabled)
+        if any(f.code == PARSE_ERROR for f in recheck):
+            result.fix_refused = "fixes not applied: a fixed cell would not parse"
+            return result
+        findings = [_to_cell(f, origins) for f in recheck]
+        if not _has_safe_fix(findings):
+            break
+    changed = {i: nb.unmask(by_index[i], s) for i, s in sources.items() if s != by_index[i].source}
+    if not changed:
+        return result
+    try:
+        result.fixed_text = nb.write_notebook(text, changed)
+    except nb.NotebookError as exc:
+        result.fix_refused = f"fixes not applied: {exc}"
+        return result
+    result.fixed_count = total
+    result.findings = findings
+    return result
+
+
+def _group_by_cell(findings: list[Finding]) -> dict[int, list[Finding]]:
+    groups: dict[int, list[Finding]] = {}
+    for finding in findings:
+        if finding.cell is not None:
+            groups.setdefault(finding.cell, []).append(finding)
+    return groups
+
+
+
+def encode_like(original: bytes, text: str, path: str) -> bytes:
+    """The fixed text in the original file's encoding, with its byte-order mark if it had one."""
+    if path.endswith(".ipynb"):
+        return text.encode("utf-8")
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(original).readline)
+    if encoding == "utf-8-sig":
+        return text.encode("utf-8-sig")
+    return text.encode(encoding)

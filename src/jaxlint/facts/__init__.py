@@ -1,0 +1,1 @@
+"""Facts about one file that several rules need, computed once and shared."""

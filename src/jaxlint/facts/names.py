@@ -1,0 +1,71 @@
+"""What a name or dotted expression refers to: `jnp.sum` -> `jax.numpy.sum`, from imports and aliases."""
+from __future__ import annotations
+
+import builtins
+
+import libcst as cst
+
+from .scopes import LOCAL, Binding, Scope
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+class NameResolver:
+    """Resolves expressions to fully qualified names, as seen from a given scope.
+
+    A name whose bindings disagree (`np` imported from NumPy in one branch and from jax.numpy in
+    another) or that is bound to a computed value resolves to None: rules then stay silent.
+    """
+
+    def __init__(self) -> None:
+        self._binding_cache: dict[Binding, str | None] = {}
+        self._resolving: set[Binding] = set()
+
+    def qualified_name(self, node: cst.BaseExpression, scope: Scope) -> str | None:
+        suffix: list[str] = []
+        while isinstance(node, cst.Attribute):
+            suffix.append(node.attr.value)
+            node = node.value
+        if not isinstance(node, cst.Name):
+            return None
+        root = self.name(node.value, scope)
+        if root is None:
+            return None
+        return ".".join([root, *reversed(suffix)])
+
+    def name(self, name: str, scope: Scope) -> str | None:
+        found = scope.lookup(name)
+        if found is None:
+            return f"builtins.{name}" if name in _BUILTINS else None
+        owner, binding = found
+        return self.binding_target(binding, owner)
+
+    def binding_target(self, binding: Binding, owner: Scope) -> str | None:
+        key = binding
+        if key in self._binding_cache:
+            return self._binding_cache[key]
+        if key in self._resolving:
+            return None
+        self._resolving.add(key)
+        try:
+            resolved = self._resolve_binding(binding, owner)
+        finally:
+            self._resolving.discard(key)
+        self._binding_cache[key] = resolved
+        return resolved
+
+    def _resolve_binding(self, binding: Binding, owner: Scope) -> str | None:
+        targets = set()
+        aliases = iter(binding.alias_values)
+        for target in binding.targets:
+            if target == LOCAL:
+                return None
+            if target == "<alias>":
+                value = next(aliases)
+                # `jnp = jnp` or a chain through itself would loop; look the value up from the
+                # enclosing scope when it names the bound name itself.
+                target = self.qualified_name(value, owner)
+                if target is None:
+                    return None
+            targets.add(target)
+        return targets.pop() if len(targets) == 1 else None

@@ -1,0 +1,123 @@
+"""The values every part of jaxlint passes around: positions, edits, fixes and findings."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import Enum
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+class Applicability(str, Enum):
+    """How far a fix can be trusted: `safe` ones are applied by --fix, the others only shown."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY_ONLY = "display-only"
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    """A place in a source text: line 1-based, column 1-based (in characters)."""
+
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text between `start` (inclusive) and `end` (exclusive) with `content`."""
+
+    start: Position
+    end: Position
+    content: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    title: str
+    edits: tuple[Edit, ...]
+    applicability: Applicability = Applicability.SAFE
+
+    def to_json(self) -> dict:
+        return {
+            "title": self.title,
+            "applicability": self.applicability.value,
+            "edits": [
+                {
+                    "line": e.start.line,
+                    "column": e.start.column,
+                    "end_line": e.end.line,
+                    "end_column": e.end.column,
+                    "content": e.content,
+                }
+                for e in self.edits
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    name: str
+    severity: Severity
+    message: str
+    path: str
+    start: Position
+    end: Position
+    fix: Fix | None = None
+    cell: int | None = None
+    runtime: dict | None = field(default=None, compare=False)
+
+    @property
+    def sort_key(self) -> tuple:
+        return (self.path, self.cell if self.cell is not None else -1, self.start, self.code)
+
+    def with_path(self, path: str) -> "Finding":
+        return replace(self, path=path)
+
+    def to_json(self) -> dict:
+        data = {
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity.value,
+            "message": self.message,
+            "path": self.path,
+            "line": self.start.line,
+            "column": self.start.column,
+            "end_line": self.end.line,
+            "end_column": self.end.column,
+            "fix": self.fix.to_json() if self.fix else None,
+            "cell": self.cell,
+        }
+        if self.runtime is not None:
+            data["runtime"] = self.runtime
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Finding":
+        fix = None
+        if data.get("fix"):
+            f = data["fix"]
+            fix = Fix(
+                title=f["title"],
+                applicability=Applicability(f["applicability"]),
+                edits=tuple(
+                    Edit(Position(e["line"], e["column"]), Position(e["end_line"], e["end_column"]), e["content"])
+                    for e in f["edits"]
+                ),
+            )
+        return cls(
+            code=data["code"],
+            name=data["name"],
+            severity=Severity(data["severity"]),
+            message=data["message"],
+            path=data["path"],
+            start=Position(data["line"], data["column"]),
+            end=Position(data["end_line"], data["end_column"]),
+            fix=fix,
+            cell=data.get("cell"),
+        )

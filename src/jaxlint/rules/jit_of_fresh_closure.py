@@ -1,0 +1,123 @@
+"""JAX502: inside a function, `jax.jit` of a function object made anew on every call, then called there."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ..rule import Rule
+from .jit_in_loop import _short
+
+#: Functions that run once per program: compiling there once is what the author wants.
+ONE_SHOT_FUNCTIONS = frozenset({"main", "__init__", "__post_init__", "setup", "__main__"})
+
+
+@dataclass
+class _Body:
+    """What one function body does with the jitted closures it makes."""
+
+    defined: set[str] = field(default_factory=set)
+    #: local name -> (node to report, jit name, what was jitted)
+    jitted: dict[str, tuple[cst.CSTNode, str, str]] = field(default_factory=dict)
+    called_once: set[str] = field(default_factory=set)
+    called_in_loop: set[str] = field(default_factory=set)
+    escapes: set[str] = field(default_factory=set)
+
+
+class JitOfFreshClosure(Rule):
+    code = "JAX502"
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.bodies: dict[int, _Body] = {}
+
+    def _current(self) -> tuple[cst.FunctionDef, _Body] | None:
+        function = next(self.ctx.enclosing_functions(), None)
+        if not isinstance(function, cst.FunctionDef) or function.name.value in ONE_SHOT_FUNCTIONS:
+            return None
+        return function, self.bodies.setdefault(id(function), _Body())
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        current = self._current()
+        if current is None:
+            return
+        function, body = current
+        body.defined.add(node.name.value)
+        if self.ctx.innermost_loop() is not None or self.ctx.jax.inside_jitted_function(self.ctx):
+            return
+        for decorator in node.decorators:
+            transform = self.ctx.jax.jit_transform(decorator.decorator, self.ctx)
+            if transform:
+                body.jitted[node.name.value] = (decorator.decorator, _short(transform), f"`{node.name.value}`, defined here,")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        current = self._current()
+        if current is None:
+            return
+        function, body = current
+        ctx = self.ctx
+        if isinstance(node.func, cst.Name):
+            (body.called_in_loop if ctx.innermost_loop() is not None else body.called_once).add(node.func.value)
+        for arg in node.args:
+            if isinstance(arg.value, cst.Name) and ctx.jax.jit_application(node, ctx) is None:
+                body.escapes.add(arg.value.value)
+        application = ctx.jax.jit_application(node, ctx)
+        if application is None or ctx.innermost_loop() is not None or ctx.jax.inside_jitted_function(ctx):
+            return
+        transform, wrapped = application
+        fresh = self._fresh(wrapped, body)
+        if fresh is None:
+            return
+        parent = ctx.parent
+        jit = _short(transform)
+        if isinstance(parent, cst.Call) and parent.func is node:
+            self._report(node, jit, fresh)
+        elif isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+            body.jitted[parent.targets[0].target.value] = (node, jit, fresh)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        current = self._current()
+        if current is not None and node.value is not None:
+            for name in _names_in(node.value):
+                current[1].escapes.add(name)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        current = self._current()
+        if current is None:
+            return
+        stored = any(not isinstance(t.target, cst.Name) for t in node.targets)
+        if stored:  # `self.f = g`, `table[k] = g`: kept for later calls
+            for name in _names_in(node.value):
+                current[1].escapes.add(name)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        body = self.bodies.pop(id(original_node), None)
+        if body is None:
+            return
+        for name, (node, jit, fresh) in body.jitted.items():
+            if name in body.called_once and name not in body.called_in_loop and name not in body.escapes:
+                self._report(node, jit, fresh)
+
+    def _fresh(self, wrapped: cst.BaseExpression, body: _Body) -> str | None:
+        if isinstance(wrapped, cst.Lambda):
+            return "a lambda"
+        wrapper = self.ctx.jax.is_function_wrapper_call(wrapped, self.ctx)
+        if wrapper:
+            return f"a `{_short(wrapper)}(...)` wrapper"
+        if isinstance(wrapped, cst.Name) and wrapped.value in body.defined:
+            return f"`{wrapped.value}`, defined in this function,"
+        return None
+
+    def _report(self, node: cst.CSTNode, jit: str, fresh: str) -> None:
+        self.report(node, (
+            f"`{jit}` of {fresh} is made and called on every call of the enclosing function: a new function "
+            f"object each time, so JAX traces and compiles it again on every call; jit it once at module level "
+            f"(or in a factory whose result is kept) and pass varying values as arguments"))
+
+
+def _names_in(node: cst.BaseExpression) -> set[str]:
+    if isinstance(node, cst.Name):
+        return {node.value}
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return {e.value.value for e in node.elements if isinstance(e.value, cst.Name)}
+    return set()

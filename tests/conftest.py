@@ -1,0 +1,34 @@
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures"
+EXPECT = re.compile(r"#.*\bexpect:\s*(JAX\d{3}(?:\s*,\s*JAX\d{3})*)")
+
+
+def expectations(text: str) -> list[tuple[int, str]]:
+    """(line, code) pairs from `# expect: JAX101, JAX301` comments."""
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        match = EXPECT.search(line)
+        if match:
+            found.extend((number, code.strip()) for code in match.group(1).split(","))
+    return sorted(found)
+
+
+@pytest.fixture
+def run_cli(tmp_path):
+    """Run the installed `jaxlint` entry point in a subprocess, as a user would."""
+
+    def run(*args, cwd=None, env=None):
+        full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
+        full_env.pop("CI", None)
+        return subprocess.run([sys.executable, "-m", "jaxlint", *args], cwd=cwd or tmp_path,
+                              capture_output=True, text=True, env=full_env, timeout=300)
+
+    return run
