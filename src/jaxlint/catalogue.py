@@ -100,3 +100,19 @@ def render_text(doc: RuleDoc) -> str:
         f"## Fix\n\n{doc.fix}\n\n"
         f"## References\n\n{refs}\n"
     )
+
+
+def render_pages(docs: dict[str, RuleDoc]) -> dict[str, str]:
+    """The docs/rules/ pages generated from the catalogue: file name -> content."""
+    pages = {f"{doc.code}-{doc.name}.md": render_text(doc) for doc in docs.values()}
+    rows = "\n".join(
+        f"| [{doc.code}]({doc.code}-{doc.name}.md) | {doc.name} | {doc.severity.value} | {doc.summary} |"
+        for doc in docs.values()
+    )
+    pages["index.md"] = (
+        "# Rules\n\n"
+        "Generated from the catalogue in `rules/` by `scripts/generate_docs.py`; do not edit by hand.\n"
+        "`jaxlint rule CODE` prints the same page in a terminal.\n\n"
+        "| code | name | severity | summary |\n|---|---|---|---|\n" + rows + "\n"
+    )
+    return pages

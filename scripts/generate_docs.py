@@ -1,0 +1,31 @@
+"""Regenerate docs/rules/ from the rule catalogue in rules/ (a test fails when they drift apart)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> int:
+    sys.path.insert(0, str(ROOT / "src"))
+    from jaxlint.catalogue import read_entry, render_pages
+
+    docs = {}
+    for path in sorted((ROOT / "rules").glob("JAX*.toml")):
+        doc = read_entry(path)
+        docs[doc.code] = doc
+    out = ROOT / "docs" / "rules"
+    out.mkdir(parents=True, exist_ok=True)
+    pages = render_pages(docs)
+    for stale in out.glob("*.md"):
+        if stale.name not in pages:
+            stale.unlink()
+    for name, text in pages.items():
+        (out / name).write_text(text, encoding="utf-8")
+    print(f"wrote {len(pages)} pages to {out.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""The deprecated-API table shipped with jaxlint (`data/deprecations.tsv`), loaded once per process."""
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+TABLE = Path(__file__).resolve().parent / "data" / "deprecations.tsv"
+
+
+def _version(text: str) -> tuple[int, ...] | None:
+    return tuple(int(p) for p in text.split(".")) if text else None
+
+
+def version_text(version: tuple[int, ...]) -> str:
+    return ".".join(map(str, version))
+
+
+@dataclass(frozen=True)
+class Deprecation:
+    symbol: str
+    kind: str  # attribute | module | method | keyword
+    replacement: str
+    deprecated_in: tuple[int, ...] | None
+    removed_in: tuple[int, ...] | None
+    replacement_since: tuple[int, ...] | None
+    mechanical: bool
+    advice: str
+
+    def fixable_for(self, target: tuple[int, ...] | None) -> bool:
+        """A mechanical rename whose replacement exists in the oldest JAX the project supports."""
+        if not (self.mechanical and self.replacement):
+            return False
+        return target is None or self.replacement_since is None or self.replacement_since <= target
+
+
+@dataclass(frozen=True)
+class DeprecationTable:
+    by_symbol: dict[str, Deprecation]
+    methods: dict[str, Deprecation]
+    keywords: dict[str, dict[str, Deprecation]]
+
+    def lookup(self, qualified: str) -> Deprecation | None:
+        """The entry for `qualified` or for its longest deprecated prefix (a deprecated module)."""
+        name = qualified
+        while name:
+            entry = self.by_symbol.get(name)
+            if entry is not None:
+                return entry
+            name = name.rpartition(".")[0]
+        return None
+
+
+@lru_cache(maxsize=None)
+def load_table(path: Path = TABLE) -> DeprecationTable:
+    by_symbol: dict[str, Deprecation] = {}
+    methods: dict[str, Deprecation] = {}
+    keywords: dict[str, dict[str, Deprecation]] = {}
+    with open(path, encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle, delimiter="\t"):
+            entry = Deprecation(
+                symbol=row["symbol"], kind=row["kind"], replacement=row["replacement"],
+                deprecated_in=_version(row["deprecated_in"]), removed_in=_version(row["removed_in"]),
+                replacement_since=_version(row["replacement_since"]),
+                mechanical=row["mechanical"] == "yes", advice=row["advice"],
+            )
+            if entry.kind == "method":
+                methods[entry.symbol.rpartition(".")[2]] = entry
+            elif entry.kind == "keyword":
+                function, _, keyword = entry.symbol.partition(":")
+                keywords.setdefault(function, {})[keyword] = entry
+            else:
+                by_symbol[entry.symbol] = entry
+    return DeprecationTable(by_symbol, methods, keywords)

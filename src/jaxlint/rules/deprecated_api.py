@@ -1,0 +1,150 @@
+"""JAX602: deprecated or removed JAX APIs, driven by the shipped deprecation table."""
+from __future__ import annotations
+
+import libcst as cst
+
+from ..context import is_reference
+from ..deprecations import Deprecation, load_table, version_text
+from ..facts.scopes import dotted_name, import_module_name
+from ..rule import NodeFix, Replace, Rule
+
+
+class DeprecatedApi(Rule):
+    code = "JAX602"
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.table = load_table()
+        self.target = ctx.settings.target_jax_version
+        self.in_import = 0
+
+    # -- imports --------------------------------------------------------------------------------
+    def visit_Import(self, node: cst.Import) -> None:
+        self.in_import += 1
+        for alias in node.names:
+            name = dotted_name(alias.name)
+            entry = self.table.lookup(name) if name else None
+            if entry is None:
+                continue
+            fix = None
+            if alias.asname is not None and entry.symbol == name and entry.fixable_for(self.target):
+                fix = NodeFix(f"Import {entry.replacement}", [Replace(alias.name, entry.replacement)])
+            self.report(alias, self._message(entry, name), fix)
+
+    def leave_Import(self, original_node: cst.Import) -> None:
+        self.in_import -= 1
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.in_import += 1
+        module = import_module_name(node)
+        if module is None or isinstance(node.names, cst.ImportStar):
+            entry = self.table.lookup(module) if module else None
+            if entry is not None:
+                self.report(node, self._message(entry, module))
+            return
+        for alias in node.names:
+            if not isinstance(alias.name, cst.Name):
+                continue
+            qualified = f"{module}.{alias.name.value}"
+            entry = self.table.lookup(qualified)
+            if entry is None:
+                continue
+            fix = None
+            if entry.symbol == qualified and len(node.names) == 1 and entry.fixable_for(self.target):
+                fix = self._from_import_fix(node, alias, entry)
+            self.report(alias, self._message(entry, qualified), fix)
+
+    def leave_ImportFrom(self, original_node: cst.ImportFrom) -> None:
+        self.in_import -= 1
+
+    def _from_import_fix(self, node: cst.ImportFrom, alias: cst.ImportAlias, entry: Deprecation) -> NodeFix | None:
+        module, _, name = entry.replacement.rpartition(".")
+        if not module:
+            return None
+        local = alias.asname.name.value if alias.asname else alias.name.value  # type: ignore[union-attr]
+        text = f"from {module} import {name}" + ("" if local == name else f" as {local}")
+        return NodeFix(f"Import {entry.replacement}", [Replace(node, text)])
+
+    # -- uses -------------------------------------------------------------------------------------
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._check_chain(node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if is_reference(node, self.ctx.parent):
+            self._check_chain(node)
+
+    def _check_chain(self, node: cst.Attribute | cst.Name) -> None:
+        parent = self.ctx.parent
+        if self.in_import or (isinstance(parent, cst.Attribute) and parent.value is node):
+            return  # imports are reported above; an inner part of a chain is checked with the whole
+        qualified = self.ctx.qualified_name(node)
+        if qualified is None or qualified.startswith("builtins."):
+            return
+        entry = self.table.lookup(qualified)
+        if entry is None:
+            return
+        root = node
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        root_name = self.ctx.qualified_name(root)
+        if root_name and self.table.lookup(root_name) is not None:
+            return  # the name was imported from a deprecated place: reported at the import
+        deprecated = node
+        for _ in range(qualified.count(".") - entry.symbol.count(".")):
+            deprecated = deprecated.value  # type: ignore[union-attr]
+        self.report(deprecated, self._message(entry, entry.symbol), self._chain_fix(deprecated, entry))
+
+    def _chain_fix(self, node: cst.BaseExpression, entry: Deprecation) -> NodeFix | None:
+        if not entry.fixable_for(self.target):
+            return None
+        prefix = node
+        while isinstance(prefix, cst.Attribute):
+            prefix = prefix.value
+            known = self.ctx.qualified_name(prefix)
+            if known and entry.replacement.startswith(known + "."):
+                text = self.ctx.module.code_for_node(prefix) + entry.replacement[len(known):]
+                return NodeFix(f"Use {entry.replacement}", [Replace(node, text)])
+        return None
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and not node.args:
+            entry = self.table.methods.get(func.attr.value)
+            if entry is not None and self.ctx.qualified_name(func.value) is None:
+                self.report(func.attr, self._message(entry, f".{func.attr.value}()"))
+            return
+        keywords = self.table.keywords.get(self.ctx.qualified_name(func) or "")
+        if not keywords:
+            return
+        for arg in node.args:
+            entry = keywords.get(arg.keyword.value) if arg.keyword else None
+            if entry is None:
+                continue
+            fix = None
+            if entry.fixable_for(self.target):
+                fix = NodeFix(f"Rename `{arg.keyword.value}=` to `{entry.replacement}=`",  # type: ignore[union-attr]
+                              [Replace(arg.keyword, entry.replacement)])  # type: ignore[arg-type]
+            self.report(arg, self._message(entry, f"{arg.keyword.value}="), fix)  # type: ignore[union-attr]
+
+    # -- messages ---------------------------------------------------------------------------------
+    def _message(self, entry: Deprecation, written: str) -> str:
+        what = f"`{written}`"
+        if entry.kind == "keyword":
+            what = f"`{entry.symbol.partition(':')[0]}({written}...)`"
+        history = []
+        if entry.deprecated_in:
+            history.append(f"deprecated in JAX {version_text(entry.deprecated_in)}")
+        if entry.removed_in:
+            history.append(f"removed in {version_text(entry.removed_in)}")
+        status = " and ".join(history) if history else "deprecated"
+        if entry.replacement and entry.mechanical:
+            if entry.kind == "keyword":
+                advice = f"write `{entry.replacement}=` instead, the same argument under its new name"
+            else:
+                advice = f"use `{entry.replacement}`, the same API under its new name"
+            if not entry.fixable_for(self.target) and entry.replacement_since and self.target:
+                advice += (f" (not fixed automatically: it needs JAX >= {version_text(entry.replacement_since)}, "
+                           f"newer than target-jax-version {version_text(self.target)})")
+        else:
+            advice = entry.advice or (f"use `{entry.replacement}` instead" if entry.replacement else "remove this use")
+        return f"{what} is {status}; {advice}"

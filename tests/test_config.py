@@ -1,0 +1,105 @@
+"""[tool.jaxlint]: found by walking up, validated strictly, applied."""
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from jaxlint.cli import main
+from jaxlint.config import ConfigError, Settings, find_config, load_settings
+from jaxlint.registry import known_codes
+
+BAD = "import jax.numpy as np\nimport jax\nx = jax.tree_map(np.abs, [1])\n"
+
+
+def write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_found_by_walking_up_past_pyprojects_without_the_table(tmp_path):
+    write(tmp_path / "pyproject.toml", "[tool.jaxlint]\nignore = ['JAX601']\n")
+    write(tmp_path / "sub" / "pyproject.toml", "[project]\nname = 'x'\n")
+    deep = tmp_path / "sub" / "pkg"
+    deep.mkdir()
+    assert find_config(deep) == tmp_path / "pyproject.toml"
+    settings = load_settings(deep, known_codes())
+    assert settings.ignore == ("JAX601",)
+    assert settings.root == str(tmp_path)
+
+
+def test_every_key_is_read(tmp_path):
+    write(tmp_path / "pyproject.toml", """
+[tool.jaxlint]
+select = ["JAX1", "JAX6"]
+ignore = ["JAX601"]
+extend-select = ["JAX501"]
+per-file-ignores = { "tests/*" = ["JAX602"] }
+exclude = ["build_tools/"]
+extra-traced-decorators = ["mylib.compile.fast_jit"]
+loop-unroll-threshold = 64
+target-jax-version = "0.4.26"
+""")
+    s = load_settings(tmp_path, known_codes())
+    assert s.select == ("JAX1", "JAX6") and s.ignore == ("JAX601",) and s.extend_select == ("JAX501",)
+    assert s.per_file_ignores == (("tests/*", ("JAX602",)),)
+    assert s.exclude == ("build_tools/",)
+    assert s.extra_traced_decorators == ("mylib.compile.fast_jit",)
+    assert s.loop_unroll_threshold == 64
+    assert s.target_jax_version == (0, 4, 26)
+    enabled = s.enabled_codes(known_codes(), str(tmp_path / "src" / "a.py"))
+    assert "JAX602" in enabled and "JAX601" not in enabled and "JAX501" in enabled
+    assert "JAX602" not in s.enabled_codes(known_codes(), str(tmp_path / "tests" / "a.py"))
+
+
+@pytest.mark.parametrize("table, fragment", [
+    ("selct = ['JAX1']", "unknown key 'selct'"),
+    ("select = ['JAX999']", "unknown rule code 'JAX999'"),
+    ("ignore = ['E501']", "'E501' is not a rule code"),
+    ("select = 'JAX1'", "expected a list of rule codes"),
+    ("loop-unroll-threshold = 0", "loop-unroll-threshold: expected a positive integer"),
+    ("loop-unroll-threshold = 'many'", "expected a positive integer"),
+    ("target-jax-version = 'latest'", "target-jax-version: expected a version"),
+    ("extra-traced-decorators = ['fast_jit']", "not a dotted name"),
+    ("per-file-ignores = ['tests']", "per-file-ignores: expected a table"),
+])
+def test_bad_settings_name_the_key_and_the_file(tmp_path, table, fragment):
+    config = write(tmp_path / "pyproject.toml", f"[tool.jaxlint]\n{table}\n")
+    with pytest.raises(ConfigError) as info:
+        load_settings(tmp_path, known_codes())
+    assert fragment in str(info.value)
+    assert str(config) in str(info.value)
+
+
+def test_bad_settings_exit_2_from_the_cli(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "pyproject.toml", "[tool.jaxlint]\nselct = ['JAX1']\n")
+    write(tmp_path / "a.py", BAD)
+    result = CliRunner().invoke(main, ["check", "a.py"])
+    assert result.exit_code == 2
+    assert "unknown key 'selct'" in result.stderr and "pyproject.toml" in result.stderr
+    assert result.stdout == ""
+
+
+def test_exclude_and_per_file_ignores_apply_in_the_cli(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "pyproject.toml",
+          "[tool.jaxlint]\nexclude = ['generated/']\n[tool.jaxlint.per-file-ignores]\n'tests/*' = ['JAX601']\n")
+    write(tmp_path / "generated" / "g.py", BAD)
+    write(tmp_path / "tests" / "t.py", BAD)
+    write(tmp_path / "src" / "s.py", BAD)
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--output-format", "json"])
+    found = sorted((d["path"], d["code"]) for d in json.loads(result.stdout))
+    assert found == [("src/s.py", "JAX601"), ("src/s.py", "JAX602"), ("tests/t.py", "JAX602")]
+
+
+def test_target_version_limits_fixes(tmp_path):
+    from jaxlint.engine import check_source, enabled_rules
+
+    source = "import jax\ny = jax.tree_map(abs, [1])\n"
+    old = Settings(target_jax_version=(0, 4, 20))
+    new = Settings(target_jax_version=(0, 4, 30))
+    [too_old] = check_source(source, "a.py", old, enabled_rules(old, "a.py"))
+    [recent] = check_source(source, "a.py", new, enabled_rules(new, "a.py"))
+    assert too_old.fix is None and "not fixed automatically" in too_old.message
+    assert recent.fix is not None and recent.fix.edits[0].content == "jax.tree.map"

@@ -1,0 +1,237 @@
+"""The shipped deprecated-API table (src/jaxlint/data/deprecations.tsv) that rule JAX602 reads."""
+from __future__ import annotations
+
+import csv
+import importlib
+import importlib.util
+import inspect
+import re
+import warnings
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "src" / "jaxlint" / "data"
+TABLE = DATA / "deprecations.tsv"
+CURATED = DATA / "deprecations-curated.tsv"
+SOURCE = ROOT.parent / "shared" / "data" / "jax-deprecations.tsv"
+COLUMNS = ["symbol", "kind", "replacement", "deprecated_in", "removed_in", "replacement_since", "mechanical", "advice"]
+VERSION = re.compile(r"^\d+(\.\d+)*$")
+DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+def _rows(path: Path = TABLE) -> list[dict[str, str]]:
+    with open(path, encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle, delimiter="\t")
+        assert reader.fieldnames == COLUMNS
+        return list(reader)
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
+
+
+ROWS = _rows()
+
+
+def _load_build_script():
+    spec = importlib.util.spec_from_file_location("build_deprecations", ROOT / "scripts" / "build_deprecations.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+# -- (a) shape of the table -------------------------------------------------------------------------
+def test_every_row_is_well_formed():
+    assert len(ROWS) > 400
+    for row in ROWS:
+        assert None not in row.values(), row  # no row with too many or too few cells
+        assert row["kind"] in {"attribute", "module", "method", "keyword"}, row
+        assert row["mechanical"] in {"yes", "no"}, row
+        for column in ("deprecated_in", "removed_in", "replacement_since"):
+            assert row[column] == "" or VERSION.match(row[column]), (column, row)
+        assert row["deprecated_in"], row
+        if row["removed_in"]:
+            assert _version(row["removed_in"]) > _version(row["deprecated_in"]), row
+        if row["mechanical"] == "yes":
+            assert row["replacement"], row
+            assert row["replacement_since"], row
+        else:
+            assert row["advice"], row
+        if not row["replacement"]:
+            assert row["advice"], row
+        assert "\t" not in row["advice"] and "\n" not in row["advice"]
+
+
+def test_symbols_and_replacements_are_written_the_way_the_rule_matches_them():
+    for row in ROWS:
+        symbol, kind, replacement = row["symbol"], row["kind"], row["replacement"]
+        if kind == "keyword":
+            function, _, keyword = symbol.partition(":")
+            assert DOTTED.match(function) and keyword.isidentifier(), row
+            assert replacement == "" or replacement.isidentifier(), row
+            continue
+        assert DOTTED.match(symbol), row
+        assert not symbol.rpartition(".")[2].startswith("_") or symbol == "jax.interpreters.xla._DeviceArray", row
+        if kind == "method":
+            assert symbol.startswith("Array."), row
+        assert replacement == "" or DOTTED.match(replacement), row
+        assert not replacement.startswith("jnp."), row
+
+
+def test_no_duplicate_symbols():
+    symbols = [row["symbol"] for row in ROWS]
+    assert len(symbols) == len(set(symbols))
+    assert symbols == sorted(symbols)
+
+
+def test_current_apis_are_not_listed():
+    """Names that are not deprecated must never be reported (they appear in the negative fixtures)."""
+    symbols = {row["symbol"] for row in ROWS}
+    for name in ("jax.tree_util.tree_map", "jax.tree_util.tree_leaves", "jax.tree.map", "jax.config",
+                 "jax.process_count", "jax.numpy.clip", "jax.jit", "jax.Array", "Array.devices"):
+        assert name not in symbols
+
+
+def test_extra_entries_are_present():
+    table = {row["symbol"]: row for row in ROWS}
+    assert table["jax.tree_map"]["replacement"] == "jax.tree.map"
+    assert table["jax.tree_map"]["mechanical"] == "yes"
+    assert table["jax.tree_util.tree_multimap"]["replacement"] == "jax.tree_util.tree_map"
+    assert table["jax.host_count"]["replacement"] == "jax.process_count"
+    assert table["jax.numpy.clip:a_min"]["replacement"] == "min"
+    assert table["jax.numpy.clip:a_max"]["kind"] == "keyword"
+    assert table["Array.device"]["kind"] == "method"
+    assert table["Array.device"]["mechanical"] == "no"
+    assert table["jax.experimental.stax"]["kind"] == "module"
+    assert table["jax.random.shuffle"]["mechanical"] == "no"
+    assert table["jax.experimental.pjit.pjit"]["mechanical"] == "no"
+    assert table["jax.numpy.round_"]["replacement"] == "jax.numpy.round"
+    assert table["jax.dlpack.SUPPORTED_DTYPES"]["replacement"] == "jax.dlpack.is_supported_dtype"
+    for symbol in ("jax.config.config", "jax.interpreters.xla.DeviceArray", "jax.numpy.DeviceArray",
+                   "jax.experimental.maps", "jax.experimental.maps.xmap", "jax.abstract_arrays",
+                   "jax.linear_util", "jax.experimental.host_callback", "jax.random.KeyArray", "jax.host_ids"):
+        assert symbol in table
+
+
+def test_the_loader_reads_the_table():
+    from jaxlint.deprecations import load_table
+
+    table = load_table(TABLE)
+    assert table.lookup("jax.tree_map").replacement == "jax.tree.map"
+    assert table.lookup("jax.experimental.stax.Dense").symbol == "jax.experimental.stax"
+    assert table.lookup("jax.tree_util.tree_map") is None
+    assert table.methods["device"].symbol == "Array.device"
+    assert table.keywords["jax.numpy.clip"]["a_min"].replacement == "min"
+
+
+# -- (b) the committed file is what the script produces ---------------------------------------------
+@pytest.mark.skipif(not SOURCE.exists(), reason=f"{SOURCE} is absent")
+def test_regenerating_yields_the_committed_file(tmp_path):
+    build = _load_build_script()
+    output = tmp_path / "deprecations.tsv"
+    assert build.main([str(SOURCE), "--output", str(output)]) == 0
+    assert output.read_bytes() == TABLE.read_bytes()
+    again = tmp_path / "again.tsv"
+    build.main([str(SOURCE), "--output", str(again)])
+    assert again.read_bytes() == output.read_bytes()
+
+
+@pytest.mark.skipif(not SOURCE.exists(), reason=f"{SOURCE} is absent")
+def test_every_public_input_symbol_is_in_the_table():
+    with open(SOURCE, encoding="utf-8", newline="") as handle:
+        source = [row["symbol"] for row in csv.DictReader(handle, delimiter="\t")]
+    table = {row["symbol"] for row in ROWS}
+    missing = [s for s in source if s not in table and not s.rpartition(".")[2].startswith("_")]
+    assert missing == []
+
+
+def test_curated_rows_refer_to_known_columns_and_kinds():
+    for row in _rows(CURATED):
+        assert row["kind"] in {"", "attribute", "module", "method", "keyword"}, row
+        assert row["mechanical"] in {"", "yes", "no"}, row
+
+
+# -- (c) against the installed JAX ------------------------------------------------------------------
+def _resolve(dotted: str):
+    parts = dotted.split(".")
+    for split in range(len(parts), 0, -1):
+        try:
+            value = importlib.import_module(".".join(parts[:split]))
+        except ImportError:
+            continue
+        for name in parts[split:]:
+            value = getattr(value, name)
+        return value
+    raise ImportError(dotted)
+
+
+def test_mechanical_replacements_exist_in_the_installed_jax():
+    jax = pytest.importorskip("jax")
+    installed = _version(re.match(r"[\d.]+", jax.__version__).group(0).rstrip("."))
+    checked, failures = 0, []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for row in ROWS:
+            if row["kind"] != "attribute" and row["kind"] != "module" or row["mechanical"] != "yes":
+                continue
+            if _version(row["replacement_since"]) > installed:
+                continue
+            try:
+                _resolve(row["replacement"])
+            except (ImportError, AttributeError) as error:
+                failures.append(f"{row['symbol']} -> {row['replacement']}: {error!r}")
+            checked += 1
+    assert failures == []
+    assert checked > 50
+
+
+def test_removed_symbols_are_gone_from_the_installed_jax():
+    """A row that says it was removed before the installed version must not resolve any more."""
+    jax = pytest.importorskip("jax")
+    installed = _version(re.match(r"[\d.]+", jax.__version__).group(0).rstrip("."))
+    still_there = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for row in ROWS:
+            if row["kind"] != "attribute" or not row["removed_in"] or _version(row["removed_in"]) > installed:
+                continue
+            try:
+                _resolve(row["symbol"])
+            except (ImportError, AttributeError, TypeError):
+                continue
+            still_there.append(row["symbol"])
+    assert still_there == []
+
+
+def test_clip_accepts_min_and_max_keywords():
+    pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    parameters = inspect.signature(jnp.clip).parameters
+    assert "min" in parameters and "max" in parameters
+    assert jnp.clip(jnp.arange(5), min=1, max=3).tolist() == [1, 1, 2, 3, 3]
+
+
+def test_mechanical_function_renames_keep_the_signature():
+    """Where both names still exist in the installed JAX, a mechanical rename must accept the same parameters."""
+    pytest.importorskip("jax")
+    compared = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for row in ROWS:
+            if row["kind"] != "attribute" or row["mechanical"] != "yes":
+                continue
+            try:
+                old, new = _resolve(row["symbol"]), _resolve(row["replacement"])
+            except (ImportError, AttributeError, TypeError):
+                continue
+            if not (inspect.isfunction(old) and inspect.isfunction(new)):
+                continue
+            old_params = list(inspect.signature(old).parameters)
+            new_params = list(inspect.signature(new).parameters)
+            if old_params != ["args", "kwargs"]:  # a forwarding wrapper says nothing
+                assert old_params == new_params, row["symbol"]
+            compared += 1
+    assert compared >= 1

@@ -1,0 +1,66 @@
+"""The flake8 plugin through real flake8: same findings and messages as the CLI, noqa by flake8."""
+import json
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import FIXTURES, ROOT
+
+flake8 = pytest.importorskip("flake8")
+
+LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>JAX\d{3}) (?P<message>.*)$")
+
+
+def run_flake8(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "flake8", "--select", "JAX", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=300)
+
+
+def run_cli_json(*args, cwd):
+    result = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--no-cache", "--output-format", "json", *args],
+                            cwd=cwd, capture_output=True, text=True, timeout=300)
+    return json.loads(result.stdout)
+
+
+def parse(stdout):
+    found = set()
+    for line in stdout.splitlines():
+        match = LINE.match(line)
+        assert match, f"unexpected flake8 line: {line}"
+        found.add((match["path"], int(match["line"]), int(match["col"]), match["code"], match["message"]))
+    return found
+
+
+def test_flake8_matches_cli_on_fixtures_and_examples(tmp_path):
+    shutil.copytree(FIXTURES, tmp_path / "fixtures", ignore=shutil.ignore_patterns("*.ipynb", "notebooks"))
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    result = run_flake8("fixtures", "examples", cwd=tmp_path)
+    from_flake8 = parse(result.stdout)
+    from_cli = {(d["path"], d["line"], d["column"], d["code"], d["message"])
+                for d in run_cli_json("fixtures", "examples", cwd=tmp_path) if d["cell"] is None}
+    assert from_flake8 == from_cli
+    assert len(from_cli) > 10
+    assert result.returncode == 1
+
+
+def test_flake8_applies_noqa_and_columns_are_1_based(tmp_path):
+    (tmp_path / "a.py").write_text("import jax.numpy as np\nimport jax.numpy as np  # noqa: JAX601\n")
+    found = parse(run_flake8("a.py", cwd=tmp_path).stdout)
+    assert {(f[1], f[2], f[3]) for f in found} == {(1, 8, "JAX601")}
+
+
+def test_flake8_run_survives_unparsable_file(tmp_path):
+    (tmp_path / "broken.py").write_text("import jax\ndef f(:\n")
+    (tmp_path / "a.py").write_text("import jax.numpy as np\n")
+    result = run_flake8("--select", "JAX,E999", ".", cwd=tmp_path)
+    assert "./a.py:1:8: JAX601" in result.stdout
+    assert "broken.py" in result.stdout
+
+
+def test_plugin_module_import_is_light():
+    code = "import sys, jaxlint.flake8_plugin; print('libcst' in sys.modules, 'jax' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]

@@ -1,0 +1,93 @@
+"""Notebooks through the engine and the CLI: findings per cell, fixes written back into the cells only."""
+import json
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from jaxlint.cli import main
+
+from conftest import FIXTURES
+
+
+def notebook(cells, indent=1):
+    nb = {
+        "cells": [
+            {"cell_type": kind, "metadata": {}, "source": source,
+             **({"execution_count": None, "outputs": []} if kind == "code" else {})}
+            for kind, source in cells
+        ],
+        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+        "nbformat": 4, "nbformat_minor": 5,
+    }
+    return json.dumps(nb, indent=indent, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+@pytest.fixture
+def nb_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "explore.ipynb"
+    path.write_text(notebook([
+        ("markdown", ["# Exploring\n"]),
+        ("code", ["%matplotlib inline\n", "import jax\n", "import jax.numpy as np\n"]),
+        ("code", ["!pip install optax\n", "x = np.ones(3)\n", "y = jax.tree_map(np.abs, [x])\n"]),
+        ("code", ["print(x)"]),
+    ]))
+    return path
+
+
+def check(*args):
+    return CliRunner().invoke(main, ["check", "--no-cache", *args])
+
+
+def test_findings_name_cell_and_line_in_cell(nb_path):
+    data = json.loads(check("--output-format", "json", "explore.ipynb").stdout)
+    found = [(d["code"], d["cell"], d["line"], d["column"]) for d in data]
+    # Later cells see the imports of earlier ones: `np` in cell 2 is jax.numpy.
+    assert found == [("JAX601", 1, 3, 8), ("JAX602", 2, 3, 5)]
+
+
+def test_text_output_mentions_the_cell(nb_path):
+    out = check("explore.ipynb").stdout
+    assert "cell" in out.splitlines()[0] and "JAX601" in out.splitlines()[0]
+
+
+def test_fix_rewrites_only_the_fixed_cells_and_keeps_everything_else(nb_path):
+    before = json.loads(nb_path.read_text())
+    before["cells"][3]["outputs"] = [{"name": "stdout", "output_type": "stream", "text": ["[1. 1. 1.]\n"]}]
+    before["metadata"]["custom"] = {"keep": True}
+    nb_path.write_text(json.dumps(before, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+    original_text = nb_path.read_text()
+
+    result = check("--fix", "explore.ipynb")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    after = json.loads(nb_path.read_text())
+    assert after["cells"][1]["source"] == ["%matplotlib inline\n", "import jax\n", "import jax.numpy as jnp\n"]
+    assert after["cells"][2]["source"] == ["!pip install optax\n", "x = jnp.ones(3)\n", "y = jax.tree.map(jnp.abs, [x])\n"]
+    for index in (0, 3):
+        assert after["cells"][index] == before["cells"][index]
+    assert after["metadata"] == before["metadata"]
+    # Formatting is Jupyter's own: re-serialising the result reproduces it byte for byte.
+    assert nb_path.read_text() == json.dumps(after, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    assert nb_path.read_text() != original_text
+
+    second = check("--fix", "explore.ipynb")
+    assert second.exit_code == 0
+    assert json.loads(nb_path.read_text()) == after
+
+
+def test_a_broken_cell_does_not_hide_the_others(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "b.ipynb").write_text(notebook([
+        ("code", ["import jax.numpy as np\n"]),
+        ("code", ["def f(:\n"]),
+    ]))
+    data = json.loads(check("--output-format", "json", "b.ipynb").stdout)
+    assert sorted((d["code"], d["cell"]) for d in data) == [("JAX000", 1), ("JAX601", 0)]
+
+
+def test_bundled_fixture_notebook(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(FIXTURES / "notebooks" / "training.ipynb", tmp_path / "training.ipynb")
+    data = json.loads(check("--output-format", "json", "training.ipynb").stdout)
+    assert any(d["code"] == "JAX601" and d["cell"] is not None for d in data)
