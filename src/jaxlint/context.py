@@ -12,6 +12,8 @@ from .rule import NodeFix, Rule
 
 if TYPE_CHECKING:
     from .facts.jax_names import JaxNames
+    from .facts.traced import TraceInfo, TracedFunctions
+    from .facts.values import Kind
 
 LOOPS = (cst.For, cst.While)
 FUNCTIONS = (cst.FunctionDef, cst.Lambda)
@@ -32,6 +34,7 @@ class FileContext:
         self.ancestors: list[cst.CSTNode] = []
         self.reports: list[tuple[Rule, cst.CSTNode, str, NodeFix | None]] = []
         self._jax: "JaxNames | None" = None
+        self._traced: "TracedFunctions | None" = None
 
     # -- facts ---------------------------------------------------------------------------------
     def qualified_name(self, node: cst.BaseExpression) -> str | None:
@@ -45,6 +48,27 @@ class FileContext:
 
             self._jax = JaxNames(self.settings)
         return self._jax
+
+    @property
+    def traced(self) -> "TracedFunctions":
+        """Which functions JAX traces and the kinds of values in them (computed on first use)."""
+        if self._traced is None:
+            from .facts.traced import TracedFunctions
+
+            self._traced = TracedFunctions(self)
+        return self._traced
+
+    def function(self) -> cst.FunctionDef | cst.Lambda | None:
+        """The innermost function or lambda around the current node."""
+        return next(self.enclosing_functions(), None)
+
+    def trace_info(self) -> "TraceInfo | None":
+        """How the function around the current node is traced, or None if it is not."""
+        return self.traced.info(self.function())
+
+    def kind(self, expr: cst.BaseExpression) -> "Kind":
+        """The kind of value an expression in the current function holds (traced array, …)."""
+        return self.traced.kind(expr, self.function())
 
     @property
     def parent(self) -> cst.CSTNode | None:

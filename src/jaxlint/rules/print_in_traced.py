@@ -1,0 +1,65 @@
+"""JAX301: `print()` in a function whose body runs once per trace."""
+from __future__ import annotations
+
+import libcst as cst
+
+from ..rule import NodeFix, Replace, Rule
+
+
+class PrintInTraced(Rule):
+    code = "JAX301"
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.ctx.qualified_name(node.func) != "builtins.print":
+            return
+        info = self.ctx.trace_info()
+        if info is None or not info.runs_once:
+            return
+        self.report(node, (
+            f"`print` inside a function traced by `{info.label}` runs once, while JAX traces it, and shows "
+            f"tracers instead of values; use `jax.debug.print(\"{{}}\", x)`, which prints the values on every call"),
+            self._fix(node))
+
+    def _fix(self, node: cst.Call) -> NodeFix | None:
+        if self.ctx.names.name("jax", self.ctx.scope) != "jax":
+            return None
+        template, values = [], []
+        for arg in node.args:
+            if arg.keyword is not None or arg.star:
+                return None  # sep=, end=, file=, *args: no exact jax.debug.print equivalent
+            piece = self._piece(arg.value, values)
+            if piece is None:
+                return None
+            template.append(piece)
+        code = self.ctx.module.code_for_node
+        args = "".join(f", {code(v)}" for v in values)
+        return NodeFix("Use jax.debug.print", [Replace(node, f"jax.debug.print({' '.join(template)!r}{args})")])
+
+    def _piece(self, value: cst.BaseExpression, values: list) -> str | None:
+        if isinstance(value, cst.SimpleString):
+            text = value.evaluated_value
+            return _escape(text) if isinstance(text, str) else None
+        if isinstance(value, cst.FormattedString):
+            parts = []
+            for part in value.parts:
+                if isinstance(part, cst.FormattedStringText):
+                    if "\\" in part.value:
+                        return None  # escapes are kept raw in the tree; leave those to a person
+                    parts.append(_escape(part.value.replace("{{", "{").replace("}}", "}")))
+                    continue
+                if part.conversion is not None or part.equal is not None:
+                    return None
+                spec = ""
+                if part.format_spec:
+                    if not all(isinstance(p, cst.FormattedStringText) for p in part.format_spec):
+                        return None
+                    spec = ":" + "".join(p.value for p in part.format_spec)
+                values.append(part.expression)
+                parts.append("{" + spec + "}")
+            return "".join(parts)
+        values.append(value)
+        return "{}"
+
+
+def _escape(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
