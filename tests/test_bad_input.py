@@ -129,3 +129,17 @@ def test_fix_never_writes_a_file_that_does_not_parse(tree, monkeypatch):
     result = CliRunner().invoke(main, ["check", "--no-cache", "--fix", "good.py"])
     assert (tree / "good.py").read_text() == BAD
     assert "would not parse" in result.stderr
+
+
+def test_a_failing_rule_keeps_the_other_findings(tree, monkeypatch):
+    from jaxlint.rules.deprecated_api import DeprecatedApi
+
+    def explode(self, node):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(DeprecatedApi, "visit_Attribute", explode)
+    (tree / "good.py").write_text("import jax\nimport jax.numpy as np\nx = jax.tree_map(abs, [1])\n")
+    result = check("good.py")
+    assert result.exit_code == 2
+    assert "JAX602 failed: RuntimeError: boom" in result.stderr
+    assert [d["code"] for d in json.loads(result.stdout)] == ["JAX601"]

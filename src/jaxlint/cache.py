@@ -13,10 +13,26 @@ from .finding import Finding
 CACHE_DIR_NAME = ".jaxlint_cache"
 
 
+def _code_fingerprint() -> str:
+    """Changes whenever jaxlint's own files change (a development checkout, a reinstall)."""
+    package = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*")):
+        if path.suffix in (".py", ".tsv", ".toml"):
+            stat = path.stat()
+            digest.update(f"{path.relative_to(package)}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    from .catalogue import catalogue_dir
+
+    for path in sorted(catalogue_dir().glob("*.toml")):
+        stat = path.stat()
+        digest.update(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:16]
+
+
 class FindingCache:
     def __init__(self, root: str | Path, settings_fingerprint: str) -> None:
         self.directory = Path(root) / CACHE_DIR_NAME / __version__
-        self.salt = f"{__version__}\0{settings_fingerprint}\0"
+        self.salt = f"{__version__}\0{_code_fingerprint()}\0{settings_fingerprint}\0"
 
     def key(self, path: str, data: bytes) -> str:
         digest = hashlib.sha256(self.salt.encode())

@@ -101,11 +101,14 @@ def rule_command(code: str) -> None:
 
 @main.command("rules")
 def rules_command() -> None:
-    """List every rule: code, name, severity, whether it can fix, summary."""
+    """List every rule: code, name, severity, whether it can fix ([*]), summary."""
     from .catalogue import load_catalogue
+    from .registry import all_rules
 
+    rules = all_rules()
     for doc in load_catalogue().values():
-        click.echo(f"{doc.code}  {doc.name:<30} {doc.severity.value:<8} {doc.summary}")
+        fixable = "[*]" if doc.code in rules and rules[doc.code].fixable else "   "
+        click.echo(f"{doc.code}  {doc.name:<30} {doc.severity.value:<8} {fixable} {doc.summary}")
 
 
 def _fail(message: str) -> None:

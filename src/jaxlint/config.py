@@ -94,8 +94,8 @@ def find_config(start: str | Path) -> Path | None:
         if candidate.is_file():
             try:
                 data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-                continue
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+                raise ConfigError(f"{candidate}: cannot read: {exc}") from exc
             if "jaxlint" in data.get("tool", {}):
                 return candidate
     return None
@@ -134,8 +134,9 @@ def validate_codes(codes: Iterable[str], where: str, known: Iterable[str]) -> tu
         if not isinstance(code, str) or not CODE_PATTERN.match(code.strip().upper()):
             raise ConfigError(f"{where}: {code!r} is not a rule code or prefix (like JAX101 or JAX1)")
         code = code.strip().upper()
-        if not any(k.startswith(code) for k in known):
-            raise ConfigError(f"{where}: unknown rule code {code!r}")
+        # A full code must exist; a prefix (a family such as JAX1) is accepted as written.
+        if len(code) == 6 and code not in known:
+            raise ConfigError(f"{where}: unknown rule code {code!r} (`jaxlint rules` lists them)")
         result.append(code)
     return tuple(result)
 

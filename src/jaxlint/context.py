@@ -8,6 +8,7 @@ import libcst as cst
 from .config import Settings
 from .facts.names import NameResolver
 from .facts.scopes import COMPREHENSIONS, Scope
+from .facts.walk import walk
 from .rule import NodeFix, Rule
 
 if TYPE_CHECKING:
@@ -109,11 +110,10 @@ class FileContext:
         self.reports.append((rule, node, message, fix))
 
 
-class Walker(cst.CSTVisitor):
+class Walker:
     """Walks the tree once, keeping the context current and dispatching to rule handlers."""
 
-    def __init__(self, ctx: FileContext, rules: list[Rule]) -> None:
-        super().__init__()
+    def __init__(self, ctx: FileContext, rules: list) -> None:
         self.ctx = ctx
         self.visitors: dict[type, list[Callable]] = {}
         self.leavers: dict[type, list[Callable]] = {}
@@ -123,29 +123,45 @@ class Walker(cst.CSTVisitor):
             for node_type, method in handlers(type(rule), "leave_"):
                 self.leavers.setdefault(node_type, []).append(getattr(rule, method))
         self.scope_owners: list[cst.CSTNode] = []
+        #: rules that raised, with the exception; they are dropped for the rest of the file
+        self.failures: list[tuple[object, BaseException]] = []
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
+    def run(self, module: cst.Module) -> None:
+        walk(module, self.enter, self.leave)
+
+    def _call(self, table: dict[type, list[Callable]], node: cst.CSTNode) -> None:
+        for handler in table.get(type(node), ()):
+            try:
+                handler(node)
+            except Exception as exc:  # one broken rule must not cost the file its other findings
+                self._drop(handler.__self__, exc)
+
+    def _drop(self, rule: object, exc: BaseException) -> None:
+        self.failures.append((rule, exc))
+        for table in (self.visitors, self.leavers):
+            for handlers_ in table.values():
+                handlers_[:] = [h for h in handlers_ if h.__self__ is not rule]
+
+    def enter(self, node: cst.CSTNode, field: str) -> bool:
         ctx = self.ctx
         ancestors = ctx.ancestors
-        if ancestors:
-            parent = ancestors[-1]
-            if isinstance(parent, _SCOPE_OWNERS) and node is parent.body:
-                ctx.scope = Scope(parent, ctx.scope)
-                self.scope_owners.append(node)
-        if isinstance(node, COMPREHENSIONS):
+        if field == "body" and ancestors and isinstance(ancestors[-1], _SCOPE_OWNERS):
+            ctx.scope = Scope(ancestors[-1], ctx.scope)
+            self.scope_owners.append(node)
+        elif isinstance(node, COMPREHENSIONS):
             ctx.scope = Scope(node, ctx.scope)
             self.scope_owners.append(node)
         ancestors.append(node)
-        for handler in self.visitors.get(type(node), ()):
-            handler(node)
+        if type(node) in self.visitors:
+            self._call(self.visitors, node)
         return True
 
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        for handler in self.leavers.get(type(original_node), ()):
-            handler(original_node)
+    def leave(self, node: cst.CSTNode) -> None:
+        if type(node) in self.leavers:
+            self._call(self.leavers, node)
         ctx = self.ctx
         ctx.ancestors.pop()
-        if self.scope_owners and self.scope_owners[-1] is original_node:
+        if self.scope_owners and self.scope_owners[-1] is node:
             self.scope_owners.pop()
             ctx.scope = ctx.scope.parent
 
@@ -186,7 +202,7 @@ def name_occurrences(ctx: FileContext, names: set[str]) -> list[tuple[cst.Name, 
     """
     walk_ctx = FileContext(ctx.path, ctx.source, ctx.module, ctx.settings)
     collector = _NameCollector(walk_ctx, frozenset(names))
-    ctx.module.visit(Walker(walk_ctx, [collector]))  # type: ignore[list-item]
+    Walker(walk_ctx, [collector]).run(ctx.module)
     return collector.found
 
 

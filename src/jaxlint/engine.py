@@ -23,6 +23,14 @@ RELEVANT_WORDS = ("jax", "equinox", "flax")
 MAX_FIX_ROUNDS = 10
 
 
+class RuleFailure(Exception):
+    """Some rules raised while checking a file; the findings of the others are kept."""
+
+    def __init__(self, findings: list[Finding], failures: list[str]) -> None:
+        super().__init__("; ".join(failures))
+        self.findings = findings
+
+
 @dataclass
 class FileResult:
     path: str
@@ -103,11 +111,20 @@ def check_source(source: str, path: str, settings: Settings, enabled: Iterable[s
         return [error] if PARSE_ERROR in enabled else []
     except RecursionError:
         return [parse_error(path, "cannot parse: nested too deeply")] if PARSE_ERROR in enabled else []
-    findings = _walk(module, source, path, settings, enabled)
-    if apply_noqa and findings:
-        lines = source.splitlines()
-        findings = [f for f in findings if not suppressed(f.code, lines, f.start.line)]
-    return findings
+    try:
+        findings = _walk(module, source, path, settings, enabled)
+    except RuleFailure as failure:
+        if apply_noqa:
+            failure.findings = _unsuppressed(failure.findings, source)
+        raise
+    return _unsuppressed(findings, source) if apply_noqa else findings
+
+
+def _unsuppressed(findings: list[Finding], source: str) -> list[Finding]:
+    if not findings:
+        return findings
+    lines = source.splitlines()
+    return [f for f in findings if not suppressed(f.code, lines, f.start.line)]
 
 
 def _syntax_error(source: str, path: str) -> Finding | None:
@@ -128,9 +145,24 @@ def _walk(module: cst.Module, source: str, path: str, settings: Settings, enable
         return []
     ctx = FileContext(path, source, module, settings)
     rules = [cls(ctx) for cls in rule_classes]
-    module.visit(Walker(ctx, rules))
+    walker = Walker(ctx, rules)
+    walker.run(module)
+    failed = {id(rule) for rule, _ in walker.failures}
     for rule in rules:
-        rule.finish()
+        if id(rule) not in failed:
+            try:
+                rule.finish()
+            except Exception as exc:
+                walker.failures.append((rule, exc))
+                failed.add(id(rule))
+    ctx.reports = [r for r in ctx.reports if id(r[0]) not in failed]
+    findings = _findings(ctx, module, path)
+    if walker.failures:
+        raise RuleFailure(findings, [f"{rule.code} failed: {type(exc).__name__}: {exc}" for rule, exc in walker.failures])
+    return findings
+
+
+def _findings(ctx: FileContext, module: cst.Module, path: str) -> list[Finding]:
     if not ctx.reports:
         return []
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
@@ -215,7 +247,10 @@ def check_file(path: str, settings: Settings, fix: bool = False, data: bytes | N
         return FileResult(path, [text] if PARSE_ERROR in enabled else [])
     if path.endswith(".ipynb"):
         return _check_notebook_file(text, path, settings, enabled, fix)
-    findings = check_source(text, path, settings, enabled)
+    try:
+        findings = check_source(text, path, settings, enabled)
+    except RuleFailure as failure:
+        return FileResult(path, failure.findings, internal_error=f"{failure} (please report this)")
     result = FileResult(path, findings, original_text=text)
     if fix and _has_safe_fix(findings):
         fixed, count = _fix_until_stable(text, findings, lambda src: check_source(src, path, settings, enabled))

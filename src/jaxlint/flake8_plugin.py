@@ -27,12 +27,16 @@ class JaxlintChecker:
         if not any(word in source for word in RELEVANT_WORDS):
             return
         try:
-            from .engine import check_source
+            from .engine import RuleFailure, check_source
 
             settings, enabled, config_error = _settings_for(os.path.dirname(os.path.abspath(self.filename)))
             if config_error:
                 yield 1, 0, f"JAX000 invalid jaxlint configuration, defaults used: {config_error}", type(self)
-            findings = check_source(source, self.filename, settings, enabled, apply_noqa=False)
+            try:
+                findings = check_source(source, self.filename, settings, enabled, apply_noqa=False)
+            except RuleFailure as failure:
+                findings = failure.findings
+                yield 1, 0, f"JAX000 jaxlint internal error, some rules skipped: {failure}", type(self)
         except Exception as exc:  # a plugin that raises stops flake8's whole run
             yield 1, 0, f"JAX000 jaxlint could not check this file: {type(exc).__name__}: {exc}", type(self)
             return

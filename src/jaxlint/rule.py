@@ -37,6 +37,8 @@ class Rule:
 
     code: ClassVar[str]
     doc: ClassVar["RuleDoc"]
+    #: whether some of its findings carry a fix (shown by `jaxlint rules`)
+    fixable: ClassVar[bool] = False
 
     def __init__(self, ctx: "FileContext") -> None:
         self.ctx = ctx

@@ -125,7 +125,8 @@ def _check_one(task) -> FileResult:
             if cached is not None:
                 return FileResult(path, [f.with_path(path) for f in cached])
             result = check_file(path, settings, data=data)
-            cache.put(key, result.findings)
+            if result.internal_error is None:
+                cache.put(key, result.findings)
             return result
         return check_file(path, settings, fix=fixing, data=data)
     except Exception as exc:  # a bug in a rule must not stop the other files

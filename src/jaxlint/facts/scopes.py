@@ -11,6 +11,8 @@ from typing import Iterator, Union
 
 import libcst as cst
 
+from .walk import walk
+
 ScopeNode = Union[
     cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda,
     cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp,
@@ -111,29 +113,40 @@ def import_module_name(node: cst.ImportFrom) -> str | None:
     return dotted_name(node.module) if node.module is not None else None
 
 
-class _BindingCollector(cst.CSTVisitor):
+class _BindingCollector:
     """Collects the names a single scope binds, without entering nested scopes."""
 
+    _methods: dict[type, object] = {}
+
     def __init__(self, scope: Scope) -> None:
-        super().__init__()
         self.scope = scope
         self.bindings: dict[str, Binding] = {}
+
+    def visit(self, node: cst.CSTNode) -> None:
+        walk(node, self._enter, _ignore)
+
+    def _enter(self, node: cst.CSTNode, field: str) -> bool:
+        kind = type(node)
+        method = self._methods.get(kind)
+        if method is None:
+            method = self._methods[kind] = getattr(type(self), f"visit_{kind.__name__}", _no_method)
+        return method(self, node) is not False
 
     def collect(self) -> dict[str, Binding]:
         node = self.scope.node
         if isinstance(node, (cst.FunctionDef, cst.Lambda)):
             self._params(node.params)
-            node.body.visit(self)
+            self.visit(node.body)
         elif isinstance(node, COMPREHENSIONS):
             comp_for: cst.CompFor | None = node.for_in
             while comp_for is not None:
                 self._target(comp_for.target)
                 comp_for = comp_for.inner_for_in
         elif isinstance(node, cst.ClassDef):
-            node.body.visit(self)
+            self.visit(node.body)
         else:
             for stmt in node.body:
-                stmt.visit(self)
+                self.visit(stmt)
         return self.bindings
 
     def _add(self, name: str, target: str, node: cst.CSTNode, alias: cst.BaseExpression | None = None):
@@ -176,7 +189,7 @@ class _BindingCollector(cst.CSTVisitor):
 
     def _comprehension(self, node) -> bool:
         # The first iterable is evaluated in the enclosing scope, and may hold a walrus.
-        node.for_in.iter.visit(self)
+        self.visit(node.for_in.iter)
         return False
 
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
@@ -246,3 +259,11 @@ class _BindingCollector(cst.CSTVisitor):
                 local = alias.asname.name.value
             target = f"{module}.{alias.name.value}" if module else LOCAL
             self._add(local, target, alias)
+
+
+def _ignore(node: cst.CSTNode) -> None:
+    return None
+
+
+def _no_method(self, node: cst.CSTNode) -> None:
+    return None

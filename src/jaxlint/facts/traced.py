@@ -129,7 +129,7 @@ class TracedFunctions:
         walk_ctx = type(self.ctx)(self.ctx.path, self.ctx.source, self.ctx.module, self.ctx.settings)
         collector.ctx = walk_ctx
         self.walk_ctx = walk_ctx
-        self.ctx.module.visit(Walker(walk_ctx, [collector]))  # type: ignore[list-item]
+        Walker(walk_ctx, [collector]).run(self.ctx.module)
 
     def application(self, call: cst.Call, scope: Scope) -> tuple[_Application, list[cst.BaseExpression]] | None:
         """A transform applied to functions by this call, and the function expressions it is given."""

@@ -11,6 +11,7 @@ from ..rule import NodeFix, Replace, Rule
 
 class DeprecatedApi(Rule):
     code = "JAX602"
+    fixable = True
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

@@ -12,6 +12,7 @@ WANTED = "jnp"
 
 class JaxNumpyAsNp(Rule):
     code = "JAX601"
+    fixable = True
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

@@ -8,6 +8,7 @@ from ..rule import NodeFix, Replace, Rule
 
 class PrintInTraced(Rule):
     code = "JAX301"
+    fixable = True
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.ctx.qualified_name(node.func) != "builtins.print":

@@ -1,0 +1,297 @@
+"""Reports in each output format, the summary line and the statistics table."""
+import json
+from dataclasses import dataclass
+
+import pytest
+
+from jaxlint.finding import Applicability, Edit, Finding, Fix, Position, Severity
+from jaxlint.output import FORMATS, render, sarif_document, statistics, summary_line
+
+SPEC_KEYS = {"code", "name", "severity", "message", "path", "line", "column", "end_line", "end_column", "fix", "cell"}
+
+
+def finding(code="JAX601", name="jax-numpy-as-np", severity=Severity.WARNING, message="msg", path="pkg/a.py",
+            line=1, column=1, end_line=None, end_column=None, fix=None, cell=None, runtime=None):
+    return Finding(code=code, name=name, severity=severity, message=message, path=path,
+                   start=Position(line, column), end=Position(end_line or line, end_column or column + 1),
+                   fix=fix, cell=cell, runtime=runtime)
+
+
+SAFE_FIX = Fix("Alias `jnp`", (Edit(Position(2, 21), Position(2, 23), "jnp"),))
+UNSAFE_FIX = Fix("Maybe", (Edit(Position(1, 1), Position(1, 2), "y"),), Applicability.UNSAFE)
+
+
+@pytest.fixture
+def findings():
+    return [
+        finding(message="`jax.numpy` imported as `np`", line=2, column=8, end_column=23, fix=SAFE_FIX),
+        finding(code="JAX201", name="python-control-flow-on-traced", severity=Severity.ERROR,
+                message="`if` on a traced value", line=7, column=8, end_column=13),
+        finding(code="JAX503", name="nested-jit", severity=Severity.INFO, message="redundant jit",
+                path="nb/explore.ipynb", line=3, column=5, end_column=12, cell=2),
+    ]
+
+
+@dataclass(frozen=True)
+class Info:
+    code: str
+    name: str
+    summary: str
+    severity: Severity
+    help_uri: str | None = None
+
+
+RULES = {
+    "JAX601": Info("JAX601", "jax-numpy-as-np", "jax.numpy imported as np", Severity.WARNING,
+                   "https://example.invalid/JAX601"),
+    "JAX201": Info("JAX201", "python-control-flow-on-traced", "Python control flow on a traced value", Severity.ERROR),
+    "JAX503": Info("JAX503", "nested-jit", "jit inside a traced function", Severity.INFO),
+}
+
+
+# -- text ----------------------------------------------------------------------------------------
+
+def test_text_lines(findings):
+    text = render(findings, "text")
+    assert text.endswith("\n")
+    assert text.splitlines() == [
+        "pkg/a.py:2:8: JAX601 `jax.numpy` imported as `np` [*]",
+        "pkg/a.py:7:8: JAX201 `if` on a traced value",
+        "nb/explore.ipynb:cell 3, line 3:5: JAX503 redundant jit",
+    ]
+
+
+def test_text_empty_is_empty():
+    assert render([], "text") == ""
+    assert render([], "github") == ""
+
+
+def test_text_marks_only_safe_fixes():
+    text = render([finding(fix=UNSAFE_FIX), finding(line=2, fix=SAFE_FIX)], "text")
+    first, second = text.splitlines()
+    assert not first.endswith("[*]")
+    assert second.endswith(" [*]")
+
+
+def test_text_runtime_verdict():
+    runtime = {"verdict": "confirmed", "evidence": "TracerBoolConversionError\nat line 7", "device": "cpu"}
+    line = render([finding(runtime=runtime, fix=SAFE_FIX)], "text")
+    assert line == "pkg/a.py:1:1: JAX601 msg [*] [confirmed: TracerBoolConversionError at line 7]\n"
+
+
+def test_text_show_source(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text("import jax\nimport jax.numpy as np\n")
+    nb = {"cells": [{"cell_type": "markdown", "source": ["# t\n"]},
+                    {"cell_type": "code", "source": ["x = 1\n", "y = np.ones(3)\n"]}]}
+    (tmp_path / "n.ipynb").write_text(json.dumps(nb))
+    items = [finding(path="m.py", line=2, column=8, end_column=17),
+             finding(path="n.ipynb", cell=1, line=2, column=5, end_column=7),
+             finding(path="missing.py", line=1)]
+    lines = render(items, "text", show_source=True).splitlines()
+    assert lines[0] == "m.py:2:8: JAX601 msg"
+    assert lines[1].endswith("| import jax.numpy as np")
+    caret = lines[2]
+    assert caret.index("^") == lines[1].index("jax.numpy") and caret.count("^") == 9
+    assert lines[3].startswith("n.ipynb:cell 2, line 2:5:")
+    assert lines[4].endswith("| y = np.ones(3)")
+    assert lines[5].index("^") == lines[4].index("np.") and lines[5].count("^") == 2
+    # An unreadable file only loses its excerpt.
+    assert lines[6] == "missing.py:1:1: JAX601 msg" and len(lines) == 7
+
+
+# -- JSON ----------------------------------------------------------------------------------------
+
+def test_json(findings):
+    data = json.loads(render(findings, "json"))
+    assert len(data) == 3
+    for item in data:
+        assert SPEC_KEYS <= set(item)
+    assert data[0]["fix"]["applicability"] == "safe" and data[0]["fix"]["edits"][0]["content"] == "jnp"
+    assert data[1]["fix"] is None and data[1]["severity"] == "error"
+    assert data[2]["cell"] == 2 and data[2]["line"] == 3 and data[0]["cell"] is None
+    assert (data[0]["line"], data[0]["column"], data[0]["end_line"], data[0]["end_column"]) == (2, 8, 2, 23)
+    assert "runtime" not in data[0]
+
+
+def test_json_empty_and_runtime():
+    assert render([], "json") == "[]\n"
+    runtime = {"verdict": "not-reproduced", "evidence": "traced cleanly", "device": "cpu"}
+    assert json.loads(render([finding(runtime=runtime)], "json"))[0]["runtime"] == runtime
+
+
+# -- GitHub --------------------------------------------------------------------------------------
+
+def test_github_lines(findings):
+    lines = render(findings, "github", rules=RULES).splitlines()
+    assert lines[0] == ("::warning file=pkg/a.py,line=2,col=8,endLine=2,endColumn=23,"
+                        "title=JAX601 (jax-numpy-as-np)::`jax.numpy` imported as `np`")
+    assert lines[1].startswith("::error file=pkg/a.py,line=7,col=8,")
+    assert lines[2] == ("::notice file=nb/explore.ipynb,line=3,col=5,endLine=3,endColumn=12,"
+                        "title=JAX503 (nested-jit)::cell 3: redundant jit")
+
+
+def test_github_escaping():
+    item = finding(message="100% sure: a\nb\r", path="dir,x/a:b.py")
+    line = render([item], "github")
+    assert line.count("\n") == 1 and line.endswith("\n")
+    props, message = line.rstrip("\n").split("::")[1:]
+    assert message == "100%25 sure: a%0Ab%0D"
+    assert props.startswith("warning file=dir%2Cx/a%3Ab.py,line=1,")
+
+
+# -- SARIF ---------------------------------------------------------------------------------------
+
+def test_sarif_structure(findings):
+    log = json.loads(render(findings, "sarif", rules=RULES))
+    assert log["$schema"] == "https://json.schemastore.org/sarif-2.1.0.json"
+    assert log["version"] == "2.1.0"
+    (run,) = log["runs"]
+    driver = run["tool"]["driver"]
+    assert driver["name"] == "jaxlint" and isinstance(driver["version"], str) and driver["version"]
+    assert "informationUri" not in driver
+    rules = driver["rules"]
+    assert [r["id"] for r in rules] == ["JAX201", "JAX503", "JAX601"]
+    by_id = {r["id"]: r for r in rules}
+    assert by_id["JAX601"]["helpUri"] == "https://example.invalid/JAX601"
+    assert "helpUri" not in by_id["JAX201"]
+    assert by_id["JAX201"]["shortDescription"]["text"] == "Python control flow on a traced value"
+    assert {r["id"]: r["defaultConfiguration"]["level"] for r in rules} == {
+        "JAX201": "error", "JAX503": "note", "JAX601": "warning"}
+    results = run["results"]
+    assert [r["ruleId"] for r in results] == ["JAX601", "JAX201", "JAX503"]
+    assert [r["level"] for r in results] == ["warning", "error", "note"]
+    for result in results:
+        assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
+        location = result["locations"][0]["physicalLocation"]
+        assert location["artifactLocation"]["uriBaseId"] == "%SRCROOT%"
+    first = results[0]["locations"][0]["physicalLocation"]
+    assert first["artifactLocation"]["uri"] == "pkg/a.py"
+    assert first["region"] == {"startLine": 2, "startColumn": 8, "endLine": 2, "endColumn": 23}
+    notebook = results[2]
+    assert notebook["message"]["text"] == "cell 3: redundant jit"
+    assert notebook["locations"][0]["physicalLocation"]["region"]["startLine"] == 3
+    assert notebook["properties"]["cell"] == 2
+
+
+def test_sarif_without_rules_uses_finding_data():
+    log = sarif_document([finding(severity=Severity.ERROR)])
+    (rule,) = log["runs"][0]["tool"]["driver"]["rules"]
+    assert rule["name"] == "jax-numpy-as-np"
+    assert rule["shortDescription"]["text"]
+    assert rule["defaultConfiguration"]["level"] == "error"
+
+
+def test_sarif_paths():
+    items = [finding(path="./my dir\\a.py"), finding(path="/abs/b.py")]
+    results = sarif_document(items)["runs"][0]["results"]
+    first = results[0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert first == {"uri": "my%20dir/a.py", "uriBaseId": "%SRCROOT%"}
+    second = results[1]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert second == {"uri": "file:///abs/b.py"}
+
+
+def test_sarif_empty_is_a_valid_log():
+    log = json.loads(render([], "sarif"))
+    assert log["runs"][0]["results"] == [] and log["runs"][0]["tool"]["driver"]["rules"] == []
+
+
+SARIF_SUBSET_SCHEMA = {
+    "type": "object",
+    "required": ["version", "runs"],
+    "properties": {
+        "version": {"const": "2.1.0"},
+        "runs": {"type": "array", "minItems": 1, "items": {
+            "type": "object",
+            "required": ["tool"],
+            "properties": {
+                "tool": {"type": "object", "required": ["driver"], "properties": {"driver": {
+                    "type": "object", "required": ["name"],
+                    "properties": {"name": {"type": "string"}, "version": {"type": "string"},
+                                   "rules": {"type": "array", "items": {
+                                       "type": "object", "required": ["id"],
+                                       "properties": {
+                                           "id": {"type": "string"},
+                                           "shortDescription": {"type": "object", "required": ["text"]},
+                                           "defaultConfiguration": {"type": "object", "properties": {
+                                               "level": {"enum": ["none", "note", "warning", "error"]}}},
+                                           "helpUri": {"type": "string", "format": "uri"}}}}}}}},
+                "results": {"type": "array", "items": {
+                    "type": "object",
+                    "required": ["message"],
+                    "properties": {
+                        "ruleId": {"type": "string"},
+                        "ruleIndex": {"type": "integer", "minimum": -1},
+                        "level": {"enum": ["none", "note", "warning", "error"]},
+                        "message": {"type": "object", "required": ["text"],
+                                    "properties": {"text": {"type": "string"}}},
+                        "locations": {"type": "array", "items": {"type": "object", "properties": {
+                            "physicalLocation": {"type": "object", "properties": {
+                                "artifactLocation": {"type": "object", "properties": {
+                                    "uri": {"type": "string"}, "uriBaseId": {"type": "string"}}},
+                                "region": {"type": "object", "properties": {
+                                    k: {"type": "integer", "minimum": 1}
+                                    for k in ("startLine", "startColumn", "endLine", "endColumn")}}}}}}},
+                    },
+                }},
+            },
+        }},
+    },
+}
+
+
+def test_sarif_against_subset_schema(findings):
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(json.loads(render(findings, "sarif", rules=RULES)), SARIF_SUBSET_SCHEMA)
+
+
+def test_unknown_format():
+    assert FORMATS == ("text", "json", "github", "sarif")
+    with pytest.raises(ValueError, match="xml"):
+        render([], "xml")
+
+
+# -- summary line --------------------------------------------------------------------------------
+
+def test_summary_no_findings():
+    assert summary_line([], 12) == "All checks passed: 12 files, no findings."
+    assert summary_line([], 1) == "All checks passed: 1 file, no findings."
+    assert summary_line([], 3, fixed=1) == "Fixed 1 finding. All checks passed: 3 files, no findings left."
+
+
+def test_summary_one_finding():
+    assert summary_line([finding()], 1) == "Found 1 finding (1 warning) in 1 file."
+    assert summary_line([finding(fix=SAFE_FIX)], 5) == "Found 1 finding (1 warning) in 1 of 5 files; 1 fixable with --fix."
+
+
+def test_summary_many(findings):
+    extra = finding(code="JAX201", severity=Severity.ERROR, path="pkg/b.py", fix=UNSAFE_FIX)
+    line = summary_line([*findings, extra], 12, fixed=4)
+    assert line == ("Fixed 4 findings. Found 4 findings (2 errors, 1 warning, 1 info) in 3 of 12 files; "
+                    "1 fixable with --fix.")
+
+
+# -- statistics ----------------------------------------------------------------------------------
+
+def test_statistics_order_and_marker():
+    items = [
+        finding(code="JAX601", fix=SAFE_FIX), finding(code="JAX601", line=2), finding(code="JAX601", line=3),
+        finding(code="JAX301", name="print-in-traced"), finding(code="JAX301", name="print-in-traced", line=2),
+        finding(code="JAX201", name="python-control-flow-on-traced"),
+        finding(code="JAX101", name="prng-key-reuse"), finding(code="JAX101", name="prng-key-reuse", line=2),
+        finding(code="JAX999", name="x", fix=UNSAFE_FIX),
+    ]
+    lines = statistics(items).splitlines()
+    assert [l.split()[:3] for l in lines] == [
+        ["3", "JAX601", "jax-numpy-as-np"],
+        ["2", "JAX101", "prng-key-reuse"],
+        ["2", "JAX301", "print-in-traced"],
+        ["1", "JAX201", "python-control-flow-on-traced"],
+        ["1", "JAX999", "x"],
+    ]
+    assert lines[0].startswith("    3  JAX601  jax-numpy-as-np") and lines[0].endswith("  [*]")
+    assert not any(l.endswith("[*]") for l in lines[1:])
+    assert all(l == l.rstrip() for l in lines)
+    # Columns line up.
+    assert len({l.index("JAX") for l in lines}) == 1
+    assert statistics([]) == ""
