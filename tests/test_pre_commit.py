@@ -23,7 +23,8 @@ def hook_repo(tmp_path_factory):
     """A committed snapshot of this repository: pre-commit try-repo installs from a git repo."""
     snapshot = tmp_path_factory.mktemp("hooks") / "jaxlint"
     shutil.copytree(ROOT, snapshot, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "*.egg-info", "__pycache__", ".jaxlint_cache", ".pytest_cache", "build", "dist"))
+        ".git", ".venv", "*.egg-info", "__pycache__", ".jaxlint_cache", ".pytest_cache", "build", "dist",
+        ".corpus", "scratch"))
     git("init", "-q", cwd=snapshot)
     git("add", "-A", cwd=snapshot)
     git("commit", "-qm", "snapshot", cwd=snapshot)
@@ -38,7 +39,7 @@ def try_repo(hook_repo, project, hook):
 
 def make_project(tmp_path, source):
     project = tmp_path / "project"
-    project.mkdir()
+    project.mkdir(parents=True)
     git("init", "-q", cwd=project)
     (project / "model.py").write_text(source)
     git("add", "-A", cwd=project)

@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 LOOPS = (cst.For, cst.While)
 FUNCTIONS = (cst.FunctionDef, cst.Lambda)
 _SCOPE_OWNERS = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+#: exact types: `isinstance` against libcst's abstract classes is slow on the hot path
+_SCOPE_OWNER_TYPES = frozenset(_SCOPE_OWNERS)
+_COMPREHENSION_TYPES = frozenset(COMPREHENSIONS)
 
 
 class FileContext:
@@ -145,10 +148,10 @@ class Walker:
     def enter(self, node: cst.CSTNode, field: str) -> bool:
         ctx = self.ctx
         ancestors = ctx.ancestors
-        if field == "body" and ancestors and isinstance(ancestors[-1], _SCOPE_OWNERS):
+        if field == "body" and ancestors and type(ancestors[-1]) in _SCOPE_OWNER_TYPES:
             ctx.scope = Scope(ancestors[-1], ctx.scope)
             self.scope_owners.append(node)
-        elif isinstance(node, COMPREHENSIONS):
+        elif type(node) in _COMPREHENSION_TYPES:
             ctx.scope = Scope(node, ctx.scope)
             self.scope_owners.append(node)
         ancestors.append(node)
