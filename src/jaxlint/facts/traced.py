@@ -58,6 +58,8 @@ class TraceInfo:
     modes: set[str] = field(default_factory=set)
     traced_params: set[str] = field(default_factory=set)
     depth: int = 0
+    #: functions of the module that call this one while they are traced
+    callers: list[str] = field(default_factory=list)
 
     @property
     def abstract(self) -> bool:
@@ -230,7 +232,8 @@ class TracedFunctions:
                 if changed:
                     target.traced_params |= traced
                     target.modes |= info.modes
-                    target.transforms.append(f"called from `{_name(function)}`")
+                    target.transforms.append(info.label)
+                    target.callers.append(_name(function))
                     if callee not in pending:
                         pending.append(callee)
 
@@ -253,8 +256,8 @@ class TracedFunctions:
         positional = positional[use.bound_positional:]
         every = set(positional) | set(_keyword_only(function)) | _star_params(function)
         every -= use.bound_keywords
-        if use.all_params:
-            return every
+        if use.all_params:  # lax passes exactly the positional arguments its body needs
+            return {p for p in every if not _has_default(function, p)}
         if use.mode == "jit":
             traced = every - self._static(function, use, positional)
         elif use.mode == "vmap":

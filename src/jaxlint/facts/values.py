@@ -57,6 +57,9 @@ STATIC_CALLS = frozenset({
     "numpy.shape", "numpy.ndim", "numpy.size", "numpy.result_type", "numpy.dtype", "numpy.issubdtype",
     "jax.tree.structure", "jax.tree_util.tree_structure", "jax.eval_shape", "jax.typeof",
     "jax.core.get_aval", "jax.dtypes.issubdtype", "jax.dtypes.result_type", "jax.numpy.iscomplexobj",
+    "jax.lax.axis_size", "jax.lax.broadcast_shapes", "jax.numpy.broadcast_shapes", "jax.numpy.promote_types",
+    "jax.numpy.can_cast", "jax.numpy.isdtype", "jax.device_count", "jax.local_device_count",
+    "jax.process_count", "jax.process_index", "jax.devices", "jax.local_devices",
 })
 #: Conversions: their result is a concrete Python value (when they do not fail; JAX203 reports them).
 CONVERSIONS = frozenset({"builtins.float", "builtins.int", "builtins.bool", "builtins.complex"})
