@@ -34,6 +34,7 @@ class FileContext:
         self.settings = settings
         self.names = NameResolver()
         self.module_scope = Scope(module, None)
+        self.module_scope.may_have_walrus = ":=" in source
         self.scope = self.module_scope
         self.ancestors: list[cst.CSTNode] = []
         self.reports: list[tuple[Rule, cst.CSTNode, str, NodeFix | None]] = []

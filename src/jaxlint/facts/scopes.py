@@ -11,7 +11,9 @@ from typing import Iterator, Union
 
 import libcst as cst
 
-from .walk import walk
+from .walk import NODE_TYPES, walk
+
+EXPRESSION_TYPES = frozenset(t for t in NODE_TYPES if issubclass(t, cst.BaseExpression))
 
 ScopeNode = Union[
     cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda,
@@ -42,6 +44,9 @@ class Binding:
 
 
 class Scope:
+    #: set on the module scope when the source has no `:=`: bindings then only come from statements
+    may_have_walrus = True
+
     def __init__(self, node: ScopeNode, parent: "Scope | None") -> None:
         self.node = node
         self.parent = parent
@@ -121,12 +126,15 @@ class _BindingCollector:
     def __init__(self, scope: Scope) -> None:
         self.scope = scope
         self.bindings: dict[str, Binding] = {}
+        self.walrus = scope.module_scope().may_have_walrus
 
     def visit(self, node: cst.CSTNode) -> None:
         walk(node, self._enter, _ignore)
 
     def _enter(self, node: cst.CSTNode, field: str) -> bool:
         kind = type(node)
+        if kind in EXPRESSION_TYPES and not self.walrus:
+            return False  # targets are read from their statements; only `:=` binds inside expressions
         method = self._methods.get(kind)
         if method is None:
             method = self._methods[kind] = getattr(type(self), f"visit_{kind.__name__}", _no_method)
