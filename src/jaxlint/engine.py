@@ -183,57 +183,6 @@ def _span(code_range) -> tuple[Position, Position]:
             Position(code_range.end.line, code_range.end.column + 1))
 
 
-# -- notebooks ----------------------------------------------------------------------------------
-def check_notebook(text: str, path: str, settings: Settings, enabled: frozenset[str]) -> tuple[list[Finding], list]:
-    from . import notebook as nb
-
-    try:
-        cells = nb.read_notebook(text)
-    except nb.NotebookError as exc:
-        return ([parse_error(path, f"cannot read notebook: {exc}")] if PARSE_ERROR in enabled else []), []
-    joined, origins = _join_cells(cells)
-    findings = check_source(joined, path, settings, enabled)
-    if any(f.code == PARSE_ERROR for f in findings):
-        # One broken cell must not hide the others: check each cell on its own.
-        findings = []
-        for cell in cells:
-            for finding in check_source(cell.source, path, settings, enabled):
-                findings.append(_replace_cell(finding, cell.index, 0))
-        return findings, cells
-    return [_to_cell(f, origins) for f in findings], cells
-
-
-def _join_cells(cells: list) -> tuple[str, list[tuple[int, int]]]:
-    """All cells as one module (later cells see earlier imports); origins[i]: (cell, first line) of each."""
-    parts, origins, line = [], [], 1
-    for cell in cells:
-        source = cell.source if cell.source.endswith("\n") or not cell.source else cell.source + "\n"
-        origins.append((cell.index, line))
-        parts.append(source)
-        line += source.count("\n")
-    return "".join(parts), origins
-
-
-def _to_cell(finding: Finding, origins: list[tuple[int, int]]) -> Finding:
-    index, first = origins[0]
-    for cell_index, cell_first in origins:
-        if cell_first <= finding.start.line:
-            index, first = cell_index, cell_first
-    return _replace_cell(finding, index, first - 1)
-
-
-def _replace_cell(finding: Finding, cell: int, offset: int) -> Finding:
-    from dataclasses import replace
-
-    def shift(p: Position) -> Position:
-        return Position(p.line - offset, p.column)
-
-    fix = finding.fix
-    if fix is not None:
-        fix = Fix(fix.title, tuple(Edit(shift(e.start), shift(e.end), e.content) for e in fix.edits), fix.applicability)
-    return replace(finding, start=shift(finding.start), end=shift(finding.end), fix=fix, cell=cell)
-
-
 # -- whole files --------------------------------------------------------------------------------
 def check_file(path: str, settings: Settings, fix: bool = False, data: bytes | None = None) -> FileResult:
     """Check one file; with `fix`, also compute the fixed text (the caller decides whether to write it)."""
@@ -246,14 +195,16 @@ def check_file(path: str, settings: Settings, fix: bool = False, data: bytes | N
     if isinstance(text, Finding):
         return FileResult(path, [text] if PARSE_ERROR in enabled else [])
     if path.endswith(".ipynb"):
-        return _check_notebook_file(text, path, settings, enabled, fix)
+        from .notebook_check import check_notebook_file
+
+        return check_notebook_file(text, path, settings, enabled, fix)
     try:
         findings = check_source(text, path, settings, enabled)
     except RuleFailure as failure:
         return FileResult(path, failure.findings, internal_error=f"{failure} (please report this)")
     result = FileResult(path, findings, original_text=text)
-    if fix and _has_safe_fix(findings):
-        fixed, count = _fix_until_stable(text, findings, lambda src: check_source(src, path, settings, enabled))
+    if fix and has_safe_fix(findings):
+        fixed, count = fix_until_stable(text, findings, lambda src: check_source(src, path, settings, enabled))
         if fixed != text:
             refused = _syntax_error(fixed, path)
             if refused is not None:
@@ -264,11 +215,11 @@ def check_file(path: str, settings: Settings, fix: bool = False, data: bytes | N
     return result
 
 
-def _has_safe_fix(findings: list[Finding]) -> bool:
+def has_safe_fix(findings: list[Finding]) -> bool:
     return any(f.fix is not None and f.fix.applicability is Applicability.SAFE for f in findings)
 
 
-def _fix_until_stable(text: str, findings: list[Finding], recheck) -> tuple[str, int]:
+def fix_until_stable(text: str, findings: list[Finding], recheck) -> tuple[str, int]:
     total = 0
     for _ in range(MAX_FIX_ROUNDS):
         new_text, applied = apply_fixes(text, findings)
@@ -276,60 +227,9 @@ def _fix_until_stable(text: str, findings: list[Finding], recheck) -> tuple[str,
             break
         text, total = new_text, total + applied
         findings = recheck(text)
-        if any(f.code == PARSE_ERROR for f in findings) or not _has_safe_fix(findings):
+        if any(f.code == PARSE_ERROR for f in findings) or not has_safe_fix(findings):
             break
     return text, total
-
-
-def _check_notebook_file(text: str, path: str, settings: Settings, enabled: frozenset[str], fix: bool) -> FileResult:
-    from . import notebook as nb
-
-    findings, cells = check_notebook(text, path, settings, enabled)
-    result = FileResult(path, findings, original_text=text)
-    if not (fix and _has_safe_fix(findings)):
-        return result
-    by_index = {cell.index: cell for cell in cells}
-    sources = {cell.index: cell.source for cell in cells}
-    total = 0
-    for _ in range(MAX_FIX_ROUNDS):
-        applied_round = 0
-        for index, cell_findings in _group_by_cell(findings).items():
-            new_source, applied = apply_fixes(sources[index], cell_findings)
-            if applied:
-                sources[index] = new_source
-                applied_round += applied
-        if not applied_round:
-            break
-        total += applied_round
-        current = [nb.Cell(c.index, sources[c.index], c.original) for c in cells]
-        joined, origins = _join_cells(current)
-        recheck = check_source(joined, path, settings, enabled)
-        if any(f.code == PARSE_ERROR for f in recheck):
-            result.fix_refused = "fixes not applied: a fixed cell would not parse"
-            return result
-        findings = [_to_cell(f, origins) for f in recheck]
-        if not _has_safe_fix(findings):
-            break
-    changed = {i: nb.unmask(by_index[i], s) for i, s in sources.items() if s != by_index[i].source}
-    if not changed:
-        return result
-    try:
-        result.fixed_text = nb.write_notebook(text, changed)
-    except nb.NotebookError as exc:
-        result.fix_refused = f"fixes not applied: {exc}"
-        return result
-    result.fixed_count = total
-    result.findings = findings
-    return result
-
-
-def _group_by_cell(findings: list[Finding]) -> dict[int, list[Finding]]:
-    groups: dict[int, list[Finding]] = {}
-    for finding in findings:
-        if finding.cell is not None:
-            groups.setdefault(finding.cell, []).append(finding)
-    return groups
-
 
 
 def encode_like(original: bytes, text: str, path: str) -> bytes:
