@@ -56,3 +56,13 @@ def test_original_prints_tracers_once(capfd):
     step(jax.numpy.asarray(2.0))
     out = capfd.readouterr().out
     assert out.count("x =") == 1 and "Tracer" in out
+
+
+def test_constant_print_gets_no_fix_and_says_it_runs_at_trace_time():
+    from jaxlint.config import Settings
+
+    source = 'import jax\n\n@jax.jit\ndef f(x):\n    print("compiling f")\n    return x\n'
+    settings = Settings()
+    [finding] = check_source(source, "a.py", settings, enabled_rules(settings, "a.py"))
+    assert finding.code == "JAX301" and finding.fix is None
+    assert "once per compilation" in finding.message

@@ -186,9 +186,9 @@ class TracedFunctions:
             return [(expr, use)]
         if isinstance(expr, cst.Name):
             found = scope.lookup(expr.value)
-            if found is None:
-                return []
-            return [(node, use) for node in found[1].nodes if isinstance(node, cst.FunctionDef)]
+            if found is None or not all(isinstance(n, cst.FunctionDef) for n in found[1].nodes):
+                return []  # rebound (`f = partial(f, flag=True)`): what it holds is not known here
+            return [(node, use) for node in found[1].nodes]
         if isinstance(expr, cst.Call):
             resolve = self._resolver(scope)
             if resolve(expr.func) in PARTIAL and expr.args and expr.args[0].keyword is None:

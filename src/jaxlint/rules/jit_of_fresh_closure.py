@@ -8,8 +8,9 @@ import libcst as cst
 from ..rule import Rule
 from .jit_in_loop import _short
 
-#: Functions that run once per program: compiling there once is what the author wants.
-ONE_SHOT_FUNCTIONS = frozenset({"main", "__init__", "__post_init__", "setup", "__main__"})
+#: Functions that run once per program (or per test): compiling there once is what the author wants.
+ONE_SHOT_FUNCTIONS = frozenset({"main", "__init__", "__post_init__", "setup", "__main__", "setUp", "setUpClass"})
+ONE_SHOT_PREFIXES = ("test", "init", "setup", "set_up", "create", "build", "benchmark", "bench_", "run_", "main")
 
 
 @dataclass
@@ -33,7 +34,7 @@ class JitOfFreshClosure(Rule):
 
     def _current(self) -> tuple[cst.FunctionDef, _Body] | None:
         function = next(self.ctx.enclosing_functions(), None)
-        if not isinstance(function, cst.FunctionDef) or function.name.value in ONE_SHOT_FUNCTIONS:
+        if not isinstance(function, cst.FunctionDef) or _one_shot(function.name.value):
             return None
         return function, self.bodies.setdefault(id(function), _Body())
 
@@ -113,6 +114,10 @@ class JitOfFreshClosure(Rule):
             f"`{jit}` of {fresh} is made and called on every call of the enclosing function: a new function "
             f"object each time, so JAX traces and compiles it again on every call; jit it once at module level "
             f"(or in a factory whose result is kept) and pass varying values as arguments"))
+
+
+def _one_shot(name: str) -> bool:
+    return name in ONE_SHOT_FUNCTIONS or name.lstrip("_").lower().startswith(ONE_SHOT_PREFIXES)
 
 
 def _names_in(node: cst.BaseExpression) -> set[str]:

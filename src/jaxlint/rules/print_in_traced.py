@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..facts.values import Kind
 from ..rule import NodeFix, Replace, Rule
 
 
@@ -16,10 +17,25 @@ class PrintInTraced(Rule):
         info = self.ctx.trace_info()
         if info is None or not info.runs_once:
             return
+        if not any(self._shows_traced(arg.value) for arg in node.args):
+            self.report(node, (
+                f"`print` inside a function traced by `{info.label}` runs only while JAX traces it (once per "
+                f"compilation), not on every call; use `jax.debug.print(...)` to print on every call, or add "
+                f"`# noqa: JAX301` if logging compilations is the point"))
+            return
         self.report(node, (
             f"`print` inside a function traced by `{info.label}` runs once, while JAX traces it, and shows "
             f"tracers instead of values; use `jax.debug.print(\"{{}}\", x)`, which prints the values on every call"),
             self._fix(node))
+
+    def _shows_traced(self, value: cst.BaseExpression) -> bool:
+        if isinstance(value, cst.FormattedString):
+            return any(isinstance(p, cst.FormattedStringExpression) and self._shows_traced(p.expression)
+                       for p in value.parts)
+        if isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)):
+            return False
+        kind = self.ctx.kind(value)
+        return kind.traced or kind == Kind.CONTAINER or kind == Kind.NONE and not _is_constant(value)
 
     def _fix(self, node: cst.Call) -> NodeFix | None:
         if self.ctx.names.name("jax", self.ctx.scope) != "jax":
@@ -64,3 +80,8 @@ class PrintInTraced(Rule):
 
 def _escape(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
+
+
+def _is_constant(value: cst.BaseExpression) -> bool:
+    return isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float, cst.Name)) and not (
+        isinstance(value, cst.Name) and value.value not in ("None", "True", "False"))
