@@ -1,14 +1,32 @@
 """Time jaxlint over real JAX code bases against the bare libcst parse of the same files.
 
-    python benchmarks/run.py [--corpus DIR] [--repeat N]
+    python benchmarks/run.py [--corpus DIR] [--repeat N] [--samples N] [--profile]
 
 Without --corpus, pinned sdists of a few JAX libraries are downloaded from PyPI into
-benchmarks/.corpus (ignored by benchmarks/.gitignore) once. Every figure printed comes from the same run, so the
-ratios hold even on a noisy machine.
+benchmarks/.corpus once (the script writes a `.gitignore` holding `*` there, so git never sees them).
+Every measurement runs in this one invocation, interleaved round by round, so the ratios printed
+hold even on a noisy machine where the absolute seconds do not.
+
+Measurements, all over the same list of `*.py` files:
+
+  parse        read each file and `libcst.parse_module` it (the floor for any libcst linter);
+  check        read each file and `jaxlint.engine.check_source` it: jaxlint's whole per-file
+               analysis, parse included, in this process, no cache;
+  cli -j1      `python -m jaxlint check --no-cache --jobs 1 --quiet --exit-zero FILES...`, wall time;
+  cli          the same with the default number of jobs (all cores).
+
+The CLI is handed the file list itself, not the directory: walking the directory would honour the
+corpus's `.gitignore` files (including the `*` one this script writes) and also pick up `.pyi` and
+`.ipynb` files, so it would not be the same work.
 """
 from __future__ import annotations
 
 import argparse
+import cProfile
+import io
+import json
+import os
+import pstats
 import statistics
 import subprocess
 import sys
@@ -18,21 +36,51 @@ from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-PINNED = ["flax==0.12.8", "optax==0.2.8", "equinox==0.13.8", "chex==0.1.92"]
+DEFAULT_CORPUS = HERE / ".corpus"
+PINNED = ("flax==0.12.8", "optax==0.2.8", "equinox==0.13.8", "chex==0.1.92")
+# Above this many bytes of arguments the file list is not passed to the CLI (ARG_MAX is often 2 MiB).
+MAX_ARGV_BYTES = 1_000_000
+
+
+# --------------------------------------------------------------------------- corpus
 
 
 def fetch_corpus(directory: Path) -> Path:
+    """Download and unpack the pinned sdists into `directory`, skipping those already there."""
     directory.mkdir(parents=True, exist_ok=True)
+    ignore = directory / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("*\n", encoding="utf-8")
     for requirement in PINNED:
         name, version = requirement.split("==")
-        if any(directory.glob(f"{name}-{version}*/")):
+        unpacked = directory / f"{name}-{version}"
+        if unpacked.is_dir():
             continue
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-                        requirement, "-d", str(directory)], check=True)
-        for archive in directory.glob(f"{name}-{version}*.tar.gz"):
-            with tarfile.open(archive) as tar:
+        archive = directory / f"{name}-{version}.tar.gz"
+        if not archive.exists():
+            print(f"downloading {requirement} ...", file=sys.stderr)
+            subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                            "--no-binary", ":all:", requirement, "-d", str(directory)], check=True)
+        if not archive.exists():
+            sys.exit(f"pip did not leave {archive.name} in {directory}")
+        with tarfile.open(archive) as tar:
+            try:
                 tar.extractall(directory, filter="data")
+            except TypeError:  # Python without extraction filters
+                tar.extractall(directory)
     return directory
+
+
+def python_files(corpus: Path) -> list[Path]:
+    return sorted(p for p in corpus.rglob("*.py") if p.is_file())
+
+
+def versions(corpus: Path) -> str:
+    names = sorted(p.name for p in corpus.iterdir() if p.is_dir())
+    return ", ".join(names)
+
+
+# --------------------------------------------------------------------------- measurements
 
 
 def timed(function) -> float:
@@ -41,61 +89,217 @@ def timed(function) -> float:
     return time.perf_counter() - start
 
 
+def summary(values: list[float]) -> tuple[float, float]:
+    return min(values), statistics.median(values)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, help="a directory of Python code (default: download pinned sdists)")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--corpus", type=Path,
+                        help="an existing directory of Python code (default: download the pinned sdists "
+                             f"into {DEFAULT_CORPUS.relative_to(HERE.parent)})")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of every measurement (default 3)")
+    parser.add_argument("--samples", type=int, default=0,
+                        help="print up to N findings, spread over the rules, for triage")
+    parser.add_argument("--profile", action="store_true",
+                        help="also run cProfile over one `check` pass and print the hotspots")
+    parser.add_argument("--no-cli", action="store_true", help="skip the subprocess measurements")
     args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
 
     import libcst
 
+    from jaxlint import engine
     from jaxlint.config import Settings
-    from jaxlint.engine import check_source, enabled_rules
+    from jaxlint.engine import RuleFailure, check_source, enabled_rules
 
-    corpus = args.corpus or fetch_corpus(HERE / ".corpus")
-    files = sorted(p for p in corpus.rglob("*.py") if p.is_file())
-    sources = []
-    for path in files:
-        try:
-            sources.append((str(path), path.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError):
-            continue
-    lines = sum(text.count("\n") for _, text in sources)
+    if args.corpus is not None:
+        corpus = args.corpus.resolve()
+        if not corpus.is_dir():
+            parser.error(f"{args.corpus} is not a directory")
+    else:
+        corpus = fetch_corpus(DEFAULT_CORPUS)
+    files = python_files(corpus)
+    if not files:
+        sys.exit(f"no .py files under {corpus}")
+    paths = [str(p) for p in files]
+    lines = 0
+    for p in files:
+        with open(p, "rb") as handle:
+            lines += handle.read().count(b"\n")
+    relevant_words = getattr(engine, "RELEVANT_WORDS", None)
+
     settings = Settings()
     counts: Counter[str] = Counter()
+    findings: list = []
+    problems: dict[str, list[str]] = {"parse": [], "check": []}
 
     def parse_all() -> None:
-        for _, text in sources:
+        problems["parse"].clear()
+        for path in paths:
+            with open(path, "rb") as handle:
+                data = handle.read()
             try:
-                libcst.parse_module(text)
-            except libcst.ParserSyntaxError:
-                pass
+                libcst.parse_module(data.decode("utf-8"))
+            except (libcst.ParserSyntaxError, UnicodeDecodeError, RecursionError) as exc:
+                problems["parse"].append(f"{path}: {type(exc).__name__}")
 
     def check_all() -> None:
         counts.clear()
-        for path, text in sources:
-            for finding in check_source(text, path, settings, enabled_rules(settings, path)):
+        findings.clear()
+        problems["check"].clear()
+        for path in paths:
+            with open(path, "rb") as handle:
+                data = handle.read()
+            try:
+                source = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                problems["check"].append(f"{path}: {type(exc).__name__}")
+                continue
+            try:
+                result = check_source(source, path, settings, enabled_rules(settings, path))
+            except RuleFailure as failure:
+                result = failure.findings
+                problems["check"].extend(f"{path}: {message}" for message in failure.failures)
+            findings.extend(result)
+            for finding in result:
                 counts[finding.code] += 1
 
+    def cli_command(jobs: list[str], *extra: str) -> list[str]:
+        targets = paths if sum(len(p) + 1 for p in paths) < MAX_ARGV_BYTES else [str(corpus)]
+        return [sys.executable, "-m", "jaxlint", "check", "--no-cache", "--quiet", "--exit-zero",
+                *jobs, *extra, *targets]
+
     def cli(jobs: list[str]):
-        return lambda: subprocess.run([sys.executable, "-m", "jaxlint", "check", "--no-cache", "--quiet", "--exit-zero",
-                                       *jobs, str(corpus)], check=True, stdout=subprocess.DEVNULL)
+        command = cli_command(jobs)
+        return lambda: subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
 
-    runs: dict[str, list[float]] = {"parse": [], "check": [], "cli --jobs 1": [], "cli (all cores)": []}
-    for _ in range(args.repeat):  # interleaved, so a slow spell of the machine hits every measurement
-        runs["parse"].append(timed(parse_all))
-        runs["check"].append(timed(check_all))
-        runs["cli --jobs 1"].append(timed(cli(["--jobs", "1"])))
-        runs["cli (all cores)"].append(timed(cli([])))
+    measurements = {"parse": parse_all, "check": check_all}
+    if not args.no_cli:
+        measurements["cli -j1"] = cli(["--jobs", "1"])
+        measurements[f"cli -j{os.cpu_count() or 1}"] = cli([])
+    runs: dict[str, list[float]] = {name: [] for name in measurements}
+    for round_number in range(1, args.repeat + 1):  # interleaved: a slow spell hits every measurement
+        for name, function in measurements.items():
+            runs[name].append(timed(function))
+        print(f"round {round_number}/{args.repeat}: "
+              + ", ".join(f"{name} {values[-1]:.2f}s" for name, values in runs.items()), file=sys.stderr)
 
-    print(f"corpus: {corpus} ({len(sources)} files, {lines} lines)")
-    print(f"{'measurement':<18} {'min s':>8} {'median s':>9} {'min / parse':>12}")
+    # ------------------------------------------------------------------ report
+    print(f"corpus: {corpus}")
+    print(f"        {versions(corpus)}")
+    print(f"files: {len(paths)} .py files, {lines:,} lines; rounds: {args.repeat}; "
+          f"cores: {os.cpu_count()}; python {sys.version.split()[0]}; libcst {libcst_version()}")
+    if relevant_words is not None:
+        quick = sum(1 for path in paths if not any(w in _read(path) for w in relevant_words))
+        print(f"files jaxlint skips without a libcst parse (none of {', '.join(relevant_words)}): {quick}")
+    print()
     base = min(runs["parse"])
+    print(f"| {'measurement':<10} | {'min s':>7} | {'median s':>8} | {'min / parse min':>15} |")
+    print(f"|{'-' * 12}|{'-' * 9}|{'-' * 10}|{'-' * 17}|")
     for name, values in runs.items():
-        print(f"{name:<18} {min(values):>8.2f} {statistics.median(values):>9.2f} {min(values) / base:>12.2f}")
-    print(f"check throughput: {lines / min(runs['check']):,.0f} lines/s (parse included)")
-    print("findings per rule: " + (", ".join(f"{code} {n}" for code, n in sorted(counts.items())) or "none"))
+        low, middle = summary(values)
+        print(f"| {name:<10} | {low:>7.2f} | {middle:>8.2f} | {low / base:>15.2f} |")
+    print()
+    print(f"parse throughput: {lines / base:,.0f} lines/s")
+    print(f"check throughput: {lines / min(runs['check']):,.0f} lines/s (one process, parse included)")
+    for name in ("parse", "check"):
+        if problems[name]:
+            print(f"{name}: {len(problems[name])} problem(s), e.g. {problems[name][0]}")
+
+    print()
+    total = sum(counts.values())
+    print(f"findings per rule ({total} in all):")
+    for code, number in sorted(counts.items()):
+        print(f"  {code:<8} {number:>5}")
+
+    if not args.no_cli:
+        agreement = compare_with_cli(cli_command(["--jobs", "1"], "--output-format", "json"), counts)
+        print(f"cli -j1 findings match the in-process check: {agreement}")
+
+    if args.samples > 0 and findings:
+        print()
+        print(f"sample findings (up to {args.samples}, taken in turn from each rule):")
+        for finding in spread(findings, args.samples):
+            where = os.path.relpath(finding.path, corpus)
+            print(f"  {where}:{finding.start.line}:{finding.start.column}: {finding.code} {finding.message}")
+
+    if args.profile:
+        profile_check(check_all)
     return 0
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        return handle.read()
+
+
+def libcst_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("libcst")
+    except PackageNotFoundError:
+        return "?"
+
+
+def compare_with_cli(command: list[str], counts: Counter[str]) -> str:
+    """Run the CLI once more (untimed) with JSON output and compare its findings per rule."""
+    completed = subprocess.run(command, check=True, capture_output=True, text=True)
+    try:
+        reported = Counter(item["code"] for item in json.loads(completed.stdout or "[]"))
+    except (ValueError, KeyError, TypeError):
+        return "unknown (could not read the CLI's JSON output)"
+    if reported == counts:
+        return f"yes ({sum(reported.values())} findings)"
+    differences = sorted(set(reported) | set(counts))
+    return "NO: " + ", ".join(f"{code} cli {reported[code]} vs check {counts[code]}"
+                              for code in differences if reported[code] != counts[code])
+
+
+def spread(findings: list, limit: int) -> list:
+    """Up to `limit` findings, taking them in turn from each rule so that rare rules show up too."""
+    by_code: dict[str, list] = {}
+    for finding in sorted(findings, key=lambda f: (f.code, f.path, f.start)):
+        by_code.setdefault(finding.code, []).append(finding)
+    chosen: list = []
+    depth = 0
+    while len(chosen) < limit and any(depth < len(group) for group in by_code.values()):
+        for group in by_code.values():
+            if depth < len(group) and len(chosen) < limit:
+                chosen.append(group[depth])
+        depth += 1
+    return sorted(chosen, key=lambda f: (f.code, f.path, f.start))
+
+
+def profile_check(check_all) -> None:
+    profiler = cProfile.Profile()
+    start = time.perf_counter()
+    profiler.runcall(check_all)
+    elapsed = time.perf_counter() - start
+    print()
+    print(f"profile of one check pass ({elapsed:.2f}s under cProfile), top 25 by cumulative time:")
+    text = io.StringIO()
+    stats = pstats.Stats(profiler, stream=text)
+    stats.sort_stats("cumulative").print_stats(25)
+    print(trim_stats(text.getvalue()))
+
+    package = str(Path(__import__("jaxlint").__file__).resolve().parent)
+    print(f"jaxlint's own functions, top 25 by cumulative time (paths relative to {package}):")
+    rows = []
+    for (filename, line, function), (_, calls, _, cumulative, _) in stats.stats.items():  # type: ignore[attr-defined]
+        if filename.startswith(package):
+            rows.append((cumulative, calls, f"{os.path.relpath(filename, package)}:{line}({function})"))
+    rows.sort(reverse=True)
+    print(f"  {'cumtime s':>9}  {'calls':>9}  function")
+    for cumulative, calls, where in rows[:25]:
+        print(f"  {cumulative:>9.2f}  {calls:>9}  {where}")
+
+
+def trim_stats(text: str) -> str:
+    """pstats output without its leading blank lines and the header about sorting."""
+    kept = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("Ordered by")]
+    return "\n".join(kept)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,828 @@
+"""PRNG key flow: where a key is consumed, and where a consumed key is consumed again.
+
+The model follows JAX's own key-reuse checker (`jax.debug_key_reuse`): every `jax.random` sampler
+and `split` consume the key they are given; `fold_in`, `key_data` and `clone` do not. A key handed to
+a function of the same module is consumed when that function consumes its parameter (a summary per
+function, computed to a fixed point); a key handed to any other function counts as consumed, unless
+the function only inspects or stores it (builtins, `jax.numpy`, `jax.debug`, class constructors).
+Returning a key or putting it in a container does not consume it.
+
+A small interpreter walks each scope (the module's top level and every function) in source order:
+`if` branches are exclusive and merge afterwards, a branch that returns, raises, breaks or continues
+does not flow on, and loop bodies (comprehensions too) run twice, so that a key consumed in one
+iteration and not rebound from a fresh `split` is seen consumed again in the next.
+
+`KeyFlowFacts.of(ctx)` computes everything once per file; rules read `.reuses` and `.summaries`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from .scopes import COMPREHENSIONS, Scope
+
+if TYPE_CHECKING:
+    from ..context import FileContext
+
+FunctionNode = cst.FunctionDef | cst.Lambda
+
+#: `jax.random` functions that make a fresh key without consuming one.
+KEY_MAKERS = frozenset({"jax.random.key", "jax.random.PRNGKey", "jax.random.wrap_key_data"})
+#: `jax.random` functions that return fresh keys from a key.
+KEY_DERIVERS = frozenset({"jax.random.split", "jax.random.fold_in", "jax.random.clone"})
+#: `jax.random` functions that read a key without consuming it.
+NON_CONSUMING_RANDOM = frozenset({
+    "jax.random.fold_in", "jax.random.key_data", "jax.random.key_impl", "jax.random.clone",
+    "jax.random.wrap_key_data", "jax.random.key", "jax.random.PRNGKey", "jax.random.default_prng_impl",
+})
+#: Calls that inspect, move or store a key but never draw from it.
+NON_CONSUMING_PREFIXES = (
+    "builtins.", "jax.numpy.", "numpy.", "jax.debug.", "jax.tree.", "jax.tree_util.", "logging.",
+    "typing.", "jax.dtypes.", "pickle.", "copy.", "jax.typeof", "jax.device_put", "jax.device_get",
+    "jax.block_until_ready", "jax.lax.stop_gradient", "jax.ShapeDtypeStruct", "jax.eval_shape",
+    "jax.make_jaxpr", "jax.random.key_data",
+)
+#: lax loops: a key in their initial carry is consumed by the loop.
+LAX_LOOPS = frozenset({"jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop", "jax.lax.map"})
+TRANSFORMS = frozenset({"jax.jit", "jax.vmap", "jax.pmap", "jax.checkpoint", "jax.remat"})
+
+KEY_NAME = re.compile(r"^(key|rng|prng_key|prng|keys|rngs|[A-Za-z0-9_]+_(key|rng|keys|rngs))$")
+#: Annotations that mark a parameter as a key.
+KEY_ANNOTATIONS = re.compile(r"(PRNGKeyArray|\bKey\[|PRNGKey\b|KeyArray)")
+ARRAY_ANNOTATION = re.compile(r"(jax\.Array|\bArray\b)")
+#: Attributes a key has; any other attribute use means the name is not a JAX key (a NumPy Generator).
+KEY_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size", "reshape", "T", "at", "block_until_ready",
+                            "sharding", "devices", "device", "squeeze", "copy", "astype"})
+
+#: id(module) -> (module, facts): one computation per file, however many rules ask (the module is
+#: held so that its id cannot be reused while the entry lives; the last few files are kept)
+_CACHE: dict[int, tuple[cst.Module, "KeyFlowFacts"]] = {}
+_CACHE_SIZE = 4
+
+
+@dataclass
+class Consumption:
+    node: cst.Call
+    #: source order of the node (KeyFlowFacts.line gives its line)
+    line: int
+    #: consumed by a known consumer (a sampler, `split`, a module function that does): not a guess
+    certain: bool
+
+
+@dataclass
+class KeyState:
+    """What a tracked name holds: a fresh key, or a key consumed at `consumed`."""
+
+    consumed: Consumption | None = None
+    #: a key for sure (made by jax.random, named or annotated as one), not just a parameter
+    known: bool = False
+    #: the parameter whose value this still is (for summaries)
+    param: str | None = None
+    #: loops whose body made this binding (fresh each iteration)
+    loop_depth: int = 0
+
+
+@dataclass
+class Reuse:
+    """A key consumed again: `node` is the second consuming call."""
+
+    node: cst.Call
+    name: str
+    first: Consumption
+    #: the loop (For, While, or comprehension) whose next iteration consumes it again, if that is how
+    loop: cst.CSTNode | None = None
+
+
+@dataclass
+class Summary:
+    #: parameter -> its first consuming call in the body, and whether the consumer is known
+    consumed: dict[str, Consumption] = field(default_factory=dict)
+
+
+State = dict[str, KeyState]
+
+
+class KeyFlowFacts:
+    def __init__(self, ctx: "FileContext") -> None:
+        self.ctx = ctx
+        self.lines = _Order(ctx.module)
+        self.traced = ctx.traced
+        self.functions: list[FunctionNode] = list(self.traced.functions)
+        self.summaries: dict[int, Summary] = {id(f): Summary() for f in self.functions}
+        self.reuses: list[Reuse] = []
+        self._seen: set[int] = set()
+        self._compute()
+
+    @classmethod
+    def of(cls, ctx: "FileContext") -> "KeyFlowFacts":
+        entry = _CACHE.get(id(ctx.module))
+        if entry is not None and entry[0] is ctx.module and entry[1].ctx is ctx:
+            return entry[1]
+        facts = cls(ctx)
+        while len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[id(ctx.module)] = (ctx.module, facts)
+        return facts
+
+    # -- driver ---------------------------------------------------------------------------------
+    def _compute(self) -> None:
+        if "random" not in self.ctx.source and "key" not in self.ctx.source:
+            return
+        for _ in range(4):
+            changed = False
+            for function in self.functions:
+                flow = self._flow(function, summary=True)
+                consumed = flow.param_consumed
+                old = self.summaries[id(function)].consumed
+                if set(consumed) != set(old) or any(consumed[p].certain != old[p].certain for p in consumed):
+                    self.summaries[id(function)] = Summary(consumed)
+                    changed = True
+            if not changed:
+                break
+        self._flow(None, summary=False)
+        for function in self.functions:
+            self._flow(function, summary=False)
+        self.reuses.sort(key=lambda r: self.lines.order(r.node))
+
+    def _flow(self, function: FunctionNode | None, summary: bool) -> "_KeyFlow":
+        scope = self.traced.scopes.get(id(function), self.ctx.module_scope) if function else self.ctx.module_scope
+        flow = _KeyFlow(self, function, scope, summary)
+        if function is None:
+            flow.run(self.ctx.module.body)
+        else:
+            flow.start(function)
+        return flow
+
+    def record(self, reuse: Reuse) -> None:
+        if id(reuse.node) not in self._seen:
+            self._seen.add(id(reuse.node))
+            self.reuses.append(reuse)
+
+    # -- shared questions ---------------------------------------------------------------------
+    def function_for(self, func: cst.BaseExpression, scope: Scope) -> cst.FunctionDef | None:
+        """The module function a called name stands for (all its bindings are that `def`)."""
+        if not isinstance(func, cst.Name):
+            return None
+        found = scope.lookup(func.value)
+        if found is None:
+            return None
+        defs = [n for n in found[1].nodes if isinstance(n, cst.FunctionDef)]
+        return defs[-1] if defs and len(defs) == len(found[1].nodes) else None
+
+    def order(self, node: cst.CSTNode) -> int:
+        return self.lines.order(node)
+
+    def line(self, node: cst.CSTNode) -> int:
+        """The 1-based line of a node (resolves positions for the whole file on first use)."""
+        return self.lines.line(node)
+
+
+class _Order:
+    """Source order of nodes (a pre-order index), and their lines, resolved only when asked."""
+
+    def __init__(self, module: cst.Module) -> None:
+        from .walk import walk
+
+        self.module = module
+        self.index: dict[int, int] = {}
+
+        def enter(node: cst.CSTNode, field: str) -> bool:
+            self.index[id(node)] = len(self.index)
+            return True
+
+        walk(module, enter, lambda node: None)
+        self._positions = None
+
+    def order(self, node: cst.CSTNode) -> int:
+        return self.index.get(id(node), -1)
+
+    def line(self, node: cst.CSTNode) -> int:
+        if self._positions is None:
+            wrapper = cst.metadata.MetadataWrapper(self.module, unsafe_skip_copy=True)
+            self._positions = wrapper.resolve(cst.metadata.PositionProvider)
+        return self._positions[node].start.line
+
+
+class _KeyFlow:
+    """The key interpreter for one scope."""
+
+    def __init__(self, facts: KeyFlowFacts, function: FunctionNode | None, scope: Scope, summary: bool) -> None:
+        self.facts = facts
+        self.function = function
+        self.scope = scope
+        self.summary = summary
+        self.state: State = {}
+        self.loop_depth = 0
+        #: loop line, continue states, break states
+        self.loops: list[tuple[cst.CSTNode, list[State], list[State]]] = []
+        self.param_consumed: dict[str, Consumption] = {}
+        self.pass_index: list[int] = []
+        self.not_keys = _not_key_names(function.body if function is not None else facts.ctx.module)
+        self.resolve = lambda expr: facts.ctx.names.qualified_name(expr, scope)
+
+    # -- entry ----------------------------------------------------------------------------------
+    def start(self, function: FunctionNode) -> None:
+        params = function.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            name = param.name.value
+            if name in ("self", "cls"):
+                continue
+            known = self._param_is_key(param)
+            if known is False:
+                continue
+            if self.summary or known:
+                # a parameter only *named* like a key (`key` is also attention's query/key/value)
+                # counts as a key for sure consumers only, not for unknown functions
+                self.state[name] = KeyState(known=known == "annotated", param=name)
+        if isinstance(function.body, cst.BaseExpression):
+            self.expr(function.body)
+        else:
+            self.run(function.body.body)
+
+    def _param_is_key(self, param: cst.Param) -> "bool | str | None":
+        """"annotated": a key type; True: named like a key; False: not one (annotated otherwise, or
+        used like a NumPy Generator); None: unknown."""
+        name = param.name.value
+        if name in self.not_keys:
+            return False
+        if param.annotation is not None:
+            text = cst.Module([]).code_for_node(param.annotation.annotation)
+            if KEY_ANNOTATIONS.search(text):
+                return "annotated"
+            if ARRAY_ANNOTATION.search(text) and KEY_NAME.match(name):
+                return True
+            return False
+        return True if KEY_NAME.match(name) else None
+
+    # -- statements -----------------------------------------------------------------------------
+    def run(self, body) -> bool:
+        """Runs statements; False when control leaves (return, raise, break, continue)."""
+        if isinstance(body, cst.BaseSuite):
+            body = body.body
+        for statement in body:
+            if not self.statement(statement):
+                return False
+        return True
+
+    def statement(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.SimpleStatementLine):
+            for small in node.body:
+                if not self.small(small):
+                    return False
+            return True
+        if isinstance(node, cst.If):
+            self.expr(node.test)
+            before = _copy(self.state)
+            goes_on = self.run(node.body)
+            after_body = self.state
+            self.state = _copy(before)
+            if node.orelse is not None:
+                other = self.statement(node.orelse) if isinstance(node.orelse, cst.If) else self.run(node.orelse.body)
+            else:
+                other = True
+            return self._join([(after_body, goes_on), (self.state, other)])
+        if isinstance(node, (cst.For, cst.While)):
+            return self.loop(node)
+        if isinstance(node, cst.With):
+            for item in node.items:
+                self.expr(item.item)
+                if item.asname is not None:
+                    self.bind(item.asname.name, None)
+            return self.run(node.body)
+        if isinstance(node, cst.Try) or isinstance(node, getattr(cst, "TryStar", cst.Try)):
+            before = _copy(self.state)
+            goes_on = self.run(node.body)
+            if goes_on and node.orelse is not None:
+                goes_on = self.run(node.orelse.body)
+            # a handler may start anywhere in the body: from before it, or after it
+            entry = _merge(before, self.state)
+            paths = [(self.state, goes_on)]
+            for handler in node.handlers:
+                self.state = _copy(entry)
+                if handler.name is not None:
+                    self.bind(handler.name.name, None)
+                paths.append((self.state, self.run(handler.body)))
+            goes_on = self._join(paths)
+            if node.finalbody is not None:
+                goes_on = self.run(node.finalbody.body) and goes_on
+            return goes_on
+        if isinstance(node, cst.FunctionDef):
+            for decorator in node.decorators:
+                self.expr(decorator.decorator)
+            self.state.pop(node.name.value, None)
+            return True
+        if isinstance(node, cst.ClassDef):
+            self.state.pop(node.name.value, None)
+            return True
+        if isinstance(node, cst.Match):
+            self.expr(node.subject)
+            before = _copy(self.state)
+            paths = []
+            for case in node.cases:
+                self.state = _copy(before)
+                paths.append((self.state, self.run(case.body)))
+            paths.append((before, True))
+            return self._join(paths)
+        return True
+
+    def _join(self, paths: list[tuple[State, bool]]) -> bool:
+        live = [state for state, goes_on in paths if goes_on]
+        if not live:
+            self.state = paths[0][0]
+            return False
+        merged = live[0]
+        for other in live[1:]:
+            merged = _merge(merged, other)
+        self.state = merged
+        return True
+
+    def loop(self, node: cst.For | cst.While) -> bool:
+        if isinstance(node, cst.For):
+            self.expr(node.iter)
+        before = _copy(self.state)
+        line = node
+        self.loop_depth += 1
+        breaks: list[State] = []
+        for iteration in range(2):
+            self.loops.append((line, [], breaks))
+            if isinstance(node, cst.For):
+                self.bind_iteration(node.target, node.iter)
+            else:
+                self.expr(node.test)
+            self.pass_index.append(iteration)
+            goes_on = self.run(node.body)
+            self.pass_index.pop()
+            _, continues, _ = self.loops.pop()
+            ends = ([self.state] if goes_on else []) + continues
+            if not ends:
+                break
+            merged = ends[0]
+            for other in ends[1:]:
+                merged = _merge(merged, other)
+            self.state = merged
+        self.loop_depth -= 1
+        self.state = _merge(before, self.state)
+        for state in breaks:
+            self.state = _merge(self.state, state)
+        if node.orelse is not None:
+            self.run(node.orelse.body)
+        return True
+
+    def small(self, node: cst.BaseSmallStatement) -> bool:
+        if isinstance(node, cst.Assign):
+            value = self.expr(node.value)
+            for target in node.targets:
+                self.bind(target.target, value, node.value)
+        elif isinstance(node, cst.AnnAssign):
+            if node.value is not None:
+                self.bind(node.target, self.expr(node.value), node.value)
+        elif isinstance(node, cst.AugAssign):
+            self.expr(node.value)
+            self.bind(node.target, None)
+        elif isinstance(node, cst.Return):
+            if node.value is not None:
+                self.expr(node.value)
+            return False
+        elif isinstance(node, cst.Raise):
+            if node.exc is not None:
+                self.expr(node.exc)
+            return False
+        elif isinstance(node, (cst.Continue, cst.Break)):
+            if self.loops:
+                target = self.loops[-1][1] if isinstance(node, cst.Continue) else self.loops[-1][2]
+                target.append(_copy(self.state))
+            return False
+        elif isinstance(node, cst.Expr):
+            self.expr(node.value)
+        elif isinstance(node, cst.Assert):
+            self.expr(node.test)
+        elif isinstance(node, cst.Del):
+            self.bind(node.target, None)
+        elif isinstance(node, (cst.Import, cst.ImportFrom)):
+            names = node.names if not isinstance(node.names, cst.ImportStar) else []
+            for alias in names:
+                local = alias.asname.name if alias.asname else alias.name
+                if isinstance(local, cst.Name):
+                    self.state.pop(local.value, None)
+        return True
+
+    # -- binding --------------------------------------------------------------------------------
+    def bind(self, target: cst.BaseExpression, value: "str | None", value_node: cst.BaseExpression | None = None) -> None:
+        """Binds a target to a value: "key" (a fresh key), "keys" (a batch of fresh keys), or None."""
+        if isinstance(target, cst.Name):
+            name = target.value
+            if value in ("key", "keys") and name not in self.not_keys:
+                self.state[name] = KeyState(known=True, loop_depth=self.loop_depth)
+            elif (value == "maybe" and KEY_NAME.match(name) and name not in self.not_keys):
+                # `key, x = carry`: named like a key; sure consumers only
+                self.state[name] = KeyState(known=False, loop_depth=self.loop_depth)
+            else:
+                self.state.pop(name, None)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            values = value_node.elements if isinstance(value_node, (cst.Tuple, cst.List)) else None
+            if values is not None and len(values) == len(target.elements) and not any(
+                    isinstance(e, cst.StarredElement) for e in (*target.elements, *values)):
+                for element, item in zip(target.elements, values):
+                    self.bind(element.value, self._kinds.get(id(item.value)), item.value)
+                return
+            element_value = "key" if value == "keys" else ("maybe" if value in (None, "maybe") and isinstance(
+                value_node, (cst.Name, cst.Subscript, cst.Attribute)) else None)
+            for element in target.elements:
+                if isinstance(element, cst.StarredElement):
+                    self.bind(element.value, "keys" if value == "keys" else None)
+                else:
+                    self.bind(element.value, element_value)
+        elif isinstance(target, cst.StarredElement):
+            self.bind(target.value, None)
+        else:
+            self.expr(target)
+
+    def bind_iteration(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
+        value = self._kinds.get(id(iterable))
+        if value == "keys":
+            self.bind(target, "key")
+        elif isinstance(iterable, cst.Call) and isinstance(target, cst.Tuple) and len(target.elements) == 2 \
+                and self.resolve(iterable.func) == "builtins.enumerate" and iterable.args \
+                and self._kinds.get(id(iterable.args[0].value)) == "keys":
+            self.bind(target.elements[0].value, None)
+            self.bind(target.elements[1].value, "key")
+        else:
+            self.bind(target, None)
+
+    # -- expressions ----------------------------------------------------------------------------
+    @property
+    def _kinds(self) -> dict[int, str]:
+        if not hasattr(self, "_kind_table"):
+            self._kind_table: dict[int, str] = {}
+        return self._kind_table
+
+    def expr(self, node: cst.BaseExpression) -> "str | None":
+        value = self._expr(node)
+        if value is not None:
+            self._kinds[id(node)] = value
+        else:
+            self._kinds.pop(id(node), None)
+        return value
+
+    def _expr(self, node: cst.BaseExpression) -> "str | None":
+        if isinstance(node, cst.Name):
+            held = self.state.get(node.value)
+            return "key" if held is not None and held.known else None
+        if isinstance(node, cst.Call):
+            return self.call(node)
+        if isinstance(node, cst.Subscript):
+            base = self.expr(node.value)
+            for element in node.slice:
+                for part in element.children:
+                    if isinstance(part, cst.BaseExpression):
+                        self.expr(part)
+            if base == "key" and isinstance(node.value, cst.Name):
+                return "key"
+            return None
+        if isinstance(node, COMPREHENSIONS):
+            self.comprehension(node)
+            return None
+        if isinstance(node, cst.Lambda):
+            return None
+        if isinstance(node, cst.NamedExpr):
+            value = self.expr(node.value)
+            self.bind(node.target, value)
+            return value
+        if isinstance(node, cst.IfExp):
+            self.expr(node.test)
+            before = _copy(self.state)
+            self.expr(node.body)
+            after = self.state
+            self.state = before
+            self.expr(node.orelse)
+            self.state = _merge(after, self.state)
+            return None
+        if isinstance(node, cst.BooleanOperation):
+            self.expr(node.left)
+            before = _copy(self.state)
+            self.expr(node.right)
+            self.state = _merge(before, self.state)
+            return None
+        for child in _child_expressions(node):
+            self.expr(child)
+        return None
+
+    def comprehension(self, node) -> None:
+        outer = _copy(self.state)
+        comp: cst.CompFor | None = node.for_in
+        bound: set[str] = set()
+        self.expr(comp.iter)
+        self.loop_depth += 1
+        self.loops.append((node, [], []))
+        for _ in range(2):
+            comp = node.for_in
+            first = True
+            while comp is not None:
+                if not first:
+                    self.expr(comp.iter)
+                first = False
+                self.bind_iteration(comp.target, comp.iter)
+                bound |= _target_names(comp.target)
+                for condition in comp.ifs:
+                    self.expr(condition.test)
+                comp = comp.inner_for_in
+            if isinstance(node, cst.DictComp):
+                self.expr(node.key)
+                self.expr(node.value)
+            else:
+                self.expr(node.elt)
+        self.loops.pop()
+        self.loop_depth -= 1
+        for name in bound:  # comprehension variables are local to it
+            if name in outer:
+                self.state[name] = outer[name]
+            else:
+                self.state.pop(name, None)
+
+    def call(self, node: cst.Call) -> "str | None":
+        func = node.func
+        callee = self.resolve(func)
+        if isinstance(func, cst.Attribute):
+            self.expr(func.value)
+        elif isinstance(func, cst.Call):
+            self.expr(func)
+        for arg in node.args:
+            self.expr(arg.value)
+        consumed = self._consumed_arguments(node, callee)
+        for name, certain in consumed:
+            self.consume(name, node, certain)
+        if callee in KEY_MAKERS or callee == "jax.random.fold_in" or callee == "jax.random.clone":
+            return "key"
+        if callee == "jax.random.split":
+            return "keys"
+        return None
+
+    def _consumed_arguments(self, node: cst.Call, callee: str | None) -> list[tuple[str, bool]]:
+        """The tracked names this call consumes, each with whether the consumer is known."""
+        tracked = [(arg, arg.value.value) for arg in node.args
+                   if isinstance(arg.value, cst.Name) and arg.value.value in self.state and not arg.star]
+        if callee is not None and callee.startswith("jax.random."):
+            if callee in NON_CONSUMING_RANDOM:
+                return []
+            key_args = [(a, n) for a, n in tracked if a.keyword is None or a.keyword.value == "key"]
+            return [(n, True) for a, n in key_args[:1] if a is node.args[0] or (a.keyword and a.keyword.value == "key")]
+        if callee in LAX_LOOPS:
+            names = [n for _, n in tracked]
+            for arg in node.args:
+                if isinstance(arg.value, (cst.Tuple, cst.List)):
+                    names += [e.value.value for e in arg.value.elements
+                              if isinstance(e.value, cst.Name) and e.value.value in self.state]
+            return [(n, False) for n in names]
+        if not tracked:
+            return []
+        function = self.facts.function_for(node.func, self.scope)
+        if function is None and isinstance(node.func, cst.Call):
+            function = self._transformed(node.func)
+        if function is not None:
+            summary = self.facts.summaries.get(id(function))
+            if summary is None:
+                return []
+            names = _parameter_names(function)
+            result = []
+            index = 0
+            for arg in node.args:
+                if arg.star:
+                    break
+                if arg.keyword is not None:
+                    param = arg.keyword.value
+                else:
+                    param = names[index] if index < len(names) else None
+                    index += 1
+                if param in summary.consumed and isinstance(arg.value, cst.Name) and arg.value.value in self.state:
+                    result.append((arg.value.value, summary.consumed[param].certain))
+            return result
+        if callee is not None and (callee.startswith(NON_CONSUMING_PREFIXES) or callee in NON_CONSUMING_RANDOM):
+            return []
+        if callee is not None and callee.startswith("jax.") and callee.rsplit(".", 1)[0] in ("jax", "jax.lax"):
+            # other jax/lax functions (`jax.lax.cond`, `jax.jit(...)` applied to unknown code): unknown
+            pass
+        short = _callee_name(node.func)
+        if short is None or short[:1].isupper() or short in ("append", "extend", "insert", "update",
+                                                             "setdefault", "put", "add", "info", "debug",
+                                                             "warning", "log", "write", "format"):
+            return []
+        return [(n, False) for _, n in tracked]
+
+    def _transformed(self, call: cst.Call) -> cst.FunctionDef | None:
+        """`jax.jit(f)` / `jax.vmap(f, …)`: the module function a transform call wraps."""
+        if self.resolve(call.func) in TRANSFORMS and call.args and call.args[0].keyword is None:
+            return self.facts.function_for(call.args[0].value, self.scope)
+        return None
+
+    def consume(self, name: str, node: cst.Call, certain: bool) -> None:
+        held = self.state.get(name)
+        if held is None:
+            return
+        line = self.facts.order(node)
+        if held.consumed is not None:
+            if not self.summary and (held.known or (certain and held.consumed.certain)):
+                first = held.consumed
+                loop = None
+                if self.loops and first.line >= line:
+                    loop = self.loops[-1][0]  # consumed by the previous iteration
+                self.facts.record(Reuse(node, name, first, loop))
+            return
+        consumption = Consumption(node, line, certain)
+        self.state[name] = KeyState(consumption, held.known, held.param, held.loop_depth)
+        if held.param is not None and held.param not in self.param_consumed:
+            self.param_consumed[held.param] = consumption
+
+
+# -- helpers ------------------------------------------------------------------------------------
+def _copy(state: State) -> State:
+    return dict(state)
+
+
+def _merge(a: State, b: State) -> State:
+    """Names tracked on both paths; consumed on either path means consumed."""
+    merged: State = {}
+    for name, left in a.items():
+        right = b.get(name)
+        if right is None:
+            continue
+        if left.consumed is not None and right.consumed is not None:
+            first = left.consumed if left.consumed.line <= right.consumed.line else right.consumed
+        else:
+            first = left.consumed or right.consumed
+        param = left.param if left.param == right.param else None
+        merged[name] = KeyState(first, left.known and right.known, param, max(left.loop_depth, right.loop_depth))
+    return merged
+
+
+def _child_expressions(node: cst.CSTNode):
+    for child in node.children:
+        if isinstance(child, cst.BaseExpression):
+            yield child
+        elif isinstance(child, (cst.Element, cst.DictElement, cst.StarredDictElement, cst.Arg,
+                                cst.ComparisonTarget, cst.FormattedStringExpression, cst.Index, cst.Slice,
+                                cst.SubscriptElement)):
+            yield from _child_expressions(child)
+        elif isinstance(child, cst.FormattedStringText):
+            continue
+
+
+def _target_names(target: cst.BaseExpression) -> set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return {n for e in target.elements for n in _target_names(e.value)}
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return set()
+
+
+def _parameter_names(function: FunctionNode) -> list[str]:
+    p = function.params
+    return [x.name.value for x in (*p.posonly_params, *p.params)]
+
+
+def _callee_name(func: cst.BaseExpression) -> str | None:
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return None
+
+
+class _AttributeUses:
+    """Names used with an attribute a JAX key does not have (`rng.normal(...)`: a NumPy Generator)."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit(self, root: cst.CSTNode) -> set[str]:
+        from .walk import walk
+
+        def enter(node: cst.CSTNode, field: str) -> bool:
+            if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+                if node.attr.value not in KEY_ATTRIBUTES:
+                    self.names.add(node.value.value)
+            return True
+
+        walk(root, enter, lambda node: None)
+        return self.names
+
+
+
+def _not_key_names(root: cst.CSTNode) -> set[str]:
+    return _AttributeUses().visit(root)
+
+
+# -- keys broadcast by vmap ---------------------------------------------------------------------
+VMAP_TRANSFORMS = frozenset({"jax.vmap", "equinox.filter_vmap", "flax.nnx.vmap"})
+
+
+def vmap_broadcast_keys(ctx: "FileContext") -> list[tuple[cst.Call, str, str]]:
+    """(consuming call, key name, how it reaches the function) for keys a vmapped function draws from
+    while every batch element sees the same key: a parameter mapped with `in_axes=None`, or a key
+    closed over from the enclosing scope. Only sure consumers count (samplers, `split`)."""
+    facts = KeyFlowFacts.of(ctx)
+    traced = ctx.traced
+    found: list[tuple[cst.Call, str, str]] = []
+    for function in traced.functions:
+        for use in traced.applications.get(id(function), ()):
+            if use.transform not in VMAP_TRANSFORMS or id(function) in traced.methods:
+                continue
+            positional = _parameter_names(function)[use.bound_positional:]
+            for param in _broadcast(use, positional):
+                consumption = facts.summaries.get(id(function), Summary()).consumed.get(param)
+                if consumption is not None and consumption.certain:
+                    found.append((consumption.node, param, "in_axes=None"))
+            for node, name in _closed_over_draws(facts, function):
+                found.append((node, name, "closure"))
+    seen: set[int] = set()
+    unique = []
+    for item in found:
+        if id(item[0]) not in seen:
+            seen.add(id(item[0]))
+            unique.append(item)
+    return unique
+
+
+def _broadcast(use, positional: list[str]) -> list[str]:
+    axes = use.keywords.get("in_axes", use.extra_positional[0] if use.extra_positional else None)
+    if axes is None:
+        return []
+    if isinstance(axes, cst.Name) and axes.value == "None":
+        return list(positional)
+    if isinstance(axes, (cst.Tuple, cst.List)):
+        return [name for name, element in zip(positional, axes.elements)
+                if isinstance(element.value, cst.Name) and element.value.value == "None"]
+    return []
+
+
+def _closed_over_draws(facts: KeyFlowFacts, function: FunctionNode) -> list[tuple[cst.Call, str]]:
+    """Sampler/split calls in the function body whose key is a name from an enclosing scope."""
+    from .walk import walk
+
+    scope = facts.traced.scopes.get(id(function))
+    if scope is None:
+        return []
+    local = set(scope.bindings)
+    draws: list[tuple[cst.Call, str]] = []
+
+    def enter(node: cst.CSTNode, field: str) -> bool:
+        if node is not function and isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return False
+        if isinstance(node, cst.Call) and node.args and node.args[0].keyword is None:
+            callee = facts.ctx.names.qualified_name(node.func, scope)
+            key = node.args[0].value
+            if callee is not None and callee.startswith("jax.random.") and callee not in NON_CONSUMING_RANDOM \
+                    and isinstance(key, cst.Name) and key.value not in local and _is_outer_key(facts, scope, key.value):
+                draws.append((node, key.value))
+        return True
+
+    body = function.body
+    walk(body, enter, lambda node: None)
+    return draws
+
+
+def _is_outer_key(facts: KeyFlowFacts, scope: Scope, name: str) -> bool:
+    """Whether an enclosing scope binds `name` to a key (made by jax.random, or a key-named parameter)."""
+    found = scope.lookup(name)
+    if found is None:
+        return False
+    owner, binding = found
+    for node in binding.nodes:
+        if isinstance(node, cst.Param):
+            if not KEY_NAME.match(name):
+                return False
+            continue
+        return False if not _bound_to_key(facts, owner, node) else True
+    return bool(binding.nodes)
+
+
+def _bound_to_key(facts: KeyFlowFacts, owner: Scope, target: cst.CSTNode) -> bool:
+    """A Name target assigned from `jax.random.key/PRNGKey/split/fold_in(...)` (directly or unpacked)."""
+    from .walk import walk
+
+    result = [False]
+
+    def enter(node: cst.CSTNode, field: str) -> bool:
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call):
+            if any(_contains(t.target, target) for t in node.targets):
+                callee = facts.ctx.names.qualified_name(node.value.func, owner)
+                result[0] = callee in KEY_MAKERS or callee in KEY_DERIVERS
+            return False
+        return not isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) or node is owner.node
+
+    walk(owner.node, enter, lambda node: None)
+    return result[0]
+
+
+def _contains(target: cst.BaseExpression, node: cst.CSTNode) -> bool:
+    if target is node:
+        return True
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return any(_contains(e.value, node) for e in target.elements)
+    if isinstance(target, cst.StarredElement):
+        return _contains(target.value, node)
+    return False

@@ -1,0 +1,55 @@
+"""JAX205: a long Python `for` loop over a constant `range` inside a traced function is unrolled."""
+from __future__ import annotations
+
+import libcst as cst
+
+from ..facts.literals import Literals
+from ..facts.walk import children
+from ..rule import Rule
+
+_NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+class PythonLoopUnrolled(Rule):
+    code = "JAX205"
+
+    def visit_For(self, node: cst.For) -> None:
+        info = self.ctx.trace_info()
+        if info is None or not info.abstract:
+            return
+        trips = self._trip_count(node.iter)
+        threshold = self.ctx.settings.loop_unroll_threshold
+        if trips is None or trips < threshold or not self._traces_work(node.body):
+            return
+        self.report(node.iter, (
+            f"Python `for` loop of {trips} iterations inside a function traced by `{info.label}`: JAX unrolls it "
+            f"while tracing, so the program and its compile time grow with every iteration; use "
+            f"`jax.lax.fori_loop(0, {trips}, body, init)` or `jax.lax.scan`, which compile the body once"))
+
+    def _trip_count(self, expr: cst.BaseExpression) -> int | None:
+        if not isinstance(expr, cst.Call) or self.ctx.qualified_name(expr.func) != "builtins.range":
+            return None
+        if not 1 <= len(expr.args) <= 3 or any(a.keyword is not None or a.star for a in expr.args):
+            return None
+        literals = Literals.of(self.ctx)
+        bounds = [literals.integer(a.value, self.ctx.scope) for a in expr.args]
+        if any(b is None for b in bounds) or (len(bounds) == 3 and bounds[2] == 0):
+            return None
+        return len(range(*bounds))
+
+    def _traces_work(self, body: cst.CSTNode) -> bool:
+        """Whether the loop body computes with traced values or calls JAX (else unrolling costs nothing)."""
+        stack = [body]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, _NESTED):
+                continue
+            if isinstance(node, cst.BaseExpression):
+                if self.ctx.kind(node).traced:
+                    return True
+                if isinstance(node, cst.Call):
+                    name = self.ctx.qualified_name(node.func)
+                    if name is not None and name.startswith("jax."):
+                        return True
+            stack.extend(child for _, child in children(node))
+        return False

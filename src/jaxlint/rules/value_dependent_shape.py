@@ -1,0 +1,92 @@
+"""JAX204: an array whose shape would depend on traced values (boolean masks, `nonzero`, traced slices)."""
+from __future__ import annotations
+
+import libcst as cst
+
+from ..facts.index_kinds import IndexKinds
+from ..facts.values import Kind
+from ..rule import Rule
+
+#: jax.numpy functions whose output size depends on the values unless `size=` is given.
+SIZED = frozenset({
+    "jax.numpy.nonzero", "jax.numpy.argwhere", "jax.numpy.flatnonzero", "jax.numpy.unique",
+    "jax.numpy.unique_values", "jax.numpy.unique_counts", "jax.numpy.unique_inverse", "jax.numpy.unique_all",
+    "jax.numpy.setdiff1d", "jax.numpy.union1d", "jax.numpy.intersect1d",
+})
+_ARRAYS = (Kind.ARRAY, Kind.BOOL, Kind.PARAM, Kind.JAX_ARRAY)
+
+
+class ValueDependentShape(Rule):
+    code = "JAX204"
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        info = self.ctx.trace_info()
+        if info is None or not info.abstract:
+            return
+        if self.ctx.kind(node.value) not in _ARRAYS or _is_store_target(node, self.ctx.parent):
+            return  # `x[mask] = v` fails as an in-place update first (JAX401)
+        where = f"inside a function traced by `{info.label}`"
+        for element in node.slice:
+            part = element.slice
+            if isinstance(part, cst.Index) and self._mask(part.value):
+                self.report(node, (
+                    f"boolean-mask indexing with a traced mask {where}: the result's length depends on how many "
+                    f"entries are True, which is only known at run time (NonConcreteBooleanIndexError); keep "
+                    f"the shape with `jnp.where(mask, x, 0)`, or select a fixed number with "
+                    f"`jnp.nonzero(mask, size=k)`"))
+                return
+            if isinstance(part, cst.Slice) and any(
+                    bound is not None and IndexKinds.of(self.ctx).kind(bound).traced for bound in (part.lower, part.upper, part.step)):
+                self.report(node, (
+                    f"slice bounds taken from a traced value {where}: the slice's length must be known when JAX "
+                    f"traces the function (IndexError: slice entries must be static); use "
+                    f"`jax.lax.dynamic_slice_in_dim(x, start, size)` with a static size, or mask with `jnp.where`"))
+                return
+
+    def visit_Call(self, node: cst.Call) -> None:
+        info = self.ctx.trace_info()
+        if info is None or not info.abstract:
+            return
+        if any(a.keyword is not None and a.keyword.value == "size" for a in node.args):
+            return
+        if any(a.star for a in node.args):
+            return
+        func = node.func
+        callee = self.ctx.qualified_name(func)
+        positional = [a.value for a in node.args if a.keyword is None]
+        if callee in SIZED:
+            shown = callee.replace("jax.numpy.", "jnp.")
+            inputs = positional
+        elif callee == "jax.numpy.where" and len(positional) == 1 and len(node.args) == 1:
+            shown = "jnp.where(condition)"
+            inputs = positional
+        elif (isinstance(func, cst.Attribute) and func.attr.value == "nonzero" and not node.args
+              and self.ctx.kind(func.value) in (Kind.ARRAY, Kind.BOOL)):
+            shown = ".nonzero()"
+            inputs = [func.value]
+        else:
+            return
+        if not any(self.ctx.kind(value).traced for value in inputs):
+            return
+        self.report(node, (
+            f"`{shown}` of a traced value without `size=` inside a function traced by `{info.label}`: the number "
+            f"of results depends on the values, which are only known at run time (ConcretizationTypeError); "
+            f"pass a static `size=` (and `fill_value=`), or keep the shape with `jnp.where(mask, x, 0)`"))
+
+    def _mask(self, index: cst.BaseExpression) -> bool:
+        """A traced boolean array: a comparison, `jnp.isnan(x)`, `~mask`, `mask & other`."""
+        if IndexKinds.of(self.ctx).kind(index) == Kind.BOOL:
+            return True
+        if isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.BitInvert):
+            return self._mask(index.expression)
+        if isinstance(index, cst.BinaryOperation) and isinstance(index.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
+            return self._mask(index.left) and self._mask(index.right)
+        return False
+
+
+def _is_store_target(node: cst.Subscript, parent: cst.CSTNode | None) -> bool:
+    if isinstance(parent, (cst.AssignTarget, cst.Del)):
+        return parent.target is node
+    if isinstance(parent, (cst.AugAssign, cst.AnnAssign)):
+        return parent.target is node
+    return False

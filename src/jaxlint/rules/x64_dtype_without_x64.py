@@ -1,0 +1,174 @@
+"""JAX402: a 64-bit dtype requested from JAX while `jax_enable_x64` is off: silently 32 bits."""
+from __future__ import annotations
+
+import libcst as cst
+
+from ..rule import Rule
+
+#: 64-bit dtype names (in `jax.numpy` and `numpy`) and the 32-bit type JAX gives instead.
+NARROWED = {
+    "float64": "float32", "double": "float32", "float_": "float32",
+    "int64": "int32", "longlong": "int32",
+    "uint64": "uint32", "ulonglong": "uint32",
+    "complex128": "complex64", "cdouble": "complex64", "complex_": "complex64",
+}
+#: dtype strings NumPy reads as 64-bit types.
+NARROWED_STRINGS = {
+    "float64": "float32", "f8": "float32", "double": "float32",
+    "int64": "int32", "i8": "int32", "longlong": "int32",
+    "uint64": "uint32", "u8": "uint32", "ulonglong": "uint32",
+    "complex128": "complex64", "c16": "complex64", "cdouble": "complex64",
+}
+#: Modules whose functions make JAX arrays and take `dtype=`.
+JAX_ARRAY_MODULES = ("jax.numpy.", "jax.random.", "jax.nn.", "jax.scipy.", "jax.lax.")
+#: Functions of those modules that only inspect dtypes: naming float64 there requests nothing.
+DTYPE_QUERIES = frozenset({
+    "jax.numpy.dtype", "jax.numpy.finfo", "jax.numpy.iinfo", "jax.numpy.issubdtype", "jax.numpy.promote_types",
+    "jax.numpy.result_type", "jax.numpy.can_cast", "jax.numpy.isdtype", "jax.lax.dtype",
+})
+#: Functions whose dtype can be given positionally: the position.
+POSITIONAL_DTYPE = {
+    **{f"jax.numpy.{name}": 1 for name in (
+        "zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "array", "asarray", "identity", "astype")},
+    "jax.numpy.full": 2, "jax.numpy.full_like": 2, "jax.lax.convert_element_type": 1,
+}
+DTYPE_KEYWORDS = frozenset({"dtype", "new_dtype"})
+ENABLING = frozenset({"jax.enable_x64", "jax.experimental.enable_x64", "jax.experimental.x64_context.enable_x64"})
+DISABLING = frozenset({"jax.experimental.disable_x64", "jax.experimental.x64_context.disable_x64"})
+_FALSE = ("False", "0")
+
+
+class X64DtypeWithoutX64(Rule):
+    code = "JAX402"
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        #: (node, message, x64 state of the enclosing `with` blocks, inside a function)
+        self.candidates: list[tuple[cst.CSTNode, str, str | None, bool]] = []
+        #: `with` blocks that switch x64 on ("on") or off ("off"), innermost last
+        self.blocks: list[tuple[cst.With, str]] = []
+        #: the file turns x64 on (config update, environment, flag), or may do so from a function
+        self.enabled_in_file = False
+        self.enabling_blocks = False
+        self.false_updates: set[int] = set()
+
+    # -- x64 switches -----------------------------------------------------------------------------
+    def visit_With(self, node: cst.With) -> None:
+        for item in node.items:
+            state = self._switch(item.item)
+            if state is not None:
+                self.blocks.append((node, state))
+                if state == "on":
+                    self.enabling_blocks = True
+
+    def leave_With(self, node: cst.With) -> None:
+        while self.blocks and self.blocks[-1][0] is node:
+            self.blocks.pop()
+
+    def _switch(self, expr: cst.BaseExpression) -> str | None:
+        if not isinstance(expr, cst.Call):
+            return None
+        callee = self.ctx.qualified_name(expr.func)
+        if callee in DISABLING:
+            return "off"
+        if callee in ENABLING:
+            if expr.args and _literal(expr.args[0].value) in _FALSE:
+                return "off"
+            return "on"
+        return None
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        # `jax.config.jax_enable_x64 = True`, `if jax.config.x64_enabled:`: the file handles x64 itself.
+        if node.attr.value in ("jax_enable_x64", "x64_enabled"):
+            self.enabled_in_file = True
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        # `os.environ["JAX_ENABLE_X64"] = "1"`, `--jax_enable_x64` flags, `config.update("jax_enable_x64", …)`
+        if "jax_enable_x64" in node.value.lower() and id(node) not in self.false_updates:
+            self.enabled_in_file = True
+
+    # -- requests ---------------------------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        ctx = self.ctx
+        self._note_update(node)
+        callee = ctx.qualified_name(node.func)
+        if callee in ENABLING or callee in DISABLING:
+            if not isinstance(ctx.parent, cst.WithItem):
+                self.enabling_blocks = True  # entered elsewhere (a decorator, an ExitStack): not followed
+            return
+        if callee is not None and callee.startswith("jax.numpy."):
+            narrow = NARROWED.get(callee[len("jax.numpy."):])
+            if narrow is not None and node.args:
+                self._candidate(node, f"`{ctx.module.code_for_node(node.func)}(...)`", narrow)
+                return
+        if callee is not None and callee.startswith(JAX_ARRAY_MODULES) and callee not in DTYPE_QUERIES:
+            position = POSITIONAL_DTYPE.get(callee)
+            for index, arg in enumerate(node.args):
+                if arg.star:
+                    break
+                if (arg.keyword is not None and arg.keyword.value in DTYPE_KEYWORDS) or (
+                        arg.keyword is None and index == position):
+                    self._dtype_argument(arg.value)
+            return
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "astype" and callee is None:
+            receiver = func.value
+            if ctx.kind(receiver).jax_array:  # NumPy arrays and pandas columns keep 64 bits
+                for index, arg in enumerate(node.args):
+                    if (arg.keyword is None and index == 0) or (arg.keyword is not None and arg.keyword.value == "dtype"):
+                        self._dtype_argument(arg.value)
+
+    def _note_update(self, node: cst.Call) -> None:
+        """`jax.config.update("jax_enable_x64", False)` turns nothing on."""
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "update" and len(node.args) >= 2):
+            return
+        first = node.args[0].value
+        if isinstance(first, cst.SimpleString) and first.evaluated_value == "jax_enable_x64":
+            if _literal(node.args[1].value) in _FALSE:
+                self.false_updates.add(id(first))
+
+    def _dtype_argument(self, value: cst.BaseExpression) -> None:
+        found = self._wide(value)
+        if found is not None:
+            self._candidate(value, f"`{self.ctx.module.code_for_node(value)}`", found)
+
+    def _wide(self, value: cst.BaseExpression) -> str | None:
+        """The 32-bit type JAX substitutes for a 64-bit dtype expression, or None."""
+        if isinstance(value, cst.SimpleString):
+            text = value.evaluated_value
+            return NARROWED_STRINGS.get(text) if isinstance(text, str) else None
+        name = self.ctx.qualified_name(value)
+        if name is not None:
+            for module in ("jax.numpy.", "numpy."):
+                if name.startswith(module):
+                    return NARROWED.get(name[len(module):])
+            return None
+        if isinstance(value, cst.Call) and len(value.args) == 1 and self.ctx.qualified_name(value.func) in (
+                "jax.numpy.dtype", "numpy.dtype"):
+            return self._wide(value.args[0].value)
+        return None
+
+    def _candidate(self, node: cst.CSTNode, written: str, narrow: str) -> None:
+        state = self.blocks[-1][1] if self.blocks else None
+        message = (
+            f"{written} requests a 64-bit type, but `jax_enable_x64` is off: JAX silently makes {narrow} instead "
+            f"(only a UserWarning); turn 64-bit mode on at startup with `jax.config.update(\"jax_enable_x64\", True)` "
+            f"(or `JAX_ENABLE_X64=1`), or ask for `{narrow}` explicitly")
+        self.candidates.append((node, message, state, self.ctx.function() is not None))
+
+    def finish(self) -> None:
+        for node, message, state, in_function in self.candidates:
+            if state == "on":
+                continue
+            if state is None and (self.enabled_in_file or (self.enabling_blocks and in_function)):
+                continue  # the function may run inside the file's `jax.enable_x64(True)` block
+            self.report(node, message)
+
+
+def _literal(expr: cst.BaseExpression) -> str | None:
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Integer):
+        return expr.value
+    return None

@@ -1,0 +1,48 @@
+"""JAX205: the unroll threshold is configurable, and JAX really does unroll a Python loop."""
+import pytest
+
+from jaxlint.config import Settings
+from jaxlint.engine import check_source, enabled_rules
+
+SOURCE = """
+import jax
+import jax.numpy as jnp
+
+@jax.jit
+def simulate(x):
+    for _ in range(50):
+        x = x + jnp.sin(x)
+    return x
+"""
+
+
+def codes(settings):
+    return [f.code for f in check_source(SOURCE, "example.py", settings, enabled_rules(settings, "example.py"))]
+
+
+def test_default_threshold_leaves_a_50_iteration_loop_alone():
+    assert "JAX205" not in codes(Settings())
+
+
+def test_lower_threshold_reports_it():
+    assert codes(Settings(loop_unroll_threshold=50)) == ["JAX205"]
+    assert "JAX205" not in codes(Settings(loop_unroll_threshold=51))
+
+
+def test_jax_unrolls_a_python_loop_but_not_fori_loop():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+
+    def python_loop(x):
+        for _ in range(100):
+            x = x + jnp.sin(x)
+        return x
+
+    def fori(x):
+        return jax.lax.fori_loop(0, 100, lambda i, x: x + jnp.sin(x), x)
+
+    unrolled = jax.make_jaxpr(jax.jit(python_loop))(jnp.ones(3))
+    looped = jax.make_jaxpr(jax.jit(fori))(jnp.ones(3))
+    inner = lambda closed: closed.jaxpr.eqns[0].params["jaxpr"].jaxpr.eqns  # the body of the pjit
+    assert len(inner(unrolled)) >= 200  # a sin and an add per iteration
+    assert len(inner(looped)) < 10
