@@ -1,21 +1,47 @@
-"""Code that treats traced values like ordinary Python values."""
+"""Numerical helpers that use traced values as if they were ordinary Python numbers.
+
+Under `jax.jit` a function's arguments are tracers: abstract arrays whose values are known only
+when the compiled code runs. Each of the first four functions needs a value while JAX traces it,
+so it raises on its first call: a Python `if` on an array (JAX201), `range()` of an array
+(JAX202), `float()` of an array (JAX203), and boolean-mask indexing, whose result has a shape
+that depends on the values (JAX204). `simulate` works, but its 1000-step Python loop is unrolled
+into 1000 copies of the step, and compiling it is slow (JAX205).
+
+`jaxlint check examples/tracing.py` reports all five before anything runs; `clean.py` has
+versions that trace.
+"""
 import jax
 import jax.numpy as jnp
 
 
 @jax.jit
-def safe_log(x):
-    print("computing log of", x)
+def safe_log(x: jax.Array) -> jax.Array:
     if x > 0:
         return jnp.log(x)
     return jnp.zeros_like(x)
 
 
-def body(i, total):
-    while total > 100.0:
-        total = total / 2
-    return total + i
+@jax.jit
+def power(x: jax.Array, n: int) -> jax.Array:
+    result = jnp.ones_like(x)
+    for _ in range(n):
+        result = result * x
+    return result
 
 
-def accumulate(n):
-    return jax.lax.fori_loop(0, n, body, 0.0)
+@jax.jit
+def normalise(x: jax.Array) -> jax.Array:
+    scale = float(jnp.max(jnp.abs(x)))
+    return x / scale
+
+
+@jax.jit
+def positive_mean(x: jax.Array) -> jax.Array:
+    return jnp.mean(x[x > 0])
+
+
+@jax.jit
+def simulate(x: jax.Array, dt: float = 0.01) -> jax.Array:
+    for _ in range(1000):
+        x = x + dt * jnp.sin(x)
+    return x

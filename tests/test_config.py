@@ -62,6 +62,8 @@ target-jax-version = "0.4.26"
     ("target-jax-version = 'latest'", "target-jax-version: expected a version"),
     ("extra-traced-decorators = ['fast_jit']", "not a dotted name"),
     ("per-file-ignores = ['tests']", "per-file-ignores: expected a table"),
+    ("enable-x64 = 'yes'", "enable-x64: expected true or false"),
+    ("enable-x64 = 1", "enable-x64: expected true or false"),
 ])
 def test_bad_settings_name_the_key_and_the_file(tmp_path, table, fragment):
     config = write(tmp_path / "pyproject.toml", f"[tool.jaxlint]\n{table}\n")
@@ -103,3 +105,16 @@ def test_target_version_limits_fixes(tmp_path):
     [recent] = check_source(source, "a.py", new, enabled_rules(new, "a.py"))
     assert too_old.fix is None and "not fixed automatically" in too_old.message
     assert recent.fix is not None and recent.fix.edits[0].content == "jax.tree.map"
+
+
+def test_enable_x64_turns_the_x64_rule_off(tmp_path):
+    from jaxlint.engine import check_source, enabled_rules
+
+    source = "import jax.numpy as jnp\nx = jnp.zeros(3, dtype=jnp.float64)\n"
+    write(tmp_path / "pyproject.toml", "[tool.jaxlint]\nenable-x64 = true\n")
+    on = load_settings(tmp_path, known_codes())
+    off = Settings()
+    assert on.enable_x64 is True and off.enable_x64 is False
+    assert on.fingerprint() != Settings(target_jax_version=on.target_jax_version, root=on.root).fingerprint()
+    assert [f.code for f in check_source(source, "a.py", off, enabled_rules(off, "a.py"))] == ["JAX402"]
+    assert check_source(source, "a.py", on, enabled_rules(on, "a.py")) == []

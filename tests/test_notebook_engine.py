@@ -91,3 +91,24 @@ def test_bundled_fixture_notebook(tmp_path, monkeypatch):
     shutil.copy(FIXTURES / "notebooks" / "training.ipynb", tmp_path / "training.ipynb")
     data = json.loads(check("--output-format", "json", "training.ipynb").stdout)
     assert any(d["code"] == "JAX601" and d["cell"] is not None for d in data)
+
+
+def test_a_fix_that_cannot_be_written_back_is_refused_for_that_notebook_only(tmp_path, monkeypatch):
+    from jaxlint import notebook as nb
+
+    def refuse(cell, fixed_source):
+        raise nb.NotebookError(f"cell {cell.index}: a fix removed the IPython line 1; not writing fixes")
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(nb, "unmask", refuse)
+    broken = tmp_path / "broken.ipynb"
+    broken.write_text(notebook([("code", ["%matplotlib inline\n", "import jax.numpy as np\n"])]))
+    before = broken.read_text()
+    (tmp_path / "other.py").write_text("import jax.numpy as np\n")
+
+    result = check("--fix", "broken.ipynb", "other.py")
+    assert broken.read_text() == before
+    assert "broken.ipynb: fixes not applied: cell 0" in result.stderr
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+    assert (tmp_path / "other.py").read_text() == "import jax.numpy as jnp\n"
+    assert "JAX601" in result.stdout and result.exit_code == 1

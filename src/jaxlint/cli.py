@@ -32,18 +32,29 @@ def main() -> None:
 @click.option("--fix", is_flag=True, help="Apply safe fixes to the files.")
 @click.option("--diff", is_flag=True, help="Show the safe fixes as a diff; write nothing.")
 @click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
-@click.option("--runtime", is_flag=True, help="Confirm findings by tracing the flagged functions with JAX.")
+@click.option("--runtime", is_flag=True, help="Confirm findings by tracing the flagged functions with JAX (docs/runtime.md).")
+@click.option("--device", type=click.Choice(["cpu", "gpu", "tpu"]), default=None,
+              help="With --runtime: the JAX device to run on (default: JAX's default backend).")
+@click.option("--runtime-drop-refuted", is_flag=True, help="With --runtime: drop the findings JAX did not reproduce.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Parallel workers (default: all cores).")
 @click.option("--no-cache", is_flag=True, help="Analyse every file, ignoring and not writing the cache.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only: no summary, no progress.")
-def check(paths, select, ignore, extend_select, output_format, fix, diff, statistics, runtime, jobs,
-          no_cache, exit_zero, quiet) -> None:
+def check(paths, select, ignore, extend_select, output_format, fix, diff, statistics, runtime, device,
+          runtime_drop_refuted, jobs, no_cache, exit_zero, quiet) -> None:
     """Check PATHS (files or directories; default: the current directory)."""
     from .runner import RunOptions, run
 
+    if runtime and (fix or diff):
+        _fail("--runtime cannot be combined with --fix or --diff: confirm findings first, "
+              "then fix them in a separate run")
+    if (device or runtime_drop_refuted) and not runtime:
+        _fail("--device and --runtime-drop-refuted only apply with --runtime")
     if runtime:
-        _fail("--runtime is not available in this version of jaxlint; run without it for static checks")
+        from .runtime import jax_available
+
+        if not jax_available():
+            _fail("--runtime needs JAX: install it with `pip install 'jaxlint[runtime]'`")
     options = RunOptions(
         paths=list(paths) or ["."], select=_codes(select), ignore=_codes(ignore),
         extend_select=_codes(extend_select), fix=fix, diff=diff, jobs=jobs or os.cpu_count() or 1,
@@ -68,6 +79,9 @@ def check(paths, select, ignore, extend_select, output_format, fix, diff, statis
         sys.exit(EXIT_ERROR if outcome.fatal else (EXIT_FINDINGS if text and not exit_zero else EXIT_CLEAN))
 
     findings = outcome.findings
+    runtime_summary = None
+    if runtime:
+        findings, runtime_summary = _confirm(findings, options, device, runtime_drop_refuted)
     if statistics:
         report = render_statistics(findings)
         if report:
@@ -79,6 +93,8 @@ def check(paths, select, ignore, extend_select, output_format, fix, diff, statis
             click.echo(report, nl=False)
     if not quiet and output_format == "text":
         click.echo(summary_line(findings, len(outcome.results), fixed=outcome.fixed), err=True)
+    if runtime_summary and not quiet:
+        click.echo(runtime_summary, err=True)
     if outcome.fatal:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
@@ -109,6 +125,21 @@ def rules_command() -> None:
     for doc in load_catalogue().values():
         fixable = "[*]" if doc.code in rules and rules[doc.code].fixable else "   "
         click.echo(f"{doc.code}  {doc.name:<30} {doc.severity.value:<8} {fixable} {doc.summary}")
+
+
+def _confirm(findings, options, device, drop):
+    """Runtime mode: verdicts on the findings, the refuted ones dropped if asked, and the summary."""
+    from .runner import resolve_settings
+    from .runtime import RuntimeOptions, confirm, drop_refuted, summary_line as runtime_summary_line
+
+    settings = resolve_settings(options)
+    try:
+        checked = confirm(findings, settings, RuntimeOptions(device=device, jobs=options.jobs,
+                                                             progress=options.progress))
+    except Exception as exc:  # a bug in runtime mode: say so, do not print a traceback
+        _fail(f"runtime mode failed: {type(exc).__name__}: {exc} (please report this)")
+    kept = drop_refuted(checked) if drop else checked
+    return kept, runtime_summary_line(checked, dropped=len(checked) - len(kept))
 
 
 def _fail(message: str) -> None:

@@ -37,6 +37,24 @@ def installed_jax_version() -> tuple[int, ...] | None:
 
 
 @dataclass(frozen=True)
+class RuntimeSettings:
+    """`[tool.jaxlint.runtime]`: how `check --runtime` runs the user's code (see docs/runtime.md)."""
+
+    #: seconds one worker process may take for a module (import and every check)
+    timeout: float = 60.0
+    #: MiB of data memory a worker may allocate (RLIMIT_DATA); 0: no limit
+    memory_limit: int = 4096
+    #: extra import roots, relative to the configuration file's directory
+    python_path: tuple[str, ...] = ()
+    #: declared example inputs: ("module:Qual.name" or "path.py:Qual.name", example) pairs
+    examples: tuple[tuple[str, Any], ...] = ()
+
+
+#: Parameter names taken for PRNG keys (JAX101/JAX104), as glob patterns; `key-names` replaces them.
+DEFAULT_KEY_NAMES = ("key", "rng", "prng", "prng_key", "keys", "rngs", "?*_key", "?*_rng", "?*_keys", "?*_rngs")
+
+
+@dataclass(frozen=True)
 class Settings:
     select: tuple[str, ...] = ("JAX",)
     ignore: tuple[str, ...] = ()
@@ -47,9 +65,16 @@ class Settings:
     loop_unroll_threshold: int = 100
     #: the oldest JAX the project supports; None: the newest in the deprecation table
     target_jax_version: tuple[int, ...] | None = None
+    #: the project runs with `jax_enable_x64` on (set at startup or in the environment): 64-bit dtypes are kept
+    enable_x64: bool = False
+    #: parameter names (glob patterns) taken for PRNG keys by the key rules
+    key_names: tuple[str, ...] = DEFAULT_KEY_NAMES
+    #: a key handed to a function jaxlint cannot see into counts as consumed (JAX101)
+    unknown_calls_consume_keys: bool = True
     #: the directory patterns are relative to (where the configuration file is)
     root: str = "."
     config_path: str | None = None
+    runtime: RuntimeSettings = RuntimeSettings()
 
     def enabled_codes(self, known: Iterable[str], path: str | None = None) -> frozenset[str]:
         ignore = list(self.ignore)
@@ -74,6 +99,7 @@ class Settings:
         """Identifies everything that can change a file's findings (for the cache)."""
         data = asdict(self)
         data.pop("config_path")
+        data.pop("runtime", None)  # runtime mode's settings change no static finding
         return hashlib.sha256(json.dumps(data, sort_keys=True, default=list).encode()).hexdigest()[:16]
 
 
@@ -173,6 +199,67 @@ def _positive_int(value: Any, where: str, known) -> int:
     return value
 
 
+def _bool(value: Any, where: str, known) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}: expected true or false, got {value!r}")
+    return value
+
+
+def _runtime(value: Any, where: str, known) -> RuntimeSettings:
+    """`[tool.jaxlint.runtime]`: timeout, memory-limit, python-path, examples; strictly checked."""
+    from .runtime.specs import SpecError, check_example_value
+
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected a table, got {value!r}")
+    unknown = sorted(set(value) - set(_RUNTIME_KEYS))
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (known keys: {', '.join(_RUNTIME_KEYS)})")
+    values: dict[str, Any] = {}
+    timeout = value.get("timeout")
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise ConfigError(f"{where}.timeout: expected a positive number of seconds, got {timeout!r}")
+        values["timeout"] = float(timeout)
+    limit = value.get("memory-limit")
+    if limit is not None:
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise ConfigError(f"{where}.memory-limit: expected a number of MiB (0: no limit), got {limit!r}")
+        values["memory_limit"] = limit
+    if "python-path" in value:
+        values["python_path"] = _strings(value["python-path"], f"{where}.python-path", known)
+    examples = value.get("examples", {})
+    if not isinstance(examples, dict):
+        raise ConfigError(f"{where}.examples: expected a table of \"module:function\" = example, got {examples!r}")
+    for key, example in examples.items():
+        place = f"{where}.examples.{key!r}"
+        if ":" not in key or not key.rpartition(":")[2]:
+            raise ConfigError(f"{place}: the key must be \"package.module:function\" or "
+                              f"\"path/to/file.py:Class.method\"")
+        if isinstance(example, dict):
+            extra = sorted(set(example) - {"args", "kwargs", "init"})
+            if extra:
+                raise ConfigError(f"{place}: unknown key {extra[0]!r} (known keys: args, kwargs, init)")
+        elif not isinstance(example, list):
+            raise ConfigError(f"{place}: expected a list of arguments or a table with args/kwargs, got {example!r}")
+        try:
+            check_example_value(example, place)
+        except SpecError as exc:
+            raise ConfigError(str(exc)) from None
+    values["examples"] = tuple(examples.items())
+    return RuntimeSettings(**values)
+
+
+_RUNTIME_KEYS = ("timeout", "memory-limit", "python-path", "examples")
+
+
+def _name_patterns(value: Any, where: str, known) -> tuple[str, ...]:
+    names = _strings(value, where, known)
+    for name in names:
+        if not re.match(r"^[A-Za-z0-9_*?]+$", name) or not re.search(r"[A-Za-z0-9_]", name):
+            raise ConfigError(f"{where}: {name!r} is not a parameter name or a glob pattern like '*_key'")
+    return names
+
+
 def _version(value: Any, where: str, known) -> tuple[int, ...]:
     if not isinstance(value, str) or not VERSION_PATTERN.match(value):
         raise ConfigError(f"{where}: expected a version like \"0.4.30\", got {value!r}")
@@ -188,6 +275,10 @@ _KEYS = {
     "extra-traced-decorators": _dotted_names,
     "loop-unroll-threshold": _positive_int,
     "target-jax-version": _version,
+    "enable-x64": _bool,
+    "key-names": _name_patterns,
+    "unknown-calls-consume-keys": _bool,
+    "runtime": _runtime,
 }
 
 

@@ -7,8 +7,8 @@ import libcst as cst
 
 from .config import Settings
 from .facts.names import NameResolver
-from .facts.scopes import COMPREHENSIONS, Scope
-from .facts.walk import walk
+from .facts.scopes import COMPREHENSIONS, CollectedBindings, Scope
+from .facts.walk import ENUMERATORS
 from .rule import NodeFix, Rule
 
 if TYPE_CHECKING:
@@ -21,25 +21,31 @@ FUNCTIONS = (cst.FunctionDef, cst.Lambda)
 _SCOPE_OWNERS = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 #: exact types: `isinstance` against libcst's abstract classes is slow on the hot path
 _SCOPE_OWNER_TYPES = frozenset(_SCOPE_OWNERS)
+_FUNCTION_TYPES = frozenset(FUNCTIONS)
 _COMPREHENSION_TYPES = frozenset(COMPREHENSIONS)
 
 
 class FileContext:
     """What rules know about the file being checked, and where the walk is in it."""
 
-    def __init__(self, path: str, source: str, module: cst.Module, settings: Settings) -> None:
+    def __init__(self, path: str, source: str, module: cst.Module, settings: Settings,
+                 collected: CollectedBindings | None = None) -> None:
         self.path = path
         self.source = source
         self.module = module
         self.settings = settings
         self.names = NameResolver()
-        self.module_scope = Scope(module, None)
+        self.module_scope = Scope(module, None, collected)
         self.module_scope.may_have_walrus = ":=" in source
         self.scope = self.module_scope
         self.ancestors: list[cst.CSTNode] = []
         self.reports: list[tuple[Rule, cst.CSTNode, str, NodeFix | None]] = []
         self._jax: "JaxNames | None" = None
         self._traced: "TracedFunctions | None" = None
+
+    def sibling(self) -> "FileContext":
+        """A fresh context for another walk of the same file; scopes collect their names only once."""
+        return type(self)(self.path, self.source, self.module, self.settings, self.module_scope.collected)
 
     # -- facts ---------------------------------------------------------------------------------
     def qualified_name(self, node: cst.BaseExpression) -> str | None:
@@ -65,7 +71,12 @@ class FileContext:
 
     def function(self) -> cst.FunctionDef | cst.Lambda | None:
         """The innermost function or lambda around the current node."""
-        return next(self.enclosing_functions(), None)
+        ancestors = self.ancestors
+        for index in range(len(ancestors) - 2, -1, -1):
+            node = ancestors[index]
+            if type(node) in _FUNCTION_TYPES:
+                return node
+        return None
 
     def trace_info(self) -> "TraceInfo | None":
         """How the function around the current node is traced, or None if it is not."""
@@ -82,8 +93,10 @@ class FileContext:
 
     def enclosing_functions(self) -> Iterator[cst.FunctionDef | cst.Lambda]:
         """Functions and lambdas around the current node, innermost first."""
-        for node in reversed(self.ancestors[:-1]):
-            if isinstance(node, FUNCTIONS):
+        ancestors = self.ancestors
+        for index in range(len(ancestors) - 2, -1, -1):
+            node = ancestors[index]
+            if type(node) in _FUNCTION_TYPES:
                 yield node
 
     def innermost_loop(self) -> cst.CSTNode | None:
@@ -131,7 +144,56 @@ class Walker:
         self.failures: list[tuple[object, BaseException]] = []
 
     def run(self, module: cst.Module) -> None:
-        walk(module, self.enter, self.leave)
+        """`walk(module, self.enter, self.leave)`, with `enter` and `leave` written into the loop.
+
+        Every walk of every file goes through here, and calling two methods per node was a third
+        of the cost of the walk. The loop is `facts.walk.walk`'s; the two copies below are `enter`
+        and `leave`, which stay the reference.
+        """
+        ctx = self.ctx
+        ancestors = ctx.ancestors
+        visitors, leavers, scope_owners, call = self.visitors, self.leavers, self.scope_owners, self._call
+        enumerators = ENUMERATORS
+        self.enter(module, "")
+        enumerator = enumerators[type(module)]
+        if enumerator is None:
+            self.leave(module)
+            return
+        stack: list[tuple[cst.CSTNode, Iterator]] = [(module, enumerator(module))]
+        while stack:
+            node, pending = stack[-1]
+            for field, child in pending:
+                # enter(child, field)
+                kind = type(child)
+                if field == "body" and ancestors and type(ancestors[-1]) in _SCOPE_OWNER_TYPES:
+                    ctx.scope = Scope(ancestors[-1], ctx.scope)
+                    scope_owners.append(child)
+                elif kind in _COMPREHENSION_TYPES:
+                    ctx.scope = Scope(child, ctx.scope)
+                    scope_owners.append(child)
+                ancestors.append(child)
+                if kind in visitors:
+                    call(visitors, child)
+                enumerator = enumerators[kind]
+                if enumerator is not None:
+                    stack.append((child, enumerator(child)))
+                    break
+                # a leaf: leave(child) at once, then on with its next sibling
+                if kind in leavers:
+                    call(leavers, child)
+                ancestors.pop()
+                if scope_owners and scope_owners[-1] is child:
+                    scope_owners.pop()
+                    ctx.scope = ctx.scope.parent
+            else:
+                stack.pop()
+                # leave(node)
+                if type(node) in leavers:
+                    call(leavers, node)
+                ancestors.pop()
+                if scope_owners and scope_owners[-1] is node:
+                    scope_owners.pop()
+                    ctx.scope = ctx.scope.parent
 
     def _call(self, table: dict[type, list[Callable]], node: cst.CSTNode) -> None:
         for handler in table.get(type(node), ()):
@@ -149,14 +211,15 @@ class Walker:
     def enter(self, node: cst.CSTNode, field: str) -> bool:
         ctx = self.ctx
         ancestors = ctx.ancestors
+        kind = type(node)
         if field == "body" and ancestors and type(ancestors[-1]) in _SCOPE_OWNER_TYPES:
             ctx.scope = Scope(ancestors[-1], ctx.scope)
             self.scope_owners.append(node)
-        elif type(node) in _COMPREHENSION_TYPES:
+        elif kind in _COMPREHENSION_TYPES:
             ctx.scope = Scope(node, ctx.scope)
             self.scope_owners.append(node)
         ancestors.append(node)
-        if type(node) in self.visitors:
+        if kind in self.visitors:
             self._call(self.visitors, node)
         return True
 
@@ -165,8 +228,9 @@ class Walker:
             self._call(self.leavers, node)
         ctx = self.ctx
         ctx.ancestors.pop()
-        if self.scope_owners and self.scope_owners[-1] is node:
-            self.scope_owners.pop()
+        scope_owners = self.scope_owners
+        if scope_owners and scope_owners[-1] is node:
+            scope_owners.pop()
             ctx.scope = ctx.scope.parent
 
 
@@ -204,20 +268,22 @@ def name_occurrences(ctx: FileContext, names: set[str]) -> list[tuple[cst.Name, 
 
     A second, narrow walk: rules that rename (rare) pay for it, the common path does not.
     """
-    walk_ctx = FileContext(ctx.path, ctx.source, ctx.module, ctx.settings)
+    walk_ctx = ctx.sibling()
     collector = _NameCollector(walk_ctx, frozenset(names))
     Walker(walk_ctx, [collector]).run(ctx.module)
     return collector.found
 
 
+_NAMED_DEFINITIONS = frozenset({cst.Param, cst.FunctionDef, cst.ClassDef})
+
+
 def is_reference(name: cst.Name, parent: cst.CSTNode | None) -> bool:
     """Whether a Name node stands for a variable (not an attribute, keyword, or parameter name)."""
-    if isinstance(parent, cst.Attribute) and parent.attr is name:
-        return False
-    if isinstance(parent, cst.Arg) and parent.keyword is name:
-        return False
-    if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef)) and parent.name is name:
-        return False
-    if isinstance(parent, cst.ImportAlias):
-        return False
-    return True
+    kind = type(parent)  # exact types: this runs for every Name, in several rules
+    if kind is cst.Attribute:
+        return parent.attr is not name
+    if kind is cst.Arg:
+        return parent.keyword is not name
+    if kind in _NAMED_DEFINITIONS:
+        return parent.name is not name
+    return kind is not cst.ImportAlias

@@ -81,10 +81,11 @@ def check_notebook_file(text: str, path: str, settings: Settings, enabled: froze
     if any(f.code == PARSE_ERROR for f in check_source(fixed, path, settings, enabled)):
         result.fix_refused = "fixes not applied: a fixed cell would not parse"
         return result
-    changed = {cell.index: nb.unmask(cell, source) for cell, source in zip(cells, sources) if source != cell.source}
-    if not changed:
-        return result
     try:
+        # Unmasking refuses (NotebookError) when a fix lost an IPython line: then nothing is written.
+        changed = {cell.index: nb.unmask(cell, source) for cell, source in zip(cells, sources) if source != cell.source}
+        if not changed:
+            return result
         result.fixed_text = nb.write_notebook(text, changed)
     except nb.NotebookError as exc:
         result.fix_refused = f"fixes not applied: {exc}"

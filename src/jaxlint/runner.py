@@ -79,7 +79,10 @@ def run(options: RunOptions) -> RunOutcome:
     if jobs > 1 and len(files) >= PARALLEL_THRESHOLD:
         import multiprocessing
 
-        with multiprocessing.Pool(jobs) as pool:
+        # Forking a process that has started JAX's threads can deadlock (jaxlint itself never
+        # imports jax, but a host program embedding it may have).
+        method = "forkserver" if "jax" in sys.modules else None
+        with multiprocessing.get_context(method).Pool(jobs) as pool:
             for result in pool.imap(_check_one, tasks, chunksize=max(1, len(tasks) // (jobs * 8))):
                 outcome.results.append(result)
                 if progress:

@@ -68,13 +68,14 @@ class JaxNames:
         return None
 
     def inside_jitted_function(self, ctx: "FileContext") -> bool:
-        """Whether a function around the current node is decorated with a jit-like transform.
+        """Whether a function around the current node runs once per trace: jitted (decorated, or
+        `step = jax.jit(step)` later), a `lax` loop body, or called from one of those with traced values.
 
-        Code there runs once per trace, so wrapping or compiling in it does not repeat at run time.
+        Wrapping or compiling there does not repeat at run time.
         """
+        traced = ctx.traced
         for function in ctx.enclosing_functions():
-            if isinstance(function, cst.FunctionDef) and any(
-                self.jit_transform(d.decorator, ctx) for d in function.decorators
-            ):
+            info = traced.info(function)
+            if info is not None and info.runs_once:
                 return True
         return False

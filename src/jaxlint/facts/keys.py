@@ -3,26 +3,39 @@
 The model follows JAX's own key-reuse checker (`jax.debug_key_reuse`): every `jax.random` sampler
 and `split` consume the key they are given; `fold_in`, `key_data` and `clone` do not. A key handed to
 a function of the same module is consumed when that function consumes its parameter (a summary per
-function, computed to a fixed point); a key handed to any other function counts as consumed, unless
-the function only inspects or stores it (builtins, `jax.numpy`, `jax.debug`, class constructors).
+function, computed to a fixed point), also when the function is reached through `jax.jit`, `vmap`,
+`pmap` or `functools.partial`; a key handed to any other function counts as consumed (the
+`unknown-calls-consume-keys` setting), unless the function only inspects or stores it (builtins,
+`jax.numpy`, `jax.debug`, class constructors, `assert_*`/`is_*` checks, numpyro's `seed` handler).
 Returning a key or putting it in a container does not consume it.
 
 A small interpreter walks each scope (the module's top level and every function) in source order:
 `if` branches are exclusive and merge afterwards, a branch that returns, raises, breaks or continues
 does not flow on, and loop bodies (comprehensions too) run twice, so that a key consumed in one
-iteration and not rebound from a fresh `split` is seen consumed again in the next.
+iteration and not rebound from a fresh `split` is seen consumed again in the next. In test code only
+two direct `jax.random` draws from one key are reported: tests give one key to the code under test
+and to a reference on purpose.
+
+Cost: one walk of the file gathers what the interpreter needs ahead of time (call order, names bound
+to wrapped functions, attribute uses, the identifiers of each function); a function whose
+identifiers show no way to hold a key is not interpreted for findings, and in the summary rounds a
+function is interpreted again only when a summary it read has changed.
 
 `KeyFlowFacts.of(ctx)` computes everything once per file; rules read `.reuses` and `.summaries`.
 """
 from __future__ import annotations
 
+import fnmatch
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ..config import DEFAULT_KEY_NAMES
+from .jax_names import PARTIAL
 from .scopes import COMPREHENSIONS, Scope
+from .traced import MODES
 
 if TYPE_CHECKING:
     from ..context import FileContext
@@ -45,10 +58,23 @@ NON_CONSUMING_PREFIXES = (
     "jax.block_until_ready", "jax.lax.stop_gradient", "jax.ShapeDtypeStruct", "jax.eval_shape",
     "jax.make_jaxpr", "jax.random.key_data",
 )
+#: Functions that keep a key for later (a handler seeded with it) without drawing from it.
+STORING_CALLS = frozenset({"numpyro.handlers.seed"})
+#: Called names that check or compare a key rather than draw from it (`assert_equal`, `is_valid_key`).
+INSPECTING_NAME = re.compile(r"^_*(assert|is_|has_)")
+#: Transforms whose wrapped function receives the arguments it is called with (`jax.jit(step)(state, key)`).
+PASS_THROUGH = frozenset({name for name in MODES if name not in ("jax.make_jaxpr", "jax.eval_shape")})
+#: Test files: `test_*.py`, `*_test.py`, `conftest.py`.
+TEST_FILE = re.compile(r"(^test_.*|_test|^conftest|^tests)\.pyi?$")
 #: lax loops: a key in their initial carry is consumed by the loop.
 LAX_LOOPS = frozenset({"jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop", "jax.lax.map"})
-TRANSFORMS = frozenset({"jax.jit", "jax.vmap", "jax.pmap", "jax.checkpoint", "jax.remat"})
 
+#: Last name of every `jax.random` function that makes or derives a key (a call of one, however
+#: imported, is written with this name unless renamed on import).
+KEY_SOURCE_NAMES = frozenset({"key", "PRNGKey", "wrap_key_data", "split", "fold_in", "clone"})
+#: Words of the annotations KEY_ANNOTATIONS recognises.
+KEY_ANNOTATION_WORDS = frozenset({"PRNGKeyArray", "Key", "PRNGKey", "KeyArray"})
+#: Parameter names taken for keys by default (`key-names` in the configuration replaces them).
 KEY_NAME = re.compile(r"^(key|rng|prng_key|prng|keys|rngs|[A-Za-z0-9_]+_(key|rng|keys|rngs))$")
 #: Annotations that mark a parameter as a key.
 KEY_ANNOTATIONS = re.compile(r"(PRNGKeyArray|\bKey\[|PRNGKey\b|KeyArray)")
@@ -70,6 +96,8 @@ class Consumption:
     line: int
     #: consumed by a known consumer (a sampler, `split`, a module function that does): not a guess
     certain: bool
+    #: consumed by a `jax.random` call itself, not by a function it was passed to
+    direct: bool = False
 
 
 @dataclass
@@ -108,13 +136,24 @@ State = dict[str, KeyState]
 class KeyFlowFacts:
     def __init__(self, ctx: "FileContext") -> None:
         self.ctx = ctx
-        self.lines = _Order(ctx.module)
+        self._index: _FileIndex | None = None
         self.traced = ctx.traced
         self.functions: list[FunctionNode] = list(self.traced.functions)
         self.summaries: dict[int, Summary] = {id(f): Summary() for f in self.functions}
         self.reuses: list[Reuse] = []
+        self.test_file = is_test_file(ctx.path)
+        self.key_name = key_name_pattern(ctx.settings.key_names)
+        self.unknown_calls_consume = ctx.settings.unknown_calls_consume_keys
         self._seen: set[int] = set()
+        #: id(Param) -> the source of its annotation
+        self._annotations: dict[int, str] = {}
         self._compute()
+
+    @property
+    def lines(self) -> "_FileIndex":
+        if self._index is None:
+            self._index = _FileIndex(self.ctx.module)
+        return self._index
 
     @classmethod
     def of(cls, ctx: "FileContext") -> "KeyFlowFacts":
@@ -131,21 +170,50 @@ class KeyFlowFacts:
     def _compute(self) -> None:
         if "random" not in self.ctx.source and "key" not in self.ctx.source:
             return
+        # Parameter summaries, to a fixed point (at most 4 rounds). A function is interpreted again only
+        # when a summary it read has changed since it was last interpreted: the result would be the same.
+        version = {id(f): 0 for f in self.functions}
+        read: dict[int, dict[int, int]] = {}
+        with_params = [f for f in self.functions if _parameter_count(f)]
         for _ in range(4):
             changed = False
-            for function in self.functions:
+            for function in with_params:
+                last = read.get(id(function))
+                if last is not None and all(version[g] == v for g, v in last.items()):
+                    continue
                 flow = self._flow(function, summary=True)
+                read[id(function)] = {g: version[g] for g in flow.consulted}
                 consumed = flow.param_consumed
                 old = self.summaries[id(function)].consumed
                 if set(consumed) != set(old) or any(consumed[p].certain != old[p].certain for p in consumed):
                     self.summaries[id(function)] = Summary(consumed)
+                    version[id(function)] += 1
                     changed = True
             if not changed:
                 break
         self._flow(None, summary=False)
         for function in self.functions:
-            self._flow(function, summary=False)
+            if self.may_hold_keys(function):
+                self._flow(function, summary=False)
         self.reuses.sort(key=lambda r: self.lines.order(r.node))
+
+    def may_hold_keys(self, function: FunctionNode) -> bool:
+        """Whether a function can hold a key of its own to report on: a key-like name, a key
+        annotation, or a call that makes or splits a key (else its interpretation finds nothing)."""
+        if self.lines.may_hold_keys(function, self.key_name):
+            return True
+        params = function.params
+        return any(param.annotation is not None and self.key_annotated(param)
+                   for param in (*params.posonly_params, *params.params, *params.kwonly_params))
+
+    def key_annotated(self, param: cst.Param) -> bool:
+        return bool(KEY_ANNOTATIONS.search(self.annotation_text(param)))
+
+    def annotation_text(self, param: cst.Param) -> str:
+        text = self._annotations.get(id(param))
+        if text is None:
+            text = self._annotations[id(param)] = cst.Module([]).code_for_node(param.annotation.annotation)
+        return text
 
     def _flow(self, function: FunctionNode | None, summary: bool) -> "_KeyFlow":
         scope = self.traced.scopes.get(id(function), self.ctx.module_scope) if function else self.ctx.module_scope
@@ -172,6 +240,40 @@ class KeyFlowFacts:
         defs = [n for n in found[1].nodes if isinstance(n, cst.FunctionDef)]
         return defs[-1] if defs and len(defs) == len(found[1].nodes) else None
 
+    def callee_function(self, func: cst.BaseExpression, scope: Scope) -> tuple[cst.FunctionDef, int] | None:
+        """The module function a call reaches, and how many leading positional parameters are already
+        bound: `f(...)`, `jax.jit(f)(...)`, or a name bound once to `jax.pmap(partial(f, a), …)`."""
+        function = self.function_for(func, scope)
+        if function is not None:
+            return function, 0
+        if isinstance(func, cst.Call):
+            return self._unwrap(func, scope, 0)
+        if isinstance(func, cst.Name):
+            found = scope.lookup(func.value)
+            if found is None or len(found[1].nodes) != 1:
+                return None
+            value = self.lines.assigned_calls.get(id(found[1].nodes[0]))
+            if value is not None:
+                return self._unwrap(value, found[0], 0)
+        return None
+
+    def _unwrap(self, expr: cst.BaseExpression, scope: Scope, bound: int, depth: int = 0) -> tuple[cst.FunctionDef, int] | None:
+        if isinstance(expr, cst.Name):
+            function = self.function_for(expr, scope)
+            return (function, bound) if function is not None else None
+        if not isinstance(expr, cst.Call) or depth > 4 or not expr.args or expr.args[0].keyword is not None \
+                or expr.args[0].star:
+            return None
+        callee = self.ctx.names.qualified_name(expr.func, scope)
+        if callee in PARTIAL:
+            extra = sum(1 for a in expr.args[1:] if a.keyword is None)
+            if any(a.star for a in expr.args[1:]):
+                return None
+            return self._unwrap(expr.args[0].value, scope, bound + extra, depth + 1)
+        if callee in PASS_THROUGH:
+            return self._unwrap(expr.args[0].value, scope, bound, depth + 1)
+        return None
+
     def order(self, node: cst.CSTNode) -> int:
         return self.lines.order(node)
 
@@ -180,20 +282,82 @@ class KeyFlowFacts:
         return self.lines.line(node)
 
 
-class _Order:
-    """Source order of nodes (a pre-order index), and their lines, resolved only when asked."""
+class _FileIndex:
+    """One walk of the file, for everything the interpreter needs to know ahead of time:
+
+    * the source order of calls (a pre-order index), and lines of nodes, resolved only when asked;
+    * the calls assigned to a single name (`step = jax.jit(train_step)`), by the Name target;
+    * per function (and for the module): the names used in its body with an attribute a JAX key does
+      not have (`rng.normal(...)`: a NumPy Generator, never a key);
+    * per function: the identifiers written directly in it (not in nested functions), so that a
+      function that cannot hold a key (no key-like name, no call that makes one) is not interpreted.
+    """
 
     def __init__(self, module: cst.Module) -> None:
         from .walk import walk
 
         self.module = module
         self.index: dict[int, int] = {}
+        self.assigned_calls: dict[int, cst.Call] = {}
+        self.identifiers: dict[int, set[str]] = {}
+        self.attribute_uses: dict[int, set[str]] = {}
+        #: local names for `jax.random.key/split/...` (`from jax.random import split as jsplit`)
+        self.key_aliases: set[str] = set()
+        index, assigned, identifiers, attribute_uses = self.index, self.assigned_calls, self.identifiers, self.attribute_uses
+        aliases = self.key_aliases
+        module_uses: set[str] = set()
+        attribute_uses[id(module)] = module_uses
+        #: enclosing functions: [node, identifiers, attribute uses, field of the node being descended]
+        frames: list[list] = []
+        parents: list[cst.CSTNode] = []
+        name_type, attribute_type, assign_type, call_type = cst.Name, cst.Attribute, cst.Assign, cst.Call
+        function_types = (cst.FunctionDef, cst.Lambda)
 
         def enter(node: cst.CSTNode, field: str) -> bool:
-            self.index[id(node)] = len(self.index)
+            if frames and parents[-1] is frames[-1][0]:
+                frames[-1][3] = field
+            kind = type(node)
+            if kind is call_type:
+                index[id(node)] = len(index)
+            elif kind is name_type:
+                if frames:
+                    frames[-1][1].add(node.value)
+            elif kind is attribute_type:
+                value = node.value
+                if type(value) is name_type and node.attr.value not in KEY_ATTRIBUTES:
+                    module_uses.add(value.value)
+                    for frame in frames:
+                        if frame[3] == "body":
+                            frame[2].add(value.value)
+            elif kind is assign_type:
+                if len(node.targets) == 1 and type(node.value) is cst.Call:
+                    if type(node.targets[0].target) is name_type:
+                        assigned[id(node.targets[0].target)] = node.value
+                if _last_name(node.value) in KEY_SOURCE_NAMES:
+                    for target in node.targets:
+                        aliases.update(_target_names(target.target))
+            elif kind is cst.AnnAssign:
+                if type(node.value) is cst.Call and type(node.target) is name_type:
+                    assigned[id(node.target)] = node.value
+            elif kind is cst.ImportAlias:
+                if node.asname is not None and _last_name(node.name) in KEY_SOURCE_NAMES \
+                        and isinstance(node.asname.name, cst.Name):
+                    aliases.add(node.asname.name.value)
+            elif kind in function_types:
+                own: set[str] = set()
+                uses: set[str] = set()
+                identifiers[id(node)] = own
+                attribute_uses[id(node)] = uses
+                frames.append([node, own, uses, ""])
+            parents.append(node)
             return True
 
-        walk(module, enter, lambda node: None)
+        def leave(node: cst.CSTNode) -> None:
+            parents.pop()
+            if frames and frames[-1][0] is node:
+                frames.pop()
+
+        walk(module, enter, leave)
         self._positions = None
 
     def order(self, node: cst.CSTNode) -> int:
@@ -204,6 +368,16 @@ class _Order:
             wrapper = cst.metadata.MetadataWrapper(self.module, unsafe_skip_copy=True)
             self._positions = wrapper.resolve(cst.metadata.PositionProvider)
         return self._positions[node].start.line
+
+    def may_hold_keys(self, function: FunctionNode, key_name: "re.Pattern[str]") -> bool:
+        """Whether the function mentions anything a key can come from: a key-like name (a parameter or
+        a binding), a key annotation, or a call that makes or splits a key."""
+        words = self.identifiers.get(id(function))
+        if words is None:
+            return True
+        if not words.isdisjoint(KEY_SOURCE_NAMES) or not words.isdisjoint(self.key_aliases):
+            return True
+        return any(_key_like(word, key_name) for word in words)
 
 
 class _KeyFlow:
@@ -219,8 +393,12 @@ class _KeyFlow:
         #: loop line, continue states, break states
         self.loops: list[tuple[cst.CSTNode, list[State], list[State]]] = []
         self.param_consumed: dict[str, Consumption] = {}
+        #: ids of the functions whose summaries this interpretation read
+        self.consulted: set[int] = set()
         self.pass_index: list[int] = []
-        self.not_keys = _not_key_names(function.body if function is not None else facts.ctx.module)
+        self.not_keys = facts.lines.attribute_uses.get(id(function) if function is not None else id(facts.ctx.module), set())
+        #: in a test: a key given to two functions is how tests compare them, not a mistake
+        self.test_code = facts.test_file or in_test_function(scope)
         self.resolve = lambda expr: facts.ctx.names.qualified_name(expr, scope)
 
     # -- entry ----------------------------------------------------------------------------------
@@ -249,13 +427,13 @@ class _KeyFlow:
         if name in self.not_keys:
             return False
         if param.annotation is not None:
-            text = cst.Module([]).code_for_node(param.annotation.annotation)
+            text = self.facts.annotation_text(param)
             if KEY_ANNOTATIONS.search(text):
                 return "annotated"
-            if ARRAY_ANNOTATION.search(text) and KEY_NAME.match(name):
+            if ARRAY_ANNOTATION.search(text) and self.facts.key_name.match(name):
                 return True
             return False
-        return True if KEY_NAME.match(name) else None
+        return True if self.facts.key_name.match(name) else None
 
     # -- statements -----------------------------------------------------------------------------
     def run(self, body) -> bool:
@@ -416,7 +594,7 @@ class _KeyFlow:
             name = target.value
             if value in ("key", "keys") and name not in self.not_keys:
                 self.state[name] = KeyState(known=True, loop_depth=self.loop_depth)
-            elif (value == "maybe" and KEY_NAME.match(name) and name not in self.not_keys):
+            elif (value == "maybe" and self.facts.key_name.match(name) and name not in self.not_keys):
                 # `key, x = carry`: named like a key; sure consumers only
                 self.state[name] = KeyState(known=False, loop_depth=self.loop_depth)
             else:
@@ -552,40 +730,42 @@ class _KeyFlow:
         for arg in node.args:
             self.expr(arg.value)
         consumed = self._consumed_arguments(node, callee)
-        for name, certain in consumed:
-            self.consume(name, node, certain)
+        for name, certain, direct in consumed:
+            self.consume(name, node, certain, direct)
         if callee in KEY_MAKERS or callee == "jax.random.fold_in" or callee == "jax.random.clone":
             return "key"
         if callee == "jax.random.split":
             return "keys"
         return None
 
-    def _consumed_arguments(self, node: cst.Call, callee: str | None) -> list[tuple[str, bool]]:
-        """The tracked names this call consumes, each with whether the consumer is known."""
+    def _consumed_arguments(self, node: cst.Call, callee: str | None) -> list[tuple[str, bool, bool]]:
+        """The tracked names this call consumes, each with whether the consumer is known, and whether
+        it is a `jax.random` call itself."""
         tracked = [(arg, arg.value.value) for arg in node.args
                    if isinstance(arg.value, cst.Name) and arg.value.value in self.state and not arg.star]
         if callee is not None and callee.startswith("jax.random."):
             if callee in NON_CONSUMING_RANDOM:
                 return []
             key_args = [(a, n) for a, n in tracked if a.keyword is None or a.keyword.value == "key"]
-            return [(n, True) for a, n in key_args[:1] if a is node.args[0] or (a.keyword and a.keyword.value == "key")]
+            return [(n, True, True) for a, n in key_args[:1]
+                    if a is node.args[0] or (a.keyword and a.keyword.value == "key")]
         if callee in LAX_LOOPS:
             names = [n for _, n in tracked]
             for arg in node.args:
                 if isinstance(arg.value, (cst.Tuple, cst.List)):
                     names += [e.value.value for e in arg.value.elements
                               if isinstance(e.value, cst.Name) and e.value.value in self.state]
-            return [(n, False) for n in names]
+            return [(n, False, False) for n in names]
         if not tracked:
             return []
-        function = self.facts.function_for(node.func, self.scope)
-        if function is None and isinstance(node.func, cst.Call):
-            function = self._transformed(node.func)
-        if function is not None:
+        reached = self.facts.callee_function(node.func, self.scope)
+        if reached is not None:
+            function, bound = reached
+            self.consulted.add(id(function))
             summary = self.facts.summaries.get(id(function))
             if summary is None:
                 return []
-            names = _parameter_names(function)
+            names = _parameter_names(function)[bound:]
             result = []
             index = 0
             for arg in node.args:
@@ -597,32 +777,30 @@ class _KeyFlow:
                     param = names[index] if index < len(names) else None
                     index += 1
                 if param in summary.consumed and isinstance(arg.value, cst.Name) and arg.value.value in self.state:
-                    result.append((arg.value.value, summary.consumed[param].certain))
+                    result.append((arg.value.value, summary.consumed[param].certain, False))
             return result
-        if callee is not None and (callee.startswith(NON_CONSUMING_PREFIXES) or callee in NON_CONSUMING_RANDOM):
+        if callee is not None and (callee.startswith(NON_CONSUMING_PREFIXES) or callee in NON_CONSUMING_RANDOM
+                                   or callee in STORING_CALLS):
             return []
-        if callee is not None and callee.startswith("jax.") and callee.rsplit(".", 1)[0] in ("jax", "jax.lax"):
-            # other jax/lax functions (`jax.lax.cond`, `jax.jit(...)` applied to unknown code): unknown
-            pass
         short = _callee_name(node.func)
-        if short is None or short[:1].isupper() or short in ("append", "extend", "insert", "update",
-                                                             "setdefault", "put", "add", "info", "debug",
-                                                             "warning", "log", "write", "format"):
+        if short is None or short[:1].isupper() or INSPECTING_NAME.match(short) or short in (
+                "append", "extend", "insert", "update", "setdefault", "put", "add", "info", "debug",
+                "warning", "log", "write", "format"):
             return []
-        return [(n, False) for _, n in tracked]
+        if not self.facts.unknown_calls_consume:
+            return []
+        return [(n, False, False) for _, n in tracked]
 
-    def _transformed(self, call: cst.Call) -> cst.FunctionDef | None:
-        """`jax.jit(f)` / `jax.vmap(f, …)`: the module function a transform call wraps."""
-        if self.resolve(call.func) in TRANSFORMS and call.args and call.args[0].keyword is None:
-            return self.facts.function_for(call.args[0].value, self.scope)
-        return None
-
-    def consume(self, name: str, node: cst.Call, certain: bool) -> None:
+    def consume(self, name: str, node: cst.Call, certain: bool, direct: bool) -> None:
         held = self.state.get(name)
         if held is None:
             return
         line = self.facts.order(node)
         if held.consumed is not None:
+            if self.test_code and not (direct and held.consumed.direct):
+                # tests hand one key to the code under test and to a reference, or twice to check
+                # determinism: only two `jax.random` draws from one key are reported there
+                return
             if not self.summary and (held.known or (certain and held.consumed.certain)):
                 first = held.consumed
                 loop = None
@@ -630,13 +808,30 @@ class _KeyFlow:
                     loop = self.loops[-1][0]  # consumed by the previous iteration
                 self.facts.record(Reuse(node, name, first, loop))
             return
-        consumption = Consumption(node, line, certain)
+        consumption = Consumption(node, line, certain, direct)
         self.state[name] = KeyState(consumption, held.known, held.param, held.loop_depth)
         if held.param is not None and held.param not in self.param_consumed:
             self.param_consumed[held.param] = consumption
 
 
 # -- helpers ------------------------------------------------------------------------------------
+def is_test_file(path: str | None) -> bool:
+    """`test_*.py`, `*_test.py`, `conftest.py`: where fixed seeds and shared keys are deliberate."""
+    if not path:
+        return False
+    return TEST_FILE.search(path.replace("\\", "/").rsplit("/", 1)[-1]) is not None
+
+
+def in_test_function(scope: Scope | None) -> bool:
+    """Whether a scope is, or is nested in, a function named `test*`."""
+    while scope is not None:
+        node = scope.node
+        if isinstance(node, cst.FunctionDef) and node.name.value.startswith("test"):
+            return True
+        scope = scope.parent
+    return False
+
+
 def _copy(state: State) -> State:
     return dict(state)
 
@@ -657,16 +852,25 @@ def _merge(a: State, b: State) -> State:
     return merged
 
 
+_WRAPPERS = frozenset({cst.Element, cst.DictElement, cst.StarredDictElement, cst.Arg, cst.ComparisonTarget,
+                       cst.FormattedStringExpression, cst.Index, cst.Slice, cst.SubscriptElement})
+#: node type -> is it an expression (an `isinstance` against libcst's abstract classes is slow)
+_IS_EXPRESSION: dict[type, bool] = {}
+
+
 def _child_expressions(node: cst.CSTNode):
-    for child in node.children:
-        if isinstance(child, cst.BaseExpression):
+    """The expressions directly under a node, looking through arguments, elements and slices."""
+    from .walk import children
+
+    for _, child in children(node):
+        kind = type(child)
+        is_expression = _IS_EXPRESSION.get(kind)
+        if is_expression is None:
+            is_expression = _IS_EXPRESSION[kind] = issubclass(kind, cst.BaseExpression)
+        if is_expression:
             yield child
-        elif isinstance(child, (cst.Element, cst.DictElement, cst.StarredDictElement, cst.Arg,
-                                cst.ComparisonTarget, cst.FormattedStringExpression, cst.Index, cst.Slice,
-                                cst.SubscriptElement)):
+        elif kind in _WRAPPERS:
             yield from _child_expressions(child)
-        elif isinstance(child, cst.FormattedStringText):
-            continue
 
 
 def _target_names(target: cst.BaseExpression) -> set[str]:
@@ -677,6 +881,12 @@ def _target_names(target: cst.BaseExpression) -> set[str]:
     if isinstance(target, cst.StarredElement):
         return _target_names(target.value)
     return set()
+
+
+def _parameter_count(function: FunctionNode) -> int:
+    """Parameters a summary can be about (`self` and `cls` are never keys)."""
+    p = function.params
+    return sum(1 for x in (*p.posonly_params, *p.params, *p.kwonly_params) if x.name.value not in ("self", "cls"))
 
 
 def _parameter_names(function: FunctionNode) -> list[str]:
@@ -692,28 +902,41 @@ def _callee_name(func: cst.BaseExpression) -> str | None:
     return None
 
 
-class _AttributeUses:
-    """Names used with an attribute a JAX key does not have (`rng.normal(...)`: a NumPy Generator)."""
-
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def visit(self, root: cst.CSTNode) -> set[str]:
-        from .walk import walk
-
-        def enter(node: cst.CSTNode, field: str) -> bool:
-            if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
-                if node.attr.value not in KEY_ATTRIBUTES:
-                    self.names.add(node.value.value)
-            return True
-
-        walk(root, enter, lambda node: None)
-        return self.names
+def _last_name(node: cst.CSTNode) -> str | None:
+    """`c` for `a.b.c` or `c`; None for anything else."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return None
 
 
+#: pattern -> name -> whether it is key-like (cached: names repeat a lot)
+_KEY_LIKE: dict["re.Pattern[str]", dict[str, bool]] = {}
 
-def _not_key_names(root: cst.CSTNode) -> set[str]:
-    return _AttributeUses().visit(root)
+
+def _key_like(word: str, key_name: "re.Pattern[str]") -> bool:
+    """A name a key may be bound to, or a word of a key annotation."""
+    known = _KEY_LIKE.get(key_name)
+    if known is None:
+        known = _KEY_LIKE[key_name] = {}
+    found = known.get(word)
+    if found is None:
+        found = bool(key_name.match(word)) or word in KEY_ANNOTATION_WORDS
+        if len(known) < 100_000:
+            known[word] = found
+    return found
+
+
+_PATTERNS: dict[tuple[str, ...], "re.Pattern[str]"] = {DEFAULT_KEY_NAMES: KEY_NAME}
+
+
+def key_name_pattern(names: tuple[str, ...]) -> "re.Pattern[str]":
+    """One regular expression for the configured key parameter names (glob patterns)."""
+    found = _PATTERNS.get(names)
+    if found is None:
+        found = _PATTERNS[names] = re.compile("|".join(f"(?:{fnmatch.translate(n)})" for n in names) or "(?!)")
+    return found
 
 
 # -- keys broadcast by vmap ---------------------------------------------------------------------
@@ -793,7 +1016,7 @@ def _is_outer_key(facts: KeyFlowFacts, scope: Scope, name: str) -> bool:
     owner, binding = found
     for node in binding.nodes:
         if isinstance(node, cst.Param):
-            if not KEY_NAME.match(name):
+            if not facts.key_name.match(name):
                 return False
             continue
         return False if not _bound_to_key(facts, owner, node) else True

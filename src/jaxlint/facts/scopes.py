@@ -26,6 +26,10 @@ COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 LOCAL = "<local>"
 
 
+#: (id of a scope's node, whether `:=` may bind) -> its bindings, `global` and `nonlocal` names
+CollectedBindings = dict[tuple[int, bool], tuple[dict[str, "Binding"], frozenset[str], frozenset[str]]]
+
+
 @dataclass(eq=False)
 class Binding:
     """Everything one scope binds to one name."""
@@ -43,32 +47,58 @@ class Binding:
         return bool(self.targets) and LOCAL not in self.targets
 
 
+#: scope kind by exact node type (`isinstance` against libcst's classes is slow on the hot path)
+_KINDS = {cst.Module: "module", cst.ClassDef: "class", **{t: "comprehension" for t in COMPREHENSIONS}}
+
+
+def _kind(node: ScopeNode) -> str:
+    kind = _KINDS.get(type(node))
+    if kind is not None:
+        return kind
+    if isinstance(node, cst.Module):
+        return "module"
+    if isinstance(node, cst.ClassDef):
+        return "class"
+    if isinstance(node, COMPREHENSIONS):
+        return "comprehension"
+    return "function"
+
+
 class Scope:
     #: set on the module scope when the source has no `:=`: bindings then only come from statements
     may_have_walrus = True
 
-    def __init__(self, node: ScopeNode, parent: "Scope | None") -> None:
+    def __init__(self, node: ScopeNode, parent: "Scope | None",
+                 collected: "CollectedBindings | None" = None) -> None:
         self.node = node
         self.parent = parent
+        #: "module", "class", "comprehension" or "function"
+        self.kind = _kind(node)
+        #: what scopes of this module collected, shared by every walk of the file that is handed it
+        if parent is not None:
+            self.collected: CollectedBindings = parent.collected
+        else:
+            self.collected = collected if collected is not None else {}
         self._bindings: dict[str, Binding] | None = None
+        self._outer: tuple[Scope, ...] | None = None
         self.globals: set[str] = set()
         self.nonlocals: set[str] = set()
 
     @property
-    def kind(self) -> str:
-        if isinstance(self.node, cst.Module):
-            return "module"
-        if isinstance(self.node, cst.ClassDef):
-            return "class"
-        if isinstance(self.node, COMPREHENSIONS):
-            return "comprehension"
-        return "function"
-
-    @property
     def bindings(self) -> dict[str, Binding]:
         if self._bindings is None:
-            collector = _BindingCollector(self)
-            self._bindings = collector.collect()
+            # Several walks of a file make their own Scope for the same function (the rules' walk,
+            # the traced-functions walk, ...): the names it binds are collected once.
+            key = (id(self.node), self.module_scope().may_have_walrus)
+            collected = self.collected.get(key)
+            if collected is None:
+                bindings = _BindingCollector(self).collect()
+                self.collected[key] = (bindings, frozenset(self.globals), frozenset(self.nonlocals))
+            else:
+                bindings, global_names, nonlocal_names = collected
+                self.globals.update(global_names)
+                self.nonlocals.update(nonlocal_names)
+            self._bindings = bindings
         return self._bindings
 
     def enclosing_for_lookup(self) -> Iterator["Scope"]:
@@ -86,14 +116,36 @@ class Scope:
             scope = scope.parent
         return scope
 
+    def _chain(self) -> "tuple[Scope, ...]":
+        """This scope, then the scopes Python searches after it."""
+        outer = self._outer
+        if outer is None:
+            # without `self`: a scope holding itself would be a reference cycle
+            outer = self._outer = tuple(self.enclosing_for_lookup())[1:]
+        return (self, *outer)
+
+    def lookups_settled(self) -> bool:
+        """Whether every scope a lookup from here searches has collected its names.
+
+        Collecting a scope's names also fills in its `global` declarations, which `lookup` checks
+        first; once all are collected, a lookup from here gives the same answer every time.
+        """
+        for scope in self._chain():
+            if scope._bindings is None:
+                return False
+        return True
+
     def lookup(self, name: str) -> "tuple[Scope, Binding] | None":
         """The scope that binds `name` as seen from here, and its binding; None for builtins."""
-        for scope in self.enclosing_for_lookup():
+        for scope in self._chain():
             if name in scope.globals:
                 module = self.module_scope()
                 binding = module.bindings.get(name)
                 return (module, binding) if binding else None
-            binding = scope.bindings.get(name)
+            bindings = scope._bindings
+            if bindings is None:
+                bindings = scope.bindings
+            binding = bindings.get(name)
             if binding is not None and name not in scope.nonlocals:
                 return scope, binding
         return None

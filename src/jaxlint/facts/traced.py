@@ -103,6 +103,8 @@ class TracedFunctions:
         self.applications: dict[int, list[_Application]] = {}
         #: (scope node id, name) -> functions a name was bound to through a transform (`fast = jax.jit(f)`)
         self.aliases: dict[tuple[int, str], list[FunctionNode]] = {}
+        #: id(Name target) of `f = jax.jit(f, …)`: the name still stands for the same function, transformed
+        self.self_wraps: set[int] = set()
         self._collect()
         self._analyse()
 
@@ -128,7 +130,7 @@ class TracedFunctions:
         from ..context import Walker
 
         collector = _Collector(self)
-        walk_ctx = type(self.ctx)(self.ctx.path, self.ctx.source, self.ctx.module, self.ctx.settings)
+        walk_ctx = self.ctx.sibling()
         collector.ctx = walk_ctx
         self.walk_ctx = walk_ctx
         Walker(walk_ctx, [collector]).run(self.ctx.module)
@@ -186,9 +188,10 @@ class TracedFunctions:
             return [(expr, use)]
         if isinstance(expr, cst.Name):
             found = scope.lookup(expr.value)
-            if found is None or not all(isinstance(n, cst.FunctionDef) for n in found[1].nodes):
+            if found is None or not all(
+                    isinstance(n, cst.FunctionDef) or id(n) in self.self_wraps for n in found[1].nodes):
                 return []  # rebound (`f = partial(f, flag=True)`): what it holds is not known here
-            return [(node, use) for node in found[1].nodes]
+            return [(node, use) for node in found[1].nodes if isinstance(node, cst.FunctionDef)]
         if isinstance(expr, cst.Call):
             resolve = self._resolver(scope)
             if resolve(expr.func) in PARTIAL and expr.args and expr.args[0].keyword is None:
@@ -251,13 +254,14 @@ class TracedFunctions:
 
     def _traced_params(self, function: FunctionNode, use: _Application) -> set[str]:
         positional = _positional(function)
-        if id(function) in self.methods and positional:
-            positional = positional[1:]  # self/cls: never known to be traced
+        # self/cls: never known to be traced. A transform decorating a method wraps the plain function,
+        # so `static_argnums`, `in_axes` and `argnums` count `self` as argument 0.
+        receiver = positional[0] if id(function) in self.methods and positional else None
         positional = positional[use.bound_positional:]
         every = set(positional) | set(_keyword_only(function)) | _star_params(function)
         every -= use.bound_keywords
         if use.all_params:  # lax passes exactly the positional arguments its body needs
-            return {p for p in every if not _has_default(function, p)}
+            return {p for p in every if not _has_default(function, p) and p != receiver}
         if use.mode == "jit":
             traced = every - self._static(function, use, positional)
         elif use.mode == "vmap":
@@ -266,7 +270,7 @@ class TracedFunctions:
             traced = self._differentiated(use, positional)
         else:
             traced = every
-        return {p for p in traced if self._passed(function, p, positional)}
+        return {p for p in traced if p != receiver and self._passed(function, p, positional)}
 
     def _static(self, function: FunctionNode, use: _Application, positional: list[str]) -> set[str]:
         static: set[str] = set()
@@ -402,6 +406,9 @@ class _Collector:
         if found is None:
             return
         use, expressions = found
+        target = node.targets[0].target
+        if any(isinstance(e, cst.Name) and e.value == target.value for e in expressions):
+            self.traced.self_wraps.add(id(target))
         for expr in expressions:
             for function, _ in self.traced.functions_of(expr, self.ctx.scope, use):
                 key = (id(self.ctx.scope.node), node.targets[0].target.value)

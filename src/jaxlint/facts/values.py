@@ -78,6 +78,9 @@ TREE_FUNCTIONS = ("jax.tree.", "jax.tree_util.")
 #: Constructors of mutable references, which do support in-place assignment.
 REFERENCE_CALLS = frozenset({"jax.new_ref", "jax.ref.new_ref", "jax.experimental.mutable_array"})
 
+#: Bitwise operators, which keep boolean arrays boolean (`mask & other`, `~mask`).
+BITWISE = (cst.BitAnd, cst.BitOr, cst.BitXor)
+
 State = dict[str, Kind]
 
 
@@ -267,13 +270,13 @@ class ValueFlow:
             value = self.kind(node.value)
             index = Kind.NONE
             for element in node.slice:
-                for part in element.children:
-                    if isinstance(part, cst.BaseExpression):
-                        index = max(index, self.kind(part))
-                    elif isinstance(part, cst.Slice):
-                        for bound in (part.lower, part.upper, part.step):
-                            if bound is not None:
-                                index = max(index, self.kind(bound))
+                part = element.slice
+                if isinstance(part, cst.Index):
+                    index = max(index, self.kind(part.value))
+                elif isinstance(part, cst.Slice):
+                    for bound in (part.lower, part.upper, part.step):
+                        if bound is not None:
+                            index = max(index, self.kind(bound))
             if value == Kind.JAX_ARRAY:
                 return Kind.ARRAY if index.traced else Kind.JAX_ARRAY
             if value.traced or value == Kind.CONTAINER:
@@ -282,11 +285,16 @@ class ValueFlow:
         if isinstance(node, cst.Call):
             return self._call(node)
         if isinstance(node, cst.BinaryOperation):
-            return _arith(max(self.kind(node.left), self.kind(node.right)))
+            left, right = self.kind(node.left), self.kind(node.right)
+            if left == right == Kind.BOOL and isinstance(node.operator, BITWISE):
+                return Kind.BOOL  # `(a > 0) & (b > 0)`: still a boolean array
+            return _arith(max(left, right))
         if isinstance(node, cst.UnaryOperation):
             operand = self.kind(node.expression)
             if isinstance(node.operator, cst.Not):
                 return Kind.BOOL if operand.traced else Kind.NONE
+            if operand == Kind.BOOL and isinstance(node.operator, cst.BitInvert):
+                return Kind.BOOL
             return _arith(operand)
         if isinstance(node, cst.Comparison):
             left = self.kind(node.left)

@@ -3,11 +3,15 @@
 libcst's own `visit` rebuilds (and re-validates) every node on the way back up, even for a visitor
 that changes nothing; that costs several times the parse. Rules here only read the tree, so the walk
 reads the dataclass fields of each node directly, skipping whitespace and punctuation.
+
+Each node type gets its own child enumerator, generated once from its fields (as `dataclasses`
+generates `__init__`): no per-node loop over field names, no `getattr` by name. Types with no field
+that can hold a node (names, literals, operators) get none, and the walk leaves them at once.
 """
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Optional
 
 import libcst as cst
 
@@ -36,14 +40,18 @@ _ORDER = {
     cst.ClassDef: ("decorators", "name", "bases", "keywords", "body"),
     cst.IfExp: ("body", "test", "orelse"),
 }
+#: Field types that only ever hold text (a name's spelling, a number, a string's quotes), never a node.
+_TEXT_TYPES = (str, Optional[str])
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def node_fields(node_type: type) -> tuple[str, ...]:
+    """The fields of a node type that can hold child nodes, in source order."""
     fields = _FIELDS.get(node_type)
     if fields is None:
         names = [f.name for f in dataclasses.fields(node_type)
-                 if not f.name.startswith(_SKIPPED_PREFIXES) and f.name not in _SKIPPED_NAMES]
+                 if not f.name.startswith(_SKIPPED_PREFIXES) and f.name not in _SKIPPED_NAMES
+                 and f.type not in _TEXT_TYPES]
         order = _ORDER.get(node_type)
         if order:
             names = [n for n in order if n in names] + [n for n in names if n not in order]
@@ -51,35 +59,67 @@ def node_fields(node_type: type) -> tuple[str, ...]:
     return fields
 
 
+ChildEnumerator = Callable[[cst.CSTNode], Iterator[tuple[str, cst.CSTNode]]]
+
+
+class _Enumerators(dict):
+    """node type -> its child enumerator, or None for a type whose nodes never have children."""
+
+    def __missing__(self, node_type: type) -> ChildEnumerator | None:
+        return _enumerator(node_type)
+
+
+#: `ENUMERATORS[type(node)]`: generated on first use of each type
+ENUMERATORS: dict[type, ChildEnumerator | None] = _Enumerators()
+
+
+def _enumerator(node_type: type) -> ChildEnumerator | None:
+    """Generates `children` for one node type: for each field, in source order, the node it holds
+    or the nodes of the sequence it holds (a field may hold either, or None, or a sentinel)."""
+    fields = node_fields(node_type)
+    if not fields:
+        ENUMERATORS[node_type] = None
+        return None
+    lines = ["def children(node):"]
+    for name in fields:
+        lines += [
+            f"    value = node.{name}",
+            "    kind = type(value)",
+            "    if kind in NODE_TYPES:",
+            f"        yield {name!r}, value",
+            "    elif kind is tuple or kind is list:",
+            "        for item in value:",
+            "            if type(item) in NODE_TYPES:",
+            f"                yield {name!r}, item",
+        ]
+    namespace = {"NODE_TYPES": NODE_TYPES}
+    exec(compile("\n".join(lines), f"<children of {node_type.__name__}>", "exec"), namespace)
+    enumerator = ENUMERATORS[node_type] = namespace["children"]
+    return enumerator
+
+
 def children(node: cst.CSTNode) -> Iterator[tuple[str, cst.CSTNode]]:
     """(field name, child) for each child node, in source order."""
-    for name in node_fields(type(node)):
-        value = getattr(node, name)
-        kind = type(value)
-        if kind in NODE_TYPES:
-            yield name, value
-        elif kind is tuple or kind is list:
-            for item in value:
-                if type(item) in NODE_TYPES:
-                    yield name, item
+    enumerator = ENUMERATORS[type(node)]
+    return enumerator(node) if enumerator is not None else iter(())
 
 
 def walk(root: cst.CSTNode, enter: Callable[[cst.CSTNode, str], bool], leave: Callable[[cst.CSTNode], None]) -> None:
     """Depth first: `enter(node, field)` (False skips the children), then the children, then `leave(node)`."""
-    stack: list[tuple[cst.CSTNode, Iterator]] = []
-    if enter(root, ""):
-        stack.append((root, children(root)))
-    else:
+    enumerators = ENUMERATORS
+    enumerator = enumerators[type(root)]
+    if not enter(root, "") or enumerator is None:
         leave(root)
         return
+    stack: list[tuple[cst.CSTNode, Iterator]] = [(root, enumerator(root))]
     while stack:
         node, pending = stack[-1]
         for field, child in pending:
-            if enter(child, field):
-                stack.append((child, children(child)))
-            else:
-                leave(child)
-            break
+            enumerator = enumerators[type(child)]
+            if enter(child, field) and enumerator is not None:
+                stack.append((child, enumerator(child)))
+                break
+            leave(child)  # skipped, or a leaf: nothing below it; on with its next sibling
         else:
             stack.pop()
             leave(node)

@@ -9,6 +9,13 @@ from ..facts.scopes import dotted_name, import_module_name
 from ..rule import NodeFix, Replace, Rule
 
 
+#: Exceptions a version-compatibility `try` catches when the newer spelling is missing.
+MISSING_API_ERRORS = frozenset({"builtins.ImportError", "builtins.ModuleNotFoundError", "builtins.AttributeError"})
+#: Version attributes of JAX and jaxlib, compared in `if jax.__version_info__ >= (0, 4, 30):`.
+VERSION_NAMES = ("jax.__version__", "jax.__version_info__", "jax.version.", "jaxlib.__version__",
+                 "jaxlib.version.", "jax.lib.__version__", "jax.lib.version")
+
+
 class DeprecatedApi(Rule):
     code = "JAX602"
     fixable = True
@@ -18,6 +25,53 @@ class DeprecatedApi(Rule):
         self.table = load_table()
         self.target = ctx.settings.target_jax_version
         self.in_import = 0
+        self._guards: dict[int, bool] = {}
+
+    def report(self, node: cst.CSTNode, message: str, fix: NodeFix | None = None) -> None:
+        if not self._in_compat_fallback():
+            super().report(node, message, fix)
+
+    # -- version-compatibility code ---------------------------------------------------------------
+    def _in_compat_fallback(self) -> bool:
+        """Whether the current node only runs on the JAX versions that have the old API: a branch of an
+        `if` that tests JAX's version or feature-detects an attribute of JAX, or the `except
+        (ImportError, AttributeError)` handler that falls back when the new spelling is missing."""
+        chain = self.ctx.ancestors
+        for index in range(len(chain) - 2, -1, -1):
+            node, child = chain[index], chain[index + 1]
+            if isinstance(node, (cst.If, cst.IfExp)) and child is not node.test and self._compat_test(node.test):
+                return True
+            if isinstance(node, cst.ExceptHandler) and child is node.body and self._catches_missing_api(node):
+                return True
+        return False
+
+    def _compat_test(self, test: cst.BaseExpression) -> bool:
+        if id(test) not in self._guards:
+            self._guards[id(test)] = any(self._compat_part(part) for part in _subexpressions(test))
+        return self._guards[id(test)]
+
+    def _compat_part(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Call):
+            callee = self.ctx.qualified_name(expr.func)
+            if callee in ("builtins.hasattr", "builtins.getattr") and expr.args:
+                owner = self.ctx.qualified_name(expr.args[0].value)
+                return owner is not None and (owner == "jax" or owner.startswith(("jax.", "jaxlib")))
+            return False
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            name = self.ctx.qualified_name(expr)
+            if name is not None and name.startswith(VERSION_NAMES):
+                return True
+            written = expr.value if isinstance(expr, cst.Name) else expr.attr.value
+            lowered = written.lower()
+            return "jax" in lowered and "version" in lowered  # `_JAX_VERSION`, `jax_version`
+        return False
+
+    def _catches_missing_api(self, handler: cst.ExceptHandler) -> bool:
+        caught = handler.type
+        if caught is None:
+            return False
+        names = [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
+        return any(self.ctx.qualified_name(name) in MISSING_API_ERRORS for name in names)
 
     # -- imports --------------------------------------------------------------------------------
     def visit_Import(self, node: cst.Import) -> None:
@@ -149,3 +203,14 @@ class DeprecatedApi(Rule):
         else:
             advice = entry.advice or (f"use `{entry.replacement}` instead" if entry.replacement else "remove this use")
         return f"{what} is {status}; {advice}"
+
+
+def _subexpressions(expr: cst.CSTNode):
+    """The expression and the expressions inside it (not inside lambdas)."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.BaseExpression):
+            yield node
+        if not isinstance(node, cst.Lambda):
+            stack.extend(node.children)

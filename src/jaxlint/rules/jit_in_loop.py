@@ -12,18 +12,16 @@ class JitInLoop(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         #: functions defined inside a loop body: a new object every iteration
-        self.defined_in_loop: dict[int, set[str]] = {}
+        self.defined_in_loop: dict[int, dict[str, cst.FunctionDef]] = {}
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         loop = self.ctx.innermost_loop()
         if loop is None:
             return
-        self.defined_in_loop.setdefault(id(loop), set()).add(node.name.value)
-        if self.ctx.jax.inside_jitted_function(self.ctx):
-            return
+        self.defined_in_loop.setdefault(id(loop), {})[node.name.value] = node
         for decorator in node.decorators:
             transform = self.ctx.jax.jit_transform(decorator.decorator, self.ctx)
-            if transform:
+            if transform and not self.ctx.jax.inside_jitted_function(self.ctx) and not self._per_setting(loop, node.body):
                 self.report(decorator.decorator, (
                     f"`@{_short(transform)}` on a function defined inside a loop: the function is a new object "
                     f"every iteration, so it is traced and compiled again each time; define and jit it once, "
@@ -39,15 +37,40 @@ class JitInLoop(Rule):
             return
         transform, function = application
         jit = _short(transform)
+        defined = self.defined_in_loop.get(id(loop), {})
+        depends_on = defined[function.value].body if isinstance(function, cst.Name) and function.value in defined else function
+        if self._per_setting(loop, depends_on):
+            return
         fresh = self._fresh_function(function, loop)
         if fresh:
             self.report(node, (
                 f"`{jit}` of {fresh} inside a loop: a new function object every iteration, so every iteration "
                 f"traces and compiles again; build the jitted function once, before the loop"))
+        elif not isinstance(function, cst.Name):
+            # `obj.method` is a new bound-method object at every access, and a factory call may return a new
+            # closure: then JAX cannot reuse the compiled code. A stored function would be reused.
+            code = ctx.module.code_for_node
+            shown = code(function.func) + "(...)" if isinstance(function, cst.Call) else code(function)
+            shown = " ".join(shown.split())
+            shown = shown if len(shown) <= 50 else shown[:47] + "..."
+            self.report(node, (
+                f"`{jit}` of `{shown}` applied inside a loop: if that expression gives a new function object each "
+                f"time (a bound method `obj.method`, a closure made by a factory), every iteration traces and "
+                f"compiles again; otherwise each iteration still builds a new wrapper and repeats the cache "
+                f"lookup; build the jitted function once, before the loop, and call the result"))
         else:
             self.report(node, (
                 f"`{jit}` applied inside a loop: JAX reuses the compiled code, but each iteration builds a new "
                 f"wrapper and repeats the cache lookup; hoist `{jit}(...)` out of the loop and call the result"))
+
+    def _per_setting(self, loop: cst.CSTNode, depends_on: cst.CSTNode) -> bool:
+        """A loop over a written-out list of settings (`for steps in [-1, 0]:`) whose jitted function uses the
+        loop variable: each setting is a different function, so one compile per setting is the design, and
+        hoisting the jit out of the loop is not possible."""
+        if not isinstance(loop, cst.For) or not _literal_collection(loop.iter, self.ctx):
+            return False
+        targets = _names_read(loop.target)
+        return bool(targets & _names_read(depends_on))
 
     def _fresh_function(self, function: cst.BaseExpression, loop: cst.CSTNode) -> str | None:
         if isinstance(function, cst.Lambda):
@@ -55,7 +78,7 @@ class JitInLoop(Rule):
         wrapper = self.ctx.jax.is_function_wrapper_call(function, self.ctx)
         if wrapper:
             return f"a `{_short(wrapper)}(...)` wrapper"
-        if isinstance(function, cst.Name) and function.value in self.defined_in_loop.get(id(loop), ()):
+        if isinstance(function, cst.Name) and function.value in self.defined_in_loop.get(id(loop), {}):
             return f"`{function.value}`, defined in the loop body,"
         return None
 
@@ -67,3 +90,50 @@ def _short(qualified: str) -> str:
     if qualified.startswith("equinox."):
         return "eqx." + qualified.split(".", 1)[1]
     return qualified
+
+
+_DISPLAYS = (cst.List, cst.Tuple, cst.Set)
+
+
+def _literal_collection(iterable: cst.BaseExpression, ctx) -> bool:
+    """A list, tuple or set written out in the code, or a name bound once, in this function, to one."""
+    if isinstance(iterable, _DISPLAYS):
+        return True
+    if not isinstance(iterable, cst.Name):
+        return False
+    found = ctx.scope.lookup(iterable.value)
+    if found is None or found[0] is not ctx.scope or len(found[1].nodes) != 1:
+        return False
+    target = found[1].nodes[0]
+    for node in _statements(ctx.scope.node):
+        if isinstance(node, cst.Assign) and any(t.target is target for t in node.targets):
+            return isinstance(node.value, _DISPLAYS)
+    return False
+
+
+def _statements(scope_node: cst.CSTNode):
+    """The simple statements of a function body, not those of nested functions or classes."""
+    stack = [scope_node.body] if isinstance(scope_node, cst.FunctionDef) else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.BaseSmallStatement):
+            yield node
+            continue
+        if isinstance(node, cst.BaseExpression):
+            continue
+        stack.extend(node.children)
+
+
+def _names_read(node: cst.CSTNode) -> set[str]:
+    found, stack = set(), [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            found.add(current.value)
+        elif isinstance(current, cst.Attribute):
+            stack.append(current.value)  # `x.shape`: `shape` is not a variable
+        else:
+            stack.extend(current.children)
+    return found

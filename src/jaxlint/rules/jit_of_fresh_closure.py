@@ -23,6 +23,8 @@ class _Body:
     called_once: set[str] = field(default_factory=set)
     called_in_loop: set[str] = field(default_factory=set)
     escapes: set[str] = field(default_factory=set)
+    #: the functions around this one, innermost first
+    outer: list[cst.FunctionDef] = field(default_factory=list)
 
 
 class JitOfFreshClosure(Rule):
@@ -31,12 +33,21 @@ class JitOfFreshClosure(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.bodies: dict[int, _Body] = {}
+        #: id(function) -> names called in a loop in its body (kept after the body is left)
+        self.loop_calls: dict[int, set[str]] = {}
+        #: findings waiting for the end of the file: (node, jit, what, function, functions around it)
+        self.pending: list[tuple[cst.CSTNode, str, str, cst.FunctionDef, list[cst.FunctionDef]]] = []
 
     def _current(self) -> tuple[cst.FunctionDef, _Body] | None:
         function = next(self.ctx.enclosing_functions(), None)
-        if not isinstance(function, cst.FunctionDef) or _one_shot(function.name.value):
+        if not isinstance(function, cst.FunctionDef):
             return None
-        return function, self.bodies.setdefault(id(function), _Body())
+        body = self.bodies.get(id(function))
+        if body is None:
+            outer = [f for f in self.ctx.enclosing_functions() if isinstance(f, cst.FunctionDef)][1:]
+            body = self.bodies[id(function)] = _Body(outer=outer)
+            self.loop_calls[id(function)] = body.called_in_loop
+        return function, body
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         current = self._current()
@@ -44,11 +55,11 @@ class JitOfFreshClosure(Rule):
             return
         function, body = current
         body.defined.add(node.name.value)
-        if self.ctx.innermost_loop() is not None or self.ctx.jax.inside_jitted_function(self.ctx):
+        if not node.decorators or self.ctx.innermost_loop() is not None:
             return
         for decorator in node.decorators:
             transform = self.ctx.jax.jit_transform(decorator.decorator, self.ctx)
-            if transform:
+            if transform and not self.ctx.jax.inside_jitted_function(self.ctx):
                 body.jitted[node.name.value] = (decorator.decorator, _short(transform), f"`{node.name.value}`, defined here,")
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -72,7 +83,7 @@ class JitOfFreshClosure(Rule):
         parent = ctx.parent
         jit = _short(transform)
         if isinstance(parent, cst.Call) and parent.func is node:
-            self._report(node, jit, fresh)
+            self._candidate(node, jit, fresh, function, body)
         elif isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
             body.jitted[parent.targets[0].target.value] = (node, jit, fresh)
 
@@ -97,7 +108,27 @@ class JitOfFreshClosure(Rule):
             return
         for name, (node, jit, fresh) in body.jitted.items():
             if name in body.called_once and name not in body.called_in_loop and name not in body.escapes:
+                self._candidate(node, jit, fresh, original_node, body)
+
+    def _candidate(self, node: cst.CSTNode, jit: str, fresh: str, function: cst.FunctionDef, body: _Body) -> None:
+        if not _one_shot(function.name.value):
+            self.pending.append((node, jit, fresh, function, body.outer))
+
+    def finish(self) -> None:
+        for node, jit, fresh, function, outer in self.pending:
+            if not self._runs_few_times(function, outer):
                 self._report(node, jit, fresh)
+
+    def _runs_few_times(self, function: cst.FunctionDef, outer: list[cst.FunctionDef]) -> bool:
+        """A helper defined inside a one-shot function (a test, `main`) and not called in a loop there runs
+        a handful of times at most: compiling on each of those calls is the author's plain intent."""
+        names = {function.name.value}
+        for enclosing in outer:
+            if _one_shot(enclosing.name.value):
+                inner_loops = set().union(*(self.loop_calls.get(id(f), set()) for f in outer[:outer.index(enclosing) + 1]))
+                return not names & inner_loops
+            names.add(enclosing.name.value)
+        return False
 
     def _fresh(self, wrapped: cst.BaseExpression, body: _Body) -> str | None:
         if isinstance(wrapped, cst.Lambda):

@@ -1,8 +1,15 @@
-"""JAX103: `jax.random.key(C)` / `PRNGKey(C)` with a constant seed made inside a loop body."""
+"""JAX103: `jax.random.key(C)` / `PRNGKey(C)` with a constant seed made inside a loop body.
+
+Not reported when the key only feeds `jax.random.fold_in(key, i)` (a different key per iteration), nor
+in test code (`test_*.py`, `*_test.py`, `conftest.py`, functions named `test*`), where a fixed seed per
+case is how tests stay reproducible and compare configurations.
+"""
 from __future__ import annotations
 
 import libcst as cst
 
+from ..context import is_reference, name_occurrences
+from ..facts.keys import in_test_function, is_test_file
 from ..rule import Rule
 
 KEY_MAKERS = frozenset({"jax.random.key", "jax.random.PRNGKey"})
@@ -18,14 +25,24 @@ class KeyRecreatedInLoop(Rule):
         #: (called function name, scope, loop) for calls made in loops
         self.loop_calls: list[tuple[cst.Name, object, cst.CSTNode]] = []
         self.reported: set[int] = set()
+        self.test_file = is_test_file(ctx.path)
+        #: id of key calls and Name nodes given to `fold_in` as its key
+        self.folded: set[int] = set()
+        #: in-loop key calls bound to a name, reported at the end unless the name only feeds `fold_in`
+        self.named: list[tuple[cst.Call, str, str, object]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
+        if self.test_file or in_test_function(ctx.scope):
+            return
         loop = ctx.innermost_loop()
         if isinstance(node.func, cst.Name) and loop is not None:
             self.loop_calls.append((node.func, ctx.scope, loop))
         callee = ctx.qualified_name(node.func)
-        if callee not in KEY_MAKERS:
+        if callee == "jax.random.fold_in" and node.args and node.args[0].keyword is None:
+            self.folded.add(id(node.args[0].value))
+            return
+        if callee not in KEY_MAKERS or id(node) in self.folded:
             return
         seed = _seed(node)
         if seed is None or not self._constant(seed):
@@ -34,16 +51,24 @@ class KeyRecreatedInLoop(Rule):
         short = "PRNGKey" if callee.endswith("PRNGKey") else "key"
         if loop is not None:
             self.reported.add(id(node))
-            self.report(node, (
+            message = (
                 f"`jax.random.{short}({text})` made inside a loop: the same seed gives the same key, so every "
                 f"iteration draws the same numbers; create the key once before the loop and split it each "
-                f"iteration (`key, subkey = jax.random.split(key)`), or use `jax.random.fold_in(key, i)`"))
+                f"iteration (`key, subkey = jax.random.split(key)`), or use `jax.random.fold_in(key, i)`")
+            parent = ctx.parent
+            if isinstance(parent, cst.Assign) and len(parent.targets) == 1 \
+                    and isinstance(parent.targets[0].target, cst.Name):
+                self.named.append((node, parent.targets[0].target.value, message, ctx.scope))
+            else:
+                self.report(node, message)
             return
         function = ctx.function()
         if isinstance(function, cst.FunctionDef):
             self.in_function.setdefault(id(function), []).append((node, f"jax.random.{short}({text})"))
 
     def finish(self) -> None:
+        if self.named:
+            self._report_named()
         for name, scope, loop in self.loop_calls:
             found = scope.lookup(name.value)
             if found is None or not all(isinstance(n, cst.FunctionDef) for n in found[1].nodes):
@@ -57,6 +82,19 @@ class KeyRecreatedInLoop(Rule):
                         f"`{text}` in `{name.value}`, which is called inside a loop: the same seed gives the "
                         f"same key on every call, so every iteration draws the same numbers; pass a key in and "
                         f"split it per iteration (`key, subkey = jax.random.split(key)`)"))
+
+    def _report_named(self) -> None:
+        """`key = jax.random.key(0)` in a loop: reported unless every read of `key` in that scope is the
+        key argument of `fold_in` (`jax.random.fold_in(key, step)` differs per iteration)."""
+        reads: dict[tuple[int, str], list[int]] = {}
+        for name, scope, parent in name_occurrences(self.ctx, {n for _, n, _, _ in self.named}):
+            if is_reference(name, parent) and not (isinstance(parent, cst.AssignTarget) and parent.target is name):
+                reads.setdefault((id(scope.node), name.value), []).append(id(name))
+        for node, name, message, scope in self.named:
+            uses = reads.get((id(scope.node), name), [])
+            if uses and all(use in self.folded for use in uses):
+                continue
+            self.report(node, message)
 
     def _constant(self, seed: cst.BaseExpression) -> bool:
         """A literal seed, or a name bound once at module level to a literal (`SEED = 0`)."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..facts.index_kinds import IndexKinds
 from ..facts.literals import Literals
 from ..facts.values import Kind
 from ..rule import Rule
@@ -146,7 +145,7 @@ class TracedConcretization(Rule):
             return
         if not Literals.of(self.ctx).is_python_sequence(node.value, self.ctx.scope):
             return
-        if not any(IndexKinds.of(self.ctx).kind(part).traced for part in _index_parts(node)):
+        if not any(self.ctx.kind(part).traced for part in _index_parts(node)):
             return
         self.report(node, (
             f"a Python list or tuple indexed with a traced value inside a function traced by `{info.label}`: "

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..facts.index_kinds import IndexKinds
 from ..facts.values import Kind
 from ..rule import Rule
 
@@ -36,7 +35,7 @@ class ValueDependentShape(Rule):
                     f"`jnp.nonzero(mask, size=k)`"))
                 return
             if isinstance(part, cst.Slice) and any(
-                    bound is not None and IndexKinds.of(self.ctx).kind(bound).traced for bound in (part.lower, part.upper, part.step)):
+                    bound is not None and self.ctx.kind(bound).traced for bound in (part.lower, part.upper, part.step)):
                 self.report(node, (
                     f"slice bounds taken from a traced value {where}: the slice's length must be known when JAX "
                     f"traces the function (IndexError: slice entries must be static); use "
@@ -75,13 +74,7 @@ class ValueDependentShape(Rule):
 
     def _mask(self, index: cst.BaseExpression) -> bool:
         """A traced boolean array: a comparison, `jnp.isnan(x)`, `~mask`, `mask & other`."""
-        if IndexKinds.of(self.ctx).kind(index) == Kind.BOOL:
-            return True
-        if isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.BitInvert):
-            return self._mask(index.expression)
-        if isinstance(index, cst.BinaryOperation) and isinstance(index.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
-            return self._mask(index.left) and self._mask(index.right)
-        return False
+        return self.ctx.kind(index) == Kind.BOOL
 
 
 def _is_store_target(node: cst.Subscript, parent: cst.CSTNode | None) -> bool:

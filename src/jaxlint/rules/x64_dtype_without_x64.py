@@ -68,13 +68,28 @@ class X64DtypeWithoutX64(Rule):
     def _switch(self, expr: cst.BaseExpression) -> str | None:
         if not isinstance(expr, cst.Call):
             return None
-        callee = self.ctx.qualified_name(expr.func)
+        callee = self._switch_name(expr.func)
         if callee in DISABLING:
             return "off"
         if callee in ENABLING:
             if expr.args and _literal(expr.args[0].value) in _FALSE:
                 return "off"
             return "on"
+        return None
+
+    def _switch_name(self, func: cst.BaseExpression) -> str | None:
+        """The x64 switch a callee names, also when its import depends on the JAX version:
+        `try: from jax import enable_x64` / `except ImportError: from jax.experimental import enable_x64`."""
+        callee = self.ctx.qualified_name(func)
+        if callee is not None or not isinstance(func, cst.Name):
+            return callee
+        found = self.ctx.scope.lookup(func.value)
+        if found is None:
+            return None
+        targets = set(found[1].targets)
+        for group in (ENABLING, DISABLING):
+            if targets and targets <= group:
+                return next(iter(sorted(targets)))
         return None
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
@@ -91,7 +106,7 @@ class X64DtypeWithoutX64(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
         self._note_update(node)
-        callee = ctx.qualified_name(node.func)
+        callee = self._switch_name(node.func)
         if callee in ENABLING or callee in DISABLING:
             if not isinstance(ctx.parent, cst.WithItem):
                 self.enabling_blocks = True  # entered elsewhere (a decorator, an ExitStack): not followed
@@ -158,6 +173,8 @@ class X64DtypeWithoutX64(Rule):
         self.candidates.append((node, message, state, self.ctx.function() is not None))
 
     def finish(self) -> None:
+        if self.ctx.settings.enable_x64:
+            return  # the project turns x64 on outside the file (`enable-x64 = true` in the configuration)
         for node, message, state, in_function in self.candidates:
             if state == "on":
                 continue

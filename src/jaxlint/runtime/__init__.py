@@ -1,0 +1,132 @@
+"""Runtime mode (`jaxlint check --runtime`): confirm static findings by running JAX on them.
+
+Nothing here imports JAX or the user's code: each module with findings to check is imported in
+its own worker process (`worker.py`), under a time and a memory limit, and the findings come
+back with a `runtime` verdict. See docs/runtime.md.
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from typing import Sequence
+
+from ..config import Settings
+from ..finding import Finding
+
+VERDICTS = ("confirmed", "not-reproduced", "inconclusive")
+#: Worker processes at once, at most: each one imports JAX and may use several cores.
+MAX_JOBS = 4
+
+
+class RuntimeUnavailable(Exception):
+    """Runtime mode cannot run at all here (JAX is not installed)."""
+
+
+@dataclass
+class RuntimeOptions:
+    device: str | None = None  # "cpu", "gpu", "tpu"; None: JAX's default backend
+    jobs: int = 1
+    progress: bool = False
+
+
+def jax_available() -> bool:
+    return importlib.util.find_spec("jax") is not None
+
+
+def confirm(findings: Sequence[Finding], settings: Settings, options: RuntimeOptions) -> list[Finding]:
+    """The findings, in the same order, those of the runtime families with `runtime` set."""
+    from .launcher import allow_runs, run_module, stop_all
+    from .planner import plan_module, runs_at_runtime
+
+    if not jax_available():
+        raise RuntimeUnavailable("runtime mode needs JAX: install it with `pip install 'jaxlint[runtime]'`")
+    runtime = settings.runtime
+    examples = dict(runtime.examples)
+    by_path: dict[str, list[tuple[int, Finding]]] = {}
+    for index, finding in enumerate(findings):
+        if runs_at_runtime(finding.code):
+            by_path.setdefault(finding.path, []).append((index, finding))
+    plans = [plan_module(path, items, settings, examples, runtime.python_path) for path, items in by_path.items()]
+    verdicts: dict[int, dict] = {}
+    fallback_device = ""  # no worker ran: no device was used
+    for plan in plans:
+        if plan.reason:
+            for index, _ in plan.findings:
+                verdicts[index] = _runtime("inconclusive", plan.reason, fallback_device)
+    runnable = [plan for plan in plans if plan.payload is not None]
+    allow_runs()
+    progress = _Progress(len(runnable)) if options.progress and runnable else None
+
+    def one(plan):
+        result = run_module(plan.payload, runtime, options.device, settings_x64(settings))
+        if plan.notebook is not None:
+            result.verdicts = {i: (v, plan.notebook.translate(e)) for i, (v, e) in result.verdicts.items()}
+        return plan, result
+
+    jobs = max(1, min(options.jobs, MAX_JOBS, len(runnable) or 1))
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        try:
+            for plan, result in pool.map(one, runnable):
+                device = result.device or fallback_device
+                for index, (verdict, evidence) in result.verdicts.items():
+                    verdicts[index] = _runtime(verdict, evidence, device)
+                if progress:
+                    progress.step()
+        except BaseException:  # Ctrl-C: the workers are in their own sessions and would run on
+            pool.shutdown(wait=False, cancel_futures=True)
+            stop_all()
+            raise
+    if progress:
+        progress.done()
+    return [replace(f, runtime=verdicts[i]) if i in verdicts else f for i, f in enumerate(findings)]
+
+
+def settings_x64(settings: Settings) -> bool:
+    return bool(getattr(settings, "enable_x64", False))
+
+
+def _runtime(verdict: str, evidence: str, device: str) -> dict:
+    return {"verdict": verdict, "evidence": evidence, "device": device}
+
+
+def drop_refuted(findings: Sequence[Finding]) -> list[Finding]:
+    """`--runtime-drop-refuted`: without the findings JAX did not reproduce."""
+    return [f for f in findings if not (f.runtime and f.runtime.get("verdict") == "not-reproduced")]
+
+
+def summary_line(findings: Sequence[Finding], dropped: int = 0) -> str:
+    """`Runtime on cpu:0: 5 confirmed, 1 not reproduced, 2 inconclusive; 3 findings of static-only rules.`"""
+    counts = Counter(f.runtime["verdict"] for f in findings if f.runtime)
+    devices = sorted({f.runtime.get("device", "") for f in findings if f.runtime} - {""})
+    parts = [f"{counts.get(v, 0)} {v.replace('-', ' ')}" for v in VERDICTS]
+    static = sum(1 for f in findings if not f.runtime)
+    line = f"Runtime{' on ' + ', '.join(devices) if devices else ''}: {', '.join(parts)}"
+    if dropped:
+        line += f" ({dropped} not reproduced dropped)"
+    if static:
+        line += f"; {static} finding{'s' if static != 1 else ''} of rules with no runtime check"
+    return line + "."
+
+
+class _Progress:
+    """`[n/N] modules` on a terminal's stderr, rewritten in place (the static run's style)."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.count = 0
+        self._write()
+
+    def step(self) -> None:
+        self.count += 1
+        self._write()
+
+    def _write(self) -> None:
+        sys.stderr.write(f"\rjaxlint: runtime checks {self.count}/{self.total} modules")
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()

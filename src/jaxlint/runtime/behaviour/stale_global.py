@@ -1,0 +1,103 @@
+"""JAX302 global-read-in-traced: after the module global changes, the cached trace still computes with
+the old value, while an eager evaluation of the same Python function sees the new one."""
+from __future__ import annotations
+
+import ast
+import re
+import types
+from typing import Any
+
+from ..subject import Outcome, Subject
+from ._common import (Inconclusive, call, guarded, inputs_repeat, leaves_equal, make_args, quiet_io, short,
+                      statement_at, traced_entry, tree_of)
+
+_NAMED = re.compile(r"^`([A-Za-z_][A-Za-z0-9_]*)` is a global variable")
+
+
+def _namespace(subject: Subject) -> dict:
+    fn = subject.python_function
+    namespace = getattr(fn, "__globals__", None)
+    if isinstance(namespace, dict):
+        return namespace
+    if subject.module is not None:
+        return vars(subject.module)
+    raise Inconclusive("the module's globals are not available")
+
+
+def global_name(subject: Subject, namespace: dict) -> str:
+    """The global the finding names: from the message, else the one global read at the flagged line."""
+    match = _NAMED.match(subject.message or "")
+    if match and match.group(1) in namespace:
+        return match.group(1)
+    node = statement_at(tree_of(subject), subject.line)
+    names = []
+    if node is not None:
+        for child in ast.walk(node):
+            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load) and child.lineno == subject.line \
+                    and child.id in namespace and _changeable(namespace[child.id]):
+                names.append(child.id)
+    names = list(dict.fromkeys(names))
+    if len(names) != 1:
+        raise Inconclusive("could not tell which global the finding names")
+    return names[0]
+
+
+def _changeable(value: Any) -> bool:
+    return not isinstance(value, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)) \
+        and not callable(value)
+
+
+def changed(value: Any) -> Any:
+    """A different value of the same kind."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float, complex)):
+        return value + 1
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        kind = getattr(value.dtype, "kind", "")
+        if kind == "b":
+            return ~value
+        if kind in "iufc":
+            return value + 1
+    raise Inconclusive(f"cannot make a different value of type {type(value).__name__} to compare with")
+
+
+@guarded
+def confirm_stale_global(subject: Subject) -> Outcome:
+    import jax
+
+    entry = traced_entry(subject)
+    subject = entry.subject
+    namespace = _namespace(subject)
+    name = global_name(subject, namespace)
+    old = namespace[name]
+    new = changed(old)
+    before = call(subject, entry.call)
+    namespace[name] = new
+    try:
+        after = call(subject, entry.call)
+        inputs_repeat(subject, before, after)
+        plain = subject.python_function or subject.function
+        args, kwargs = make_args(subject)
+        with jax.disable_jit(), quiet_io(*_sinks()):
+            eager = jax.block_until_ready(plain(*args, **kwargs))
+    finally:
+        namespace[name] = old
+    change = f"`{name}` {short(old)} → {short(new)}"
+    if leaves_equal(eager, before.result):
+        return Outcome("not-reproduced", f"after {change} the result does not change even eagerly "
+                                         f"({short(before.result)}): the global does not reach it with these inputs")
+    if leaves_equal(after.result, before.result):
+        return Outcome("confirmed", f"stale global: after {change} the call still returned {short(after.result)} "
+                                    f"while eager evaluation gives {short(eager)} ({entry.how})")
+    if leaves_equal(after.result, eager):
+        return Outcome("not-reproduced", f"after {change} the call returned the new result {short(after.result)}: "
+                                         f"it was traced again ({entry.how})")
+    return Outcome("not-reproduced", f"after {change} the call returned {short(after.result)}, neither the old "
+                                     f"result {short(before.result)} nor the eager {short(eager)}")
+
+
+def _sinks():
+    import io
+
+    return io.StringIO(), io.StringIO()

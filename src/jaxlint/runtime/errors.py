@@ -1,0 +1,148 @@
+"""Confirming the rules whose mistakes JAX turns into an exception (JAX201-204, JAX401, JAX403).
+
+The flagged function is run the way the static analysis says JAX runs it:
+- traced abstractly (jit family, lax bodies, vmap, checkpoint …): `jax.jit(f).trace(...)`, which
+  traces without compiling or running anything;
+- under `grad` alone: `jax.vjp` over its floating-point arguments (concrete values, as `grad`
+  sees them; `vjp` does not need a scalar output);
+- not traced at all (JAX401/JAX403 in plain code): an ordinary call.
+A finding is confirmed when JAX raises one of the rule's predicted exceptions and the innermost
+frame of the flagged function in the traceback is on the flagged line. The predictions were
+checked against JAX (see tests/fixtures/*: RUNTIME_CHECKS); a plain `TypeError`/`IndexError`
+must also carry JAX's message, so an unrelated mistake on the same line is not taken for it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .subject import Inputs, Outcome, Subject
+from .tracebacks import describe, lines_run, raised_at, raised_on
+
+#: rule -> (exception class name in the MRO, message pattern or None)
+PREDICTED: dict[str, tuple[tuple[str, str | None], ...]] = {
+    "JAX201": (("ConcretizationTypeError", None),),  # TracerBoolConversionError is a subclass
+    "JAX202": (("TracerIntegerConversionError", None), ("ConcretizationTypeError", None),
+               ("TypeError", r"integer scalar arrays|[Tt]racer")),  # range() of a float tracer
+    "JAX203": (("ConcretizationTypeError", None), ("TracerIntegerConversionError", None),
+               ("TracerArrayConversionError", None), ("TypeError", r"concrete|[Tt]racer")),
+    "JAX204": (("NonConcreteBooleanIndexError", None), ("ConcretizationTypeError", None),
+               ("IndexError", r"static|concrete")),
+    "JAX401": (("TypeError", r"immutable|does not support item assignment"),
+               ("AttributeError", r"__delitem__")),  # `del x[i]`
+    "JAX403": (("TypeError", r"requires ndarray or scalar arguments|as an abstract array"),),
+}
+ERROR_RULES = frozenset(PREDICTED)
+ABSTRACT_MODES = ("jit", "lax", "vmap", "abstract")
+
+
+def predicted(code: str, exc: BaseException) -> bool:
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    for name, pattern in PREDICTED.get(code, ()):
+        if name in names and (pattern is None or re.search(pattern, str(exc))):
+            return True
+    return False
+
+
+@dataclass
+class Run:
+    """One call of the subject with one set of inputs."""
+
+    how: str  # "jax.jit trace", "jax.vjp", "a plain call"
+    error: BaseException | None
+    lines: set[int]
+
+
+def how_traced(subject: Subject) -> str:
+    modes = subject.extra.get("modes", [])
+    if any(m in modes for m in ABSTRACT_MODES):
+        return "jax.jit trace"
+    if "grad" in modes:
+        return "jax.vjp"
+    return "a plain call"
+
+
+def run(subject: Subject, inputs: Inputs, cache: dict | None = None) -> Run:
+    """Call the subject once as JAX would; cached per function, inputs and mode."""
+    how = how_traced(subject)
+    key = (subject.qualname, inputs.description, how)
+    if cache is not None and key in cache:
+        return cache[key]
+    import jax
+
+    fn = subject.python_function
+    error = None
+    with lines_run(subject.path) as lines:
+        try:
+            args, kwargs = inputs.make()
+            if how == "jax.jit trace":
+                jitted = jax.jit(fn, static_argnames=inputs.static_argnames or None)
+                trace = getattr(jitted, "trace", None) or jitted.lower  # older JAX: lower traces too
+                trace(*args, **kwargs)
+            elif how == "jax.vjp":
+                _vjp(jax, fn, args, kwargs)
+            else:
+                fn(*args, **kwargs)
+        except BaseException as exc:  # noqa: B036 - SystemExit from user code is evidence too
+            error = exc
+    result = Run(how, error, set(lines))
+    if cache is not None:
+        cache[key] = result
+    return result
+
+
+def _vjp(jax, fn, args: tuple, kwargs: dict) -> None:
+    """Differentiate with respect to the floating-point array arguments, the others held fixed."""
+    import jax.numpy as jnp
+
+    positions = [i for i, a in enumerate(args)
+                 if hasattr(a, "dtype") and jnp.issubdtype(a.dtype, jnp.inexact)]
+    if not positions:
+        fn(*args, **kwargs)
+        return
+
+    def partial(*diff):
+        full = list(args)
+        for index, value in zip(positions, diff):
+            full[index] = value
+        return fn(*full, **kwargs)
+
+    jax.vjp(partial, *(args[i] for i in positions))
+
+
+def confirm(subject: Subject, cache: dict | None = None) -> Outcome:
+    """confirmed / not-reproduced / inconclusive for one error-family finding."""
+    if subject.python_function is None:
+        return Outcome("inconclusive", "the function could not be found in the imported module")
+    candidates = subject.candidates or ([subject.inputs] if subject.inputs else [])
+    if not candidates:
+        return Outcome("inconclusive", "no inputs could be built for the function")
+    span = (subject.line, max(subject.end_line, subject.line))
+    within = subject.function_lines
+    clean: list[tuple[Inputs, Run]] = []
+    failed: list[tuple[Inputs, Run]] = []
+    for inputs in candidates:
+        result = run(subject, inputs, cache)
+        if result.error is None:
+            clean.append((inputs, result))
+            continue
+        if predicted(subject.code, result.error) and raised_on(result.error, subject.path, span, within):
+            line = raised_at(result.error, subject.path, within)
+            return Outcome("confirmed", f"{type(result.error).__name__} at line {line} "
+                                        f"({_through(result.how, subject)}; {inputs.description})")
+        failed.append((inputs, result))
+    if clean:
+        inputs, result = clean[0]
+        reached = "" if subject.line in result.lines else f"; line {subject.line} was not reached"
+        verb = "traced" if result.how != "a plain call" else "ran"
+        return Outcome("not-reproduced", f"{verb} cleanly with {_through(result.how, subject)} "
+                                         f"({inputs.description}){reached}")
+    inputs, result = failed[0]
+    more = f" (and {len(failed) - 1} other input set{'s' if len(failed) > 2 else ''})" if len(failed) > 1 else ""
+    return Outcome("inconclusive", f"no input set reached the predicted error: {_through(result.how, subject)} with "
+                                   f"{inputs.description} raised {describe(result.error, subject.path, within)}{more}")
+
+
+def _through(how: str, subject: Subject) -> str:
+    """`a plain call of make()` when the flagged function is reached through the one defining it."""
+    return f"{how} of {subject.qualname}()" if subject.extra.get("inner_qualname") else how

@@ -1,0 +1,64 @@
+"""Confirming JAX101 (a PRNG key consumed twice) with JAX's own key-reuse checker.
+
+The function is called as plain Python under `jax.debug_key_reuse(True)`, with typed keys
+(`jax.random.key(0)`) for its key parameters. Plain calls, because under `jit` the checker only
+reports "argument 0 is already consumed" at the function boundary, with no line; called plainly,
+each `jax.random` function checks its key and the traceback points at the second consumption.
+
+JAX's checker does not track legacy `jax.random.PRNGKey` (uint32) keys. A function that makes
+them itself cannot be confirmed this way; its verdict is left to the behaviour confirmers
+(draw comparison) when they exist, else it is inconclusive.
+"""
+from __future__ import annotations
+
+from .subject import Outcome, Subject
+from .tracebacks import describe, lines_run, raised_at, raised_on
+
+
+def confirm(subject: Subject) -> Outcome:
+    if subject.python_function is None:
+        return Outcome("inconclusive", "the function could not be found in the imported module")
+    candidates = subject.candidates or ([subject.inputs] if subject.inputs else [])
+    if not candidates:
+        return Outcome("inconclusive", "no inputs could be built for the function")
+    import jax
+
+    span = (subject.line, max(subject.end_line, subject.line))
+    within = subject.function_lines
+    clean, failed = [], []
+    for inputs in candidates:
+        with lines_run(subject.path) as lines, jax.debug_key_reuse(True):
+            try:
+                args, kwargs = inputs.make()
+                subject.python_function(*args, **kwargs)
+            except BaseException as exc:  # noqa: B036 - anything the user's code raises is evidence
+                error = exc
+            else:
+                error = None
+        if error is None:
+            clean.append((inputs, set(lines)))
+            continue
+        if type(error).__name__ == "KeyReuseError" and raised_on(error, subject.path, span, within):
+            line = raised_at(error, subject.path, within)
+            return Outcome("confirmed", f"KeyReuseError at line {line} (jax.debug_key_reuse; {inputs.description})")
+        failed.append((inputs, error))
+    if clean:
+        subject.inputs = clean[0][0]  # for the behaviour confirmer that may run next: inputs that work
+    if legacy_keys(subject):
+        return Outcome("inconclusive", "the function makes legacy jax.random.PRNGKey keys, which JAX's "
+                                       "key-reuse checker does not track")
+    if clean:
+        inputs, lines = clean[0]
+        reached = "" if subject.line in lines else f"; line {subject.line} was not reached"
+        return Outcome("not-reproduced", f"ran cleanly under jax.debug_key_reuse ({inputs.description}){reached}")
+    inputs, error = failed[0]
+    return Outcome("inconclusive", f"no input set reached the key reuse: a plain call with {inputs.description} "
+                                   f"raised {describe(error, subject.path, within)}")
+
+
+def legacy_keys(subject: Subject) -> bool:
+    """Whether the function's own source makes legacy keys (`PRNGKey(...)`)."""
+    if subject.function_lines is None:
+        return "PRNGKey" in subject.source
+    first, last = subject.function_lines
+    return "PRNGKey" in "\n".join(subject.source.splitlines()[first - 1:last])

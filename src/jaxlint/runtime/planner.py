@@ -1,0 +1,289 @@
+"""The parent side of runtime mode: which findings to run, and what the worker needs to know.
+
+Nothing here imports JAX or the user's code. For each module with findings to check, the planner
+re-parses the file with jaxlint's own engine facts, finds the innermost function or lambda around
+each finding (its qualified name, its parameters, how the static analysis says it is traced), and
+works out the module name the user's code would import it under. The result is a JSON-ready plan
+that the worker (`worker.py`) executes in its own process.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from ..config import Settings
+from ..finding import Finding, Position
+
+#: Rules whose findings the worker confirms by letting JAX raise the predicted exception.
+ERROR_RULES = frozenset({"JAX201", "JAX202", "JAX203", "JAX204", "JAX401", "JAX403"})
+#: Rules with no runtime meaning: their findings keep the static verdict and get no `runtime`.
+STATIC_ONLY = frozenset({"JAX000", "JAX205", "JAX402", "JAX503", "JAX504", "JAX601", "JAX602"})
+
+
+def runs_at_runtime(code: str) -> bool:
+    """Runtime mode checks the tracing, randomness and side-effect families, JAX401-403, JAX501-502."""
+    if code in STATIC_ONLY:
+        return False
+    return code.startswith(("JAX1", "JAX2", "JAX3")) or code in {"JAX401", "JAX403", "JAX501", "JAX502"}
+
+
+@dataclass
+class ModulePlan:
+    """One module's work for one worker process, or the reason it cannot be run at all."""
+
+    path: str
+    #: (position in the caller's finding list, finding)
+    findings: list[tuple[int, Finding]] = field(default_factory=list)
+    payload: dict[str, Any] | None = None
+    reason: str | None = None  # set when the module is not run: every finding gets it
+    notebook: Any = None  # a notebook's joined cells, to translate the evidence's line numbers
+
+
+def plan_module(path: str, findings: list[tuple[int, Finding]], settings: Settings,
+                examples: dict[str, Any], python_path: tuple[str, ...]) -> ModulePlan:
+    plan = ModulePlan(path, findings)
+    if path.endswith(".pyi"):
+        plan.reason = "a stub file has no code to run"
+        return plan
+    notebook = None
+    try:
+        if path.endswith(".ipynb"):
+            notebook = _Notebook(Path(path).read_text(encoding="utf-8"))
+            source = notebook.text
+        else:
+            source = Path(path).read_text(encoding="utf-8-sig")
+        module = cst.parse_module(source)
+    except (OSError, UnicodeDecodeError, ValueError, cst.ParserSyntaxError, RecursionError) as exc:
+        plan.reason = f"cannot read the {'notebook' if notebook or path.endswith('.ipynb') else 'module'}: " \
+                      f"{type(exc).__name__}"
+        return plan
+    functions = _functions(module, source, path, settings)
+    name, roots = module_identity(path, settings.root, python_path)
+    entries = []
+    for index, finding in findings:
+        if notebook is not None:
+            finding = notebook.joined(finding)
+        function = _innermost(functions, finding)
+        entries.append({
+            "index": index, "code": finding.code, "message": finding.message,
+            "line": finding.start.line, "end_line": finding.end.line, "column": finding.start.column,
+            "function": function,
+        })
+    plan.payload = {
+        "path": str(Path(path).resolve()), "module": name, "roots": roots, "findings": entries,
+        "examples": examples_for(name, path, settings.root, examples),
+    }
+    if notebook is not None:
+        # Not importable: the worker runs the joined code cells as a module of this name.
+        plan.payload["module"] = "__jaxlint_notebook__"
+        plan.payload["source"] = notebook.text
+        plan.notebook = notebook
+    return plan
+
+
+class _Notebook:
+    """A notebook's code cells joined into one module, as the static check reads them (IPython
+    lines masked), and the way back from lines of that module to cells."""
+
+    def __init__(self, text: str) -> None:
+        from ..notebook import NotebookError, read_notebook
+        from ..notebook_check import JoinedCells
+
+        try:
+            self.cells = read_notebook(text)
+        except NotebookError as exc:
+            raise ValueError(str(exc)) from None
+        joined = JoinedCells(self.cells)
+        self.text = joined.text
+        self.first_lines = joined.first_lines
+
+    def joined(self, finding: Finding) -> Finding:
+        """The finding with its position in the joined module (findings come per cell)."""
+        position = next((i for i, cell in enumerate(self.cells) if cell.index == finding.cell), 0)
+        offset = self.first_lines[position] - 1
+        return replace(finding, start=Position(finding.start.line + offset, finding.start.column),
+                       end=Position(finding.end.line + offset, finding.end.column), cell=None)
+
+    def cell_line(self, line: int, last: int | None = None) -> str:
+        """`cell 3, line 2` (cells counted from 1, markdown included) for a line of the joined module,
+        or `cell 3, lines 2-4` for a range."""
+        position = max((i for i, first in enumerate(self.first_lines) if first <= line), default=0)
+        offset = self.first_lines[position] - 1
+        if last is None:
+            return f"cell {self.cells[position].index + 1}, line {line - offset}"
+        return f"cell {self.cells[position].index + 1}, lines {line - offset}-{last - offset}"
+
+    def translate(self, evidence: str) -> str:
+        """Evidence from the worker speaks of lines of the joined module: name cells instead."""
+        return re.sub(r"\blines? (\d+)(?:-(\d+))?", lambda m: self.cell_line(
+            int(m.group(1)), int(m.group(2)) if m.group(2) else None), evidence)
+
+
+# -- the module name the user's code imports ----------------------------------------------------
+def module_identity(path: str, project_root: str, python_path: tuple[str, ...] = ()) -> tuple[str, list[str]]:
+    """The dotted module name of `path` and the import roots to put first on `sys.path`.
+
+    A file under a configured `python-path` root is named relative to it (the longest such root);
+    otherwise the name follows the packages (`__init__.py`) the file sits in, and the directory
+    above the top package is the root. The project root and its `src/` are added after it, so
+    absolute imports of the project's other top-level packages work as they do for the user.
+    """
+    file = Path(path).resolve()
+    project = Path(project_root).resolve()
+    configured = [(project / p).resolve() for p in python_path]
+    root = None
+    for candidate in sorted(configured, key=lambda p: len(p.parts), reverse=True):
+        if candidate in file.parents:
+            root = candidate
+            break
+    if root is None:
+        root = file.parent
+        while (root / "__init__.py").is_file() and root.parent != root:
+            root = root.parent
+    parts = list(file.relative_to(root).with_suffix("").parts)
+    if parts and parts[-1] == "__init__" and len(parts) > 1:
+        parts.pop()
+    roots = []
+    for directory in (root, *configured, project, project / "src"):
+        if directory.is_dir() and str(directory) not in roots:
+            roots.append(str(directory))
+    return ".".join(parts), roots
+
+
+def examples_for(module_name: str, path: str, project_root: str, examples: dict[str, Any]) -> dict[str, Any]:
+    """The declared examples that name functions of this module: {qualname: example}.
+
+    Keys are `"package.module:Qual.name"` or `"path/to/file.py:Qual.name"` (relative to the
+    directory of the configuration file).
+    """
+    found = {}
+    file = Path(path).resolve()
+    for key, value in examples.items():
+        where, _, qualname = key.rpartition(":")
+        if where.endswith((".py", ".pyi")) or "/" in where or "\\" in where:
+            if (Path(project_root) / where).resolve() != file:
+                continue
+        elif where != module_name:
+            continue
+        found[qualname] = {"value": value, "source": "pyproject.toml"}
+    return found
+
+
+# -- functions and the findings inside them -----------------------------------------------------
+def _functions(module: cst.Module, source: str, path: str, settings: Settings) -> list[dict]:
+    """Every def and lambda of the module with what the worker needs to find and call it."""
+    from ..context import FileContext
+    from ..facts.traced import TracedFunctions
+    from ..facts.walk import walk
+
+    ctx = FileContext(path, source, module, settings)
+    traced = TracedFunctions(ctx)
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    found: list[dict] = []
+    # (node, qualified-name prefix for what is defined inside it, class name or None)
+    stack: list[tuple[cst.CSTNode, str, str | None]] = []
+
+    def prefix() -> str:
+        return stack[-1][1] if stack else ""
+
+    def enter(node: cst.CSTNode, _field: str) -> bool:
+        if isinstance(node, cst.ClassDef):
+            stack.append((node, f"{prefix()}{node.name.value}.", node.name.value))
+        elif isinstance(node, (cst.FunctionDef, cst.Lambda)):
+            name = node.name.value if isinstance(node, cst.FunctionDef) else "<lambda>"
+            owner = stack[-1] if stack else None
+            in_class = owner is not None and isinstance(owner[0], cst.ClassDef)
+            qualname = f"{prefix()}{name}"
+            record = _describe(node, qualname, owner[2] if in_class else None, traced, positions)
+            if record["nested"]:
+                # The outermost def around it: called instead when this one cannot be called alone.
+                outer = next((r for r in reversed(found) if not r["nested"] and
+                              r["first_line"] <= record["first_line"] and record["end_line"] <= r["end_line"]), None)
+                record["outer"] = outer and {k: v for k, v in outer.items() if k != "outer"}
+            found.append(record)
+            stack.append((node, f"{qualname}.<locals>.", None))
+        return True
+
+    def leave(node: cst.CSTNode) -> None:
+        if stack and stack[-1][0] is node:
+            stack.pop()
+
+    walk(module, enter, leave)
+    return found
+
+
+def _describe(node, qualname: str, class_name: str | None, traced, positions) -> dict:
+    span = positions[node]
+    # What runs when the function is called: after its parameters (defaults and annotations run at
+    # definition time) to its end. Not the body's own range: libcst starts it at the first
+    # statement's `def`, after that statement's decorators.
+    if isinstance(node, cst.FunctionDef):
+        header = positions[node.returns] if node.returns is not None else positions[node.params]
+        body_start = header.end
+    else:
+        body_start = positions[node.body].start
+    info = traced.info(node)
+    decorators = [] if isinstance(node, cst.Lambda) else [_text(d.decorator) for d in node.decorators]
+    kind = "function"
+    if class_name is not None:
+        last = [d.rsplit(".", 1)[-1] for d in decorators]
+        kind = ("staticmethod" if "staticmethod" in last else "classmethod" if "classmethod" in last
+                else "property" if "property" in last else "method")
+    def_line = positions[node.name].start.line if isinstance(node, cst.FunctionDef) else span.start.line
+    first_line = span.start.line  # libcst's range of a def starts at `def`; Python's at the first decorator
+    if isinstance(node, cst.FunctionDef) and node.decorators:
+        first_line = min(first_line, positions[node.decorators[0]].start.line)
+    return {
+        "qualname": qualname,
+        "name": qualname.rsplit(".", 1)[-1],
+        "kind": kind,
+        "class": class_name,
+        "nested": "<locals>" in qualname or qualname.endswith("<lambda>"),
+        "first_line": first_line,
+        "def_line": def_line,
+        "end_line": span.end.line,
+        "body": [body_start.line, body_start.column + 1, span.end.line, span.end.column + 1],
+        "params": _params(node),
+        "decorators": decorators,
+        "modes": sorted(info.modes) if info else [],
+        "transforms": list(dict.fromkeys(info.transforms)) if info else [],
+        "traced_params": sorted(info.traced_params) if info else [],
+    }
+
+
+def _params(node: cst.FunctionDef | cst.Lambda) -> list[dict]:
+    p = node.params
+    out = []
+    for kind, params in (("positional_only", p.posonly_params), ("positional", p.params),
+                         ("keyword_only", p.kwonly_params)):
+        for param in params:
+            out.append({
+                "name": param.name.value, "kind": kind,
+                "default": _text(param.default) if param.default is not None else None,
+                "annotation": _text(param.annotation.annotation) if param.annotation is not None else None,
+            })
+    for kind, star in (("var_positional", p.star_arg), ("var_keyword", p.star_kwarg)):
+        if isinstance(star, cst.Param):
+            out.append({"name": star.name.value, "kind": kind, "default": None, "annotation": None})
+    return out
+
+
+def _text(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def _innermost(functions: list[dict], finding: Finding) -> dict | None:
+    """The innermost def or lambda whose body holds the finding (decorators and defaults are outside)."""
+    here = (finding.start.line, finding.start.column)
+    best = None
+    for function in functions:
+        start_line, start_col, end_line, end_col = function["body"]
+        if (start_line, start_col) <= here < (end_line, end_col):
+            if best is None or (start_line, start_col) >= tuple(best["body"][:2]):
+                best = function
+    return best

@@ -1,0 +1,515 @@
+"""The worker process of runtime mode: `python -m jaxlint.runtime.worker PLAN EVENTS`.
+
+It imports one user module and checks the findings the plan lists, writing one JSON line per
+event to EVENTS as it goes (`ready`, `imported`, `start`, `result`, `done`), so that the parent
+knows how far it got if the process dies: a crash, a hang killed at the time limit or an
+`os._exit` in the user's code costs the finding it happened in, not the others.
+
+The parent gives it a scratch working directory and sends its stdout and stderr to a log file,
+so nothing the user's code prints can be mistaken for a result. Bytecode writing is off and
+core dumps are disabled: nothing is written into the user's tree.
+"""
+from __future__ import annotations
+
+import faulthandler
+import importlib
+import importlib.util
+import json
+import os
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+#: The plan as the parent wrote it, and this run's state (module, compiled code, caches).
+State = dict
+
+
+class Events:
+    def __init__(self, path: str) -> None:
+        self.handle = open(path, "a", encoding="utf-8")
+
+    def write(self, **event: Any) -> None:
+        self.handle.write(json.dumps(event) + "\n")
+        self.handle.flush()
+
+
+def main(argv: list[str]) -> int:
+    sys.dont_write_bytecode = True
+    with open(argv[1], encoding="utf-8") as handle:
+        plan = json.load(handle)
+    events = Events(argv[2])
+    _limit_resources(plan.get("memory_limit", 0))
+    faulthandler.enable()  # a segfault prints the Python stack to the log: the parent reads the line
+    try:
+        import jax
+    except BaseException as exc:  # noqa: B036 - a broken JAX install must still be reported
+        events.write(event="fatal", reason=f"cannot import jax ({type(exc).__name__}: {exc}); "
+                                           f"install it with `pip install 'jaxlint[runtime]'`")
+        return 0
+    jax.config.update("jax_traceback_filtering", "off")
+    if plan.get("enable_x64"):
+        jax.config.update("jax_enable_x64", True)
+    try:
+        device = _select_device(jax, plan.get("device"))
+    except Exception as exc:  # noqa: BLE001 - no such device: every finding says so
+        events.write(event="fatal", reason=f"no {plan.get('device')} device: {' '.join(str(exc).split())[:200]}")
+        return 0
+    events.write(event="ready", device=device)
+    state = _import(plan, events, jax)
+    state["device"] = device
+    state["memory_limit"] = plan.get("memory_limit", 0)
+    for entry in plan["findings"][plan.get("start", 0):]:
+        events.write(event="start", index=entry["index"])
+        verdict, evidence = _check(entry, plan, state)
+        events.write(event="result", index=entry["index"], verdict=verdict, evidence=_one_line(evidence))
+    events.write(event="done")
+    return 0
+
+
+def _limit_resources(memory_mib: int) -> None:
+    try:
+        import resource
+    except ImportError:  # not on this platform: the time limit still holds
+        return
+    try:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ValueError, OSError):
+        pass
+    if memory_mib and memory_mib > 0:
+        # RLIMIT_DATA, not RLIMIT_AS: XLA and CUDA reserve large address ranges they never touch.
+        limit = memory_mib * 1024 * 1024
+        try:
+            soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+            if hard != resource.RLIM_INFINITY:
+                limit = min(limit, hard)
+            resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
+        except (ValueError, OSError):
+            pass
+
+
+def _select_device(jax, wanted: str | None) -> str:
+    if wanted:
+        device = jax.devices(wanted)[0]
+        jax.config.update("jax_default_device", device)
+    else:
+        device = jax.devices()[0]
+    name = str(device)
+    kind = getattr(device, "device_kind", "") or ""
+    return name if not kind or kind.lower() in name.lower() else f"{name} ({kind})"
+
+
+# -- importing the module -----------------------------------------------------------------------
+def _import(plan: dict, events: Events, jax) -> State:
+    """Import the module by its package name; with module-level JAX101 findings, first with
+    JAX's key-reuse checker on (see subject.py for what a confirmer may rely on)."""
+    for root in reversed(plan["roots"]):
+        if root not in sys.path:
+            sys.path.insert(0, root)
+    state: State = {"module": None, "import_error": None, "cache": {}}
+    checked = any(e["function"] is None and e["code"] == "JAX101" for e in plan["findings"])
+    events.write(event="importing")
+    if checked:
+        before = set(sys.modules)
+        with jax.debug_key_reuse(True):
+            module, error = _load(plan)
+        if error is not None:
+            state["import_error"] = _error_record(error, plan["path"])
+            state["checked_import_error"] = error
+            for name in set(sys.modules) - before:  # what the failed import left half-made
+                del sys.modules[name]
+            module, error = _load(plan)
+    else:
+        module, error = _load(plan)
+    if error is not None:
+        state["import_error"] = _error_record(error, plan["path"])
+        state["unchecked_import_error"] = error
+    state["module"] = module
+    state["examples"], state["examples_error"] = _examples(plan)
+    events.write(event="imported", ok=module is not None)
+    return state
+
+
+def _load(plan: dict) -> tuple[types.ModuleType | None, BaseException | None]:
+    name, path = plan["module"], plan["path"]
+    if plan.get("source") is not None:
+        return _load_source(name, path, plan["source"])
+    try:
+        top = name.split(".")[0]
+        clash = sys.modules.get(top)
+        if clash is not None and not _under(getattr(clash, "__file__", None), plan["roots"]):
+            # The name is taken in this process (a standard-library module, or jaxlint's own
+            # dependencies): load the file under a private name; relative imports then fail.
+            return _load_file(f"__jaxlint_subject__.{name}", path), None
+        module = importlib.import_module(name)
+        file = getattr(module, "__file__", None)
+        if file is None or os.path.realpath(file) != os.path.realpath(path):
+            return _load_file(f"__jaxlint_subject__.{name}", path), None  # another module shadows it
+        return module, None
+    except BaseException as exc:  # noqa: B036 - SystemExit and KeyboardInterrupt at import too
+        return None, exc
+
+
+def _load_source(name: str, path: str, source: str) -> tuple[types.ModuleType | None, BaseException | None]:
+    """A notebook: its joined code cells run as a module, with the notebook's path as file name
+    (so tracebacks name it) and the joined text registered as its lines."""
+    import linecache
+
+    linecache.cache[path] = (len(source), None, source.splitlines(keepends=True), path)
+    module = types.ModuleType(name)
+    module.__file__ = path
+    sys.modules[name] = module
+    try:
+        exec(compile(source, path, "exec"), module.__dict__)  # noqa: S102 - the user's notebook, in the worker
+    except BaseException as exc:  # noqa: B036
+        return None, exc
+    return module, None
+
+
+def _load_file(name: str, path: str) -> types.ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _under(file: str | None, roots: list[str]) -> bool:
+    if not file:
+        return False
+    real = os.path.realpath(file)
+    return any(real.startswith(os.path.realpath(root) + os.sep) for root in roots[:1])
+
+
+def _error_record(error: BaseException, path: str) -> dict:
+    from .tracebacks import frames_in
+
+    return {"type": type(error).__name__, "message": _one_line(str(error))[:300],
+            "lines": [line for line, _ in frames_in(error, path)]}
+
+
+def _examples(plan: dict) -> tuple[dict, str | None]:
+    """Declared examples for this module: pyproject's (from the plan), then `jaxlint_examples.py`."""
+    examples = dict(plan.get("examples", {}))
+    beside = Path(plan["path"]).parent / "jaxlint_examples.py"
+    if not beside.is_file():
+        return examples, None
+    try:
+        module = _load_file("__jaxlint_examples__", str(beside))
+    except BaseException as exc:  # noqa: B036
+        return examples, f"{beside.name} could not be imported: {type(exc).__name__}: {exc}"
+    declared = getattr(module, "EXAMPLES", None)
+    if not isinstance(declared, dict):
+        return examples, f"{beside.name} has no EXAMPLES dict"
+    here = Path(plan["path"]).resolve()
+    for key, value in declared.items():
+        where, _, qualname = str(key).rpartition(":")
+        if where.endswith(".py"):
+            matches = (beside.parent / where).resolve() == here
+        else:
+            matches = where == plan["module"] or where == here.stem
+        if matches:
+            examples.setdefault(qualname, {"value": value, "source": beside.name})
+    return examples, None
+
+
+# -- one finding ----------------------------------------------------------------------------------
+def _check(entry: dict, plan: dict, state: State) -> tuple[str, str]:
+    try:
+        outcome = _outcome(entry, plan, state)
+    except BaseException as exc:  # noqa: B036 - one failing check must not cost the others
+        return "inconclusive", f"the {entry['code']} check failed: {type(exc).__name__}: {exc}"
+    return outcome.verdict, outcome.evidence
+
+
+def _outcome(entry: dict, plan: dict, state: State):
+    from . import errors, keys
+    from .subject import Outcome
+
+    code = entry["code"]
+    if state.get("examples_error"):
+        return Outcome("inconclusive", state["examples_error"])
+    if entry["function"] is None:
+        return _module_level(entry, plan, state)
+    if state["module"] is None:
+        return Outcome("inconclusive", f"the module could not be imported: {_import_reason(state)}")
+    subject, reason = _subject(entry, plan, state)
+    if subject is None:
+        return Outcome("inconclusive", reason)
+    if code in errors.ERROR_RULES:
+        return errors.confirm(subject, state["cache"])
+    if code == "JAX101":
+        mine = keys.confirm(subject)
+        if mine.verdict == "confirmed":
+            return mine
+        fallback = _behaviour(code, subject, state)
+        if fallback is None or (fallback.verdict != "confirmed" and mine.verdict == "not-reproduced"):
+            return mine
+        return fallback
+    return _behaviour(code, subject, state) or Outcome("inconclusive", "no runtime check for this rule yet")
+
+
+def _behaviour(code: str, subject, state: State):
+    """The behaviour confirmer for `code`, if the behaviour package provides one."""
+    from .subject import Outcome
+
+    if "confirmers" not in state:
+        try:
+            from .behaviour import CONFIRMERS
+            state["confirmers"] = dict(CONFIRMERS)
+        except ImportError:
+            state["confirmers"] = {}
+        except Exception as exc:  # noqa: BLE001 - a broken package must not take down the others
+            state["confirmers"] = {}
+            state["confirmers_error"] = f"{type(exc).__name__}: {exc}"
+    confirmer = state["confirmers"].get(code)
+    if confirmer is None:
+        if state.get("confirmers_error"):
+            return Outcome("inconclusive", f"the behaviour checks could not be loaded: {state['confirmers_error']}")
+        return None
+    try:
+        outcome = confirmer(subject)
+    except BaseException as exc:  # noqa: B036
+        return Outcome("inconclusive", f"the {code} check failed: {type(exc).__name__}: {exc}")
+    if not isinstance(outcome, Outcome) or outcome.verdict not in ("confirmed", "not-reproduced", "inconclusive"):
+        return Outcome("inconclusive", f"the {code} check returned {outcome!r}")
+    return outcome
+
+
+def _import_reason(state: State) -> str:
+    record = state["import_error"] or {}
+    where = f" at line {record['lines'][-1]}" if record.get("lines") else ""
+    message = f": {record['message']}" if record.get("message") else ""
+    if record.get("type") == "MemoryError" and state.get("memory_limit"):
+        message += f" (memory limit {state['memory_limit']} MiB)"
+    return f"{record.get('type', 'error')}{where}{message}"
+
+
+def _module_level(entry: dict, plan: dict, state: State):
+    """A finding outside any function: judged by what importing the module did."""
+    from . import errors
+    from .subject import Outcome, Subject
+    from .tracebacks import raised_on
+
+    code, span = entry["code"], (entry["line"], max(entry["end_line"], entry["line"]))
+    if code in errors.ERROR_RULES or code == "JAX101":
+        error = state.get("checked_import_error") if code == "JAX101" else state.get("unchecked_import_error")
+        if code == "JAX101" and error is None:
+            error = state.get("unchecked_import_error")
+        checker = " with jax.debug_key_reuse on" if code == "JAX101" else ""
+        if error is None and code == "JAX101" and "PRNGKey" in _source(plan, state):
+            return Outcome("inconclusive", "the module imported cleanly, but it makes legacy jax.random.PRNGKey "
+                                           "keys, which JAX's key-reuse checker does not track")
+        if error is None:
+            return Outcome("not-reproduced", f"the module imported cleanly{checker}")
+        expected = type(error).__name__ == "KeyReuseError" if code == "JAX101" else errors.predicted(code, error)
+        if expected and raised_on(error, plan["path"], span, module_level=True):
+            return Outcome("confirmed", f"{type(error).__name__} at line {entry['line']} "
+                                        f"while importing the module{checker}")
+        return Outcome("inconclusive", f"the import failed elsewhere: {_import_reason(state)}")
+    subject = Subject(code=code, line=entry["line"], path=plan["path"], message=entry["message"],
+                      module=state["module"], function=None, python_function=None, qualname=None, inputs=None,
+                      source=_source(plan, state), end_line=entry["end_line"], device=state.get("device", ""),
+                      extra={"import_error": state["import_error"], "modes": [], "transforms": [], "traced_params": []})
+    return _behaviour(code, subject, state) or Outcome("inconclusive", "no runtime check for this rule yet")
+
+
+def _source(plan: dict, state: State) -> str:
+    if "source" not in state and plan.get("source") is not None:
+        state["source"] = plan["source"]  # a notebook's joined cells
+    if "source" not in state:
+        try:
+            state["source"] = Path(plan["path"]).read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError):
+            state["source"] = ""
+    return state["source"]
+
+
+# -- the function and its inputs ----------------------------------------------------------------
+def _subject(entry: dict, plan: dict, state: State):
+    from . import inputs as inputs_module
+    from .subject import Subject
+
+    facts = entry["function"]
+    example = state["examples"].get(facts["qualname"])
+    exposed, plain, reason = _locate(facts, plan, state, _init(example))
+    inner = None
+    if reason and facts.get("outer") and example is None:
+        # Not callable on its own (it uses the enclosing function's variables): call the
+        # enclosing module-level function, which defines it and runs it the way the code does.
+        outer = facts["outer"]
+        outer_example = state["examples"].get(outer["qualname"])
+        exposed, plain, outer_reason = _locate(outer, plan, state, _init(outer_example))
+        if outer_reason is None:
+            inner, facts, example, reason = facts["qualname"], outer, outer_example, None
+    if reason:
+        return None, reason
+    params = facts["params"]
+    if facts["kind"] in ("method", "classmethod") and params:
+        params = params[1:]  # bound: self / cls is supplied
+    traced = set(facts["traced_params"]) if facts["modes"] else None
+    static = tuple(p["name"] for p in params if traced is not None and p["name"] not in traced
+                   and p["default"] is None and p["kind"] not in ("var_positional", "var_keyword"))
+    if example is not None:
+        try:
+            declared, _ = inputs_module.example_inputs(example["value"], example["source"], static)
+        except Exception as exc:  # noqa: BLE001 - a bad example is the user's to fix: say what is wrong
+            return None, f"the declared example for {facts['qualname']} is not usable: {type(exc).__name__}: {exc}"
+        candidates = [declared]
+    else:
+        abstract = not (set(facts["modes"]) <= {"grad"})  # untransformed, or traced abstractly
+        candidates = inputs_module.candidates(params, traced, abstract=abstract)
+    modes = facts["modes"]
+    subject = Subject(
+        code=entry["code"], line=entry["line"], path=plan["path"], message=entry["message"],
+        module=state["module"], function=exposed, python_function=plain, qualname=facts["qualname"],
+        inputs=candidates[0] if candidates else None, trace_mode=",".join(modes) or None,
+        source=_source(plan, state), end_line=entry["end_line"],
+        function_lines=(facts["first_line"], facts["end_line"]), candidates=candidates,
+        device=state.get("device", ""),
+        extra={"modes": list(modes), "transforms": facts["transforms"], "traced_params": facts["traced_params"]},
+    )
+    if inner is not None:
+        subject.extra["inner_qualname"] = inner  # the flagged function, defined inside `qualname`
+    return subject, None
+
+
+def _init(example: dict | None) -> list | None:
+    """The constructor arguments an example declares for a method's class (`init`)."""
+    if example is None:
+        return None
+    value = example["value"]() if callable(example["value"]) else example["value"]
+    return value.get("init") if isinstance(value, dict) else None
+
+
+def _locate(facts: dict, plan: dict, state: State, init) -> tuple[Any, Any, str | None]:
+    """(as the module exposes it, the plain function, None) or (None, None, why not)."""
+    module = state["module"]
+    qualname, kind = facts["qualname"], facts["kind"]
+    if kind == "property":
+        return None, None, f"{qualname} is a property: runtime mode does not call properties"
+    if facts["nested"]:
+        if kind in ("method", "classmethod"):
+            return None, None, (f"{qualname} is a method of a class defined inside a function: "
+                                "move it to module level to check it")
+        plain, reason = _rebuild(facts, plan, state)
+        return plain, plain, reason
+    owner: Any = module
+    for part in qualname.split(".")[:-1]:
+        owner = getattr(owner, part, None)
+        if owner is None:
+            return None, None, f"{qualname} is not reachable from the imported module"
+    name = qualname.rsplit(".", 1)[-1]
+    if kind == "method":
+        from .inputs import from_example
+
+        try:
+            instance = owner(*(from_example(v) for v in (init or [])))
+        except BaseException as exc:  # noqa: B036
+            return None, None, (f"method of {facts['class']}: {facts['class']}({'...' if init else ''}) raised "
+                                f"{type(exc).__name__}: {_one_line(str(exc))[:120]}; declare an example input "
+                                f"with `init` (the constructor's arguments)")
+        owner = instance
+    exposed = getattr(owner, name, None)
+    if exposed is None:
+        plain, reason = _rebuild(facts, plan, state) if kind == "function" else (None, "not found")
+        if reason:
+            return None, None, f"{qualname} is not an attribute of the imported module ({reason})"
+        return plain, plain, None
+    plain = _unwrap(exposed, plan["path"], facts)
+    if plain is not None and kind in ("method", "classmethod") and isinstance(plain, types.FunctionType):
+        plain = types.MethodType(plain, owner)  # a wrapped method (`@jax.jit def step(self, x)`): bind it
+    if plain is None:
+        if kind != "function":
+            return None, None, f"{qualname} is wrapped by something runtime mode cannot see through"
+        plain, reason = _rebuild(facts, plan, state)  # rebound to something else: use the def itself
+        if reason:
+            return None, None, reason
+        return plain, plain, None
+    return exposed, plain, None
+
+
+def _code_of(obj: Any):
+    obj = getattr(obj, "__func__", obj)
+    return getattr(obj, "__code__", None)
+
+
+def _unwrap(obj: Any, path: str, facts: dict) -> Any:
+    """The plain function under wrappers (`__wrapped__`, `functools.partial`), if it is this def."""
+    from .tracebacks import same_file
+
+    lines = {facts["first_line"], facts["def_line"]}
+    for _ in range(12):
+        code = _code_of(obj)
+        if code is not None and same_file(code.co_filename, path) and code.co_firstlineno in lines:
+            return obj
+        following = getattr(obj, "__wrapped__", None) or getattr(obj, "func", None)
+        if following is None or following is obj:
+            return None
+        obj = following
+    return None
+
+
+def _rebuild(facts: dict, plan: dict, state: State) -> tuple[Any, str | None]:
+    """A nested function or lambda rebuilt from the module's compiled code, if it is self-contained."""
+    if "codes" not in state:
+        try:
+            state["codes"] = list(_all_codes(compile(_source(plan, state), plan["path"], "exec")))
+        except (SyntaxError, ValueError) as exc:
+            state["codes"] = []
+            state["codes_error"] = str(exc)
+    lines = {facts["first_line"], facts["def_line"]}
+    name = facts["name"]
+    code = next((c for c in state["codes"] if c.co_name == name and c.co_firstlineno in lines), None)
+    if code is None:
+        return None, f"{facts['qualname']} could not be found in the module's code"
+    outer = facts["qualname"].rsplit(".<locals>.", 1)[0]
+    if code.co_freevars:
+        return None, (f"{facts['qualname']} uses variables of {outer}() ({', '.join(code.co_freevars)}): it cannot be "
+                      f"called on its own; move it to module level or declare it in a module-level function")
+    namespace = state["module"].__dict__
+    positional, keyword = [], {}
+    try:
+        for param in facts["params"]:
+            if param["default"] is None:
+                if positional and param["kind"] in ("positional_only", "positional"):
+                    raise ValueError(param["name"])
+                continue
+            value = eval(param["default"], namespace)  # noqa: S307 - the user's own default, in the worker
+            if param["kind"] == "keyword_only":
+                keyword[param["name"]] = value
+            else:
+                positional.append(value)
+    except Exception:  # noqa: BLE001
+        return None, f"the defaults of {facts['qualname']} depend on {outer}(): it cannot be called on its own"
+    function = types.FunctionType(code, namespace, name, tuple(positional) or None)
+    function.__kwdefaults__ = keyword or None
+    return function, None
+
+
+def _all_codes(code):
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield const
+            yield from _all_codes(const)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+if __name__ == "__main__":
+    try:
+        status = main(sys.argv)
+    except BaseException:  # noqa: B036 - a bug here: the parent shows the log's last line
+        import traceback
+
+        traceback.print_exc()
+        status = 3
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - the user's code may have closed or replaced them
+            pass
+    # Threads the user's code started must not keep the worker alive.
+    os._exit(status)

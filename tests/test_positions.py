@@ -1,0 +1,100 @@
+"""Positions of findings: `facts.positions` gives exactly what libcst's PositionProvider gives."""
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from jaxlint import engine
+from jaxlint.config import Settings
+from jaxlint.facts.positions import node_spans
+
+from conftest import FIXTURES, ROOT
+
+SOURCES = sorted([*FIXTURES.glob("*.py"), *(ROOT / "examples").glob("*.py")])
+
+#: Layouts where counting lines and columns goes wrong most easily.
+EDGE_CASES = {
+    "crlf": "import jax\r\n\r\ndef f(x):\r\n    # c\r\n    return jax.numpy.sum(x)  # t\r\n",
+    "cr": "import jax\rx = 1\rif x:\r    y = (1,\r         2)\r",
+    "mixed newlines": "import jax\nx = 1\r\ny = '''a\r\nb\nc'''\rz = 2\n",
+    "no final newline": "import jax\nx = jax.numpy.ones(3)",
+    "tabs": "import jax\nif 1:\n\tif 2:\n\t\tx = jax.jit(lambda a: a)\n\t# c\n\ty = 3\n",
+    "non-ascii": "s = 'héllo 😀'; t = [1, 2]  # ünï\nclass K:\n    def m(self, ä=1):\n"
+                 "        return f'{ä!r:>{10}} 😀 {self}'\n",
+    "continuations": "x = 1 + \\\n    2\nwith open('a') as f, \\\n     open('b') as g:\n    pass\n"
+                     "@jax.jit\n# comment\n@ jax.vmap\ndef h(a):\n    '''doc\n    string'''\n"
+                     "    return [i for i in a if i]\n",
+    "compound": "try:\n    pass\nexcept (ValueError, TypeError) as e:\n    raise\nelse:\n    pass\n"
+                "finally:\n    x = [\n        1,  # one\n\n        2,\n    ]\nmatch x:\n"
+                "    case [1, *rest] if rest:\n        pass\n    case {'a': b, **kw}:\n        pass\n"
+                "for i in r:\n    pass\nelse:\n    pass\n",
+    "semicolons": "import jax; x = 1; y = 2\nif x: z = 3; w = 4\nwhile 0: pass\nelse: pass\n"
+                  "async def g():\n    async with a as b: pass\n    async for q in r: pass\n"
+                  "    await s\nglobal gg\ndel x, y\nassert x, 'm'\n",
+    "trailing blank lines": "x = 1   \n\n\n   \n# end comment",
+}
+
+
+def _expected(module: cst.Module) -> dict:
+    ranges = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    return {id(node): ((r.start.line, r.start.column), (r.end.line, r.end.column)) for node, r in ranges.items()}
+
+
+def _every_node(node: cst.CSTNode, found: list) -> list:
+    found.append(node)
+    for child in node.children:
+        _every_node(child, found)
+    return found
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
+def test_reported_nodes_have_position_provider_positions(path: Path, monkeypatch):
+    """Every node the engine asks a position for (findings and the nodes their fixes replace)."""
+    asked = []
+
+    def spy(module, nodes):
+        nodes = list(nodes)
+        asked.append((module, nodes))
+        return node_spans(module, nodes)
+
+    monkeypatch.setattr(engine, "node_spans", spy)
+    source = path.read_text(encoding="utf-8")
+    settings = Settings(target_jax_version=(0, 4, 30))
+    findings = engine.check_source(source, str(path), settings, engine.enabled_rules(settings, str(path)))
+    if path.parent == FIXTURES and "expect:" in source:
+        assert findings and asked, "a fixture with expectations reported nothing: the test checks nothing"
+    for module, nodes in asked:
+        expected = _expected(module)
+        spans = node_spans(module, nodes)
+        for node in nodes:
+            assert spans[id(node)] == expected[id(node)], (type(node).__name__, module.code_for_node(node))
+
+
+@pytest.mark.parametrize("name", sorted(EDGE_CASES))
+def test_every_node_alone_and_together(name: str):
+    """One node at a time (ranges hoisted from children, early stop) and all nodes at once."""
+    module = cst.parse_module(EDGE_CASES[name])
+    expected = _expected(module)
+    nodes = _every_node(module, [])
+    spans = node_spans(module, nodes)
+    assert {id(n): spans[id(n)] for n in nodes} == {id(n): expected[id(n)] for n in nodes}
+    for node in nodes:
+        assert node_spans(module, [node])[id(node)] == expected[id(node)], type(node).__name__
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
+def test_every_node_of_fixture_files(path: Path):
+    module = cst.parse_module(path.read_text(encoding="utf-8"))
+    expected = _expected(module)
+    nodes = _every_node(module, [])
+    spans = node_spans(module, nodes)
+    assert {id(n): spans[id(n)] for n in nodes} == {id(n): expected[id(n)] for n in nodes}
+    for node in nodes[::max(1, len(nodes) // 40)]:
+        assert node_spans(module, [node])[id(node)] == expected[id(node)], type(node).__name__
+
+
+def test_a_node_outside_the_module_raises_like_position_provider():
+    module = cst.parse_module("x = 1\n")
+    with pytest.raises(KeyError):
+        node_spans(module, [cst.Name("y")])

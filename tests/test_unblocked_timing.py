@@ -1,0 +1,166 @@
+"""JAX504 against JAX itself: dispatch returns before the work is done, and the waits the rule trusts do wait.
+
+Timings are compared as ratios of the same computation, each the best of a few runs, so a slow or
+busy machine changes the numbers but not the conclusions.
+"""
+import contextlib
+import importlib.util
+import io
+import time
+
+import pytest
+
+from conftest import FIXTURES
+
+jax = pytest.importorskip("jax")
+jnp = pytest.importorskip("jax.numpy")
+np = pytest.importorskip("numpy")
+
+TRIALS = 3
+#: The waited-for work takes at least this long, on whatever device runs the tests.
+LONG_ENOUGH = 0.05
+
+
+@jax.jit
+def chain(x):
+    # unrolled on purpose: on GPUs a loop with a trip count known only on the device makes the host
+    # wait for every iteration, which would hide asynchronous dispatch
+    for _ in range(4):
+        x = jnp.tanh(x @ x)
+    return x
+
+
+def best(measure):
+    return min(measure() for _ in range(TRIALS))
+
+
+def busy_input(function, make, size=1024):
+    """The smallest input, doubling from `size`, on which `function` keeps this device busy long enough."""
+    while True:
+        x = make(size)
+        function(x).block_until_ready()  # compile outside every measurement
+        if size >= 16384 or blocked_by(function, x) >= LONG_ENOUGH:
+            return x
+        size *= 2
+
+
+def blocked_by(function, x) -> float:
+    def measure():
+        t0 = time.perf_counter()
+        function(x).block_until_ready()
+        return time.perf_counter() - t0
+
+    return best(measure)
+
+
+def square(size):
+    return jnp.full((size, size), 1e-3, jnp.float32)
+
+
+@pytest.fixture(scope="module")
+def work():
+    """An input that keeps the device busy for at least LONG_ENOUGH."""
+    return busy_input(chain, square)
+
+
+@pytest.fixture(scope="module")
+def full_run(work) -> float:
+    """The time the work takes, waited for."""
+    return blocked_by(chain, work)
+
+
+def load(name):
+    spec = importlib.util.spec_from_file_location(f"fixture_{name}", FIXTURES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_jitted_call_returns_before_its_work_is_done(work, full_run):
+    dispatched, not_ready = [], []
+    for _ in range(TRIALS):
+        t0 = time.perf_counter()
+        y = chain(work)
+        dispatched.append(time.perf_counter() - t0)
+        not_ready.append(not y.is_ready())
+        y.block_until_ready()
+    assert any(not_ready)  # the returned array is a placeholder
+    assert min(dispatched) * 10 < full_run
+
+
+def test_the_flagged_timing_reports_the_dispatch_and_the_fixed_one_the_work():
+    timing, negatives = load("JAX504_timing"), load("JAX504_negatives")
+    x = busy_input(negatives.step, square)
+    timing.step(x).block_until_ready()
+
+    def flagged():
+        y, elapsed = timing.bench_assigned(x)  # reported by JAX504
+        y.block_until_ready()
+        return elapsed
+
+    waited = best(lambda: negatives.blocked_method(x)[1])  # the same work, waited for
+    assert best(flagged) * 5 < waited
+
+
+WAITS = {
+    "float": lambda y: float(y[0, 0]),
+    "int": lambda y: int(y[0, 0]),
+    "bool test": lambda y: bool(y[0, 0] > 0),
+    "item": lambda y: y[0, 0].item(),
+    "tolist": lambda y: y[:2, :2].tolist(),
+    "numpy.asarray": np.asarray,
+    "numpy.array": np.array,
+    "jax.device_get": jax.device_get,
+    "jax.block_until_ready on a pytree": lambda y: jax.block_until_ready({"out": (y, 1)}),
+    # printing reads the values of small arrays; JAX 0.11 prints only the shape of arrays of 1 MiB or
+    # more, without waiting (the rule then stays silent: a missed finding, never a false one)
+    "print": lambda y: print(y[:4, :4]),
+    "str": lambda y: str(y[:4, :4]),
+    "f-string": lambda y: f"{y[0, 0]:.3f}",
+    "a result computed from it": lambda y: (y + 1).block_until_ready(),
+    "a later, independent result": lambda y: chain(jnp.ones((2, 2))).block_until_ready(),
+}
+
+
+@pytest.mark.parametrize("wait", list(WAITS), ids=list(WAITS))
+def test_what_the_rule_counts_as_waiting_waits(work, full_run, wait):
+    """After the operation, waiting again costs nothing: the operation itself waited for the work."""
+    operation = WAITS[wait]
+    chain(jnp.ones((2, 2))).block_until_ready()
+
+    def remaining():
+        y = chain(work)
+        with contextlib.redirect_stdout(io.StringIO()):
+            operation(y)
+        t0 = time.perf_counter()
+        y.block_until_ready()
+        return time.perf_counter() - t0
+
+    assert best(remaining) * 10 < full_run
+
+
+def test_shape_and_dtype_do_not_wait(work, full_run):
+    def remaining():
+        y = chain(work)
+        _ = (y.shape, y.dtype, y.ndim)
+        t0 = time.perf_counter()
+        y.block_until_ready()
+        return time.perf_counter() - t0
+
+    assert best(remaining) * 3 > full_run
+
+
+def test_lowering_and_compiling_are_synchronous():
+    def many_ops(x):
+        for i in range(300):
+            x = jnp.sin(x) * 1.0001 + i
+        return x
+
+    x = jnp.ones((8,))
+    t0 = time.perf_counter()
+    compiled = jax.jit(many_ops).lower(x).compile()
+    compile_time = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    compiled(x).block_until_ready()  # would wait for a compilation still running in the background
+    first_run = time.perf_counter() - t0
+    assert first_run * 5 < compile_time

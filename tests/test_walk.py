@@ -1,0 +1,94 @@
+"""The shared walk: generated child enumerators and the Walker's written-out loop, against plain references."""
+import dataclasses
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from jaxlint.config import Settings
+from jaxlint.context import FileContext, Walker
+from jaxlint.facts.walk import NODE_TYPES, _ORDER, _SKIPPED_NAMES, _SKIPPED_PREFIXES, children, walk
+
+from conftest import FIXTURES, ROOT
+
+SOURCES = sorted([*FIXTURES.glob("*.py"), *(ROOT / "examples").glob("*.py")])
+EXTRA = "import jax\nclass A(B, metaclass=M):\n    @jax.jit\n    def f(self, /, a, *, b=2, **k) -> int:\n" \
+        "        global g\n        return [x async for x in a if x] or {k: v for k, v in b}\n" \
+        "match p:\n    case [1, *rest] if rest:\n        y = lambda q=1: (z := q)\n"
+
+
+def _reference_children(node: cst.CSTNode) -> list[tuple[str, cst.CSTNode]]:
+    """Every field but whitespace and punctuation, read by name, in source order."""
+    names = [f.name for f in dataclasses.fields(node)
+             if not f.name.startswith(_SKIPPED_PREFIXES) and f.name not in _SKIPPED_NAMES]
+    order = _ORDER.get(type(node))
+    if order:
+        names = [n for n in order if n in names] + [n for n in names if n not in order]
+    found = []
+    for name in names:
+        value = getattr(node, name)
+        if type(value) in NODE_TYPES:
+            found.append((name, value))
+        elif isinstance(value, (tuple, list)):
+            found.extend((name, item) for item in value if type(item) in NODE_TYPES)
+    return found
+
+
+def _modules():
+    for path in SOURCES:
+        yield path.name, path.read_text(encoding="utf-8")
+    yield "extra", EXTRA
+
+
+@pytest.mark.parametrize("name, source", list(_modules()), ids=lambda v: v if len(v) < 40 else "")
+def test_children_and_walk_match_the_reference(name: str, source: str):
+    module = cst.parse_module(source)
+    expected_events = []
+
+    def reference(node, field):
+        expected_events.append(("enter", id(node), field))
+        assert [(f, id(c)) for f, c in children(node)] == [(f, id(c)) for f, c in _reference_children(node)]
+        for child_field, child in _reference_children(node):
+            reference(child, child_field)
+        expected_events.append(("leave", id(node)))
+
+    reference(module, "")
+    events = []
+    walk(module, lambda node, field: events.append(("enter", id(node), field)) or True,
+         lambda node: events.append(("leave", id(node))))
+    assert events == expected_events
+
+
+class _Recorder:
+    """Records where the walk is (scope, ancestors, parent) at every handler call."""
+
+    def __init__(self, ctx: FileContext, log: list) -> None:
+        self.ctx = ctx
+        self.log = log
+
+    def _record(self, tag: str, node: cst.CSTNode) -> None:
+        ctx = self.ctx
+        self.log.append((tag, id(node), id(ctx.scope.node), ctx.scope.kind, len(ctx.ancestors), id(ctx.parent)))
+
+
+for _type in ("Name", "Call", "Attribute", "FunctionDef", "Lambda", "ClassDef", "ListComp", "DictComp",
+              "GeneratorExp", "IndentedBlock", "Param", "Integer", "Module", "Add", "Global"):
+    setattr(_Recorder, f"visit_{_type}", lambda self, node, t=_type: self._record("visit " + t, node))
+    setattr(_Recorder, f"leave_{_type}", lambda self, node, t=_type: self._record("leave " + t, node))
+
+
+@pytest.mark.parametrize("name, source", list(_modules()), ids=lambda v: v if len(v) < 40 else "")
+def test_walker_run_is_walk_with_enter_and_leave(name: str, source: str):
+    module = cst.parse_module(source)
+
+    def record(run) -> list:
+        ctx = FileContext(name, source, module, Settings())
+        log: list = []
+        walker = Walker(ctx, [_Recorder(ctx, log)])
+        run(walker)
+        assert ctx.ancestors == [] and ctx.scope is ctx.module_scope
+        return log
+
+    by_methods = record(lambda walker: walk(module, walker.enter, walker.leave))
+    assert by_methods
+    assert record(lambda walker: walker.run(module)) == by_methods
