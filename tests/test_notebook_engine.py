@@ -112,3 +112,16 @@ def test_a_fix_that_cannot_be_written_back_is_refused_for_that_notebook_only(tmp
     assert "internal error" not in result.stderr and "Traceback" not in result.stderr
     assert (tmp_path / "other.py").read_text() == "import jax.numpy as jnp\n"
     assert "JAX601" in result.stdout and result.exit_code == 1
+
+
+def test_a_message_that_names_another_line_names_its_cell(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "draws.ipynb").write_text(notebook([
+        ("markdown", ["# Draws\n"]),
+        ("code", ["import jax\n", "key = jax.random.key(0)\n"]),
+        ("code", ["noise = jax.random.normal(key, (3,))\n"]),
+        ("code", ["# the same key again\n", "more = jax.random.uniform(key, (3,))\n"]),
+    ]))
+    data = json.loads(check("--output-format", "json", "--select", "JAX101", "draws.ipynb").stdout)
+    assert [(d["cell"], d["line"]) for d in data] == [(3, 2)]
+    assert "consumed at cell 3, line 1 is used again" in data[0]["message"]

@@ -28,6 +28,11 @@ _COMPREHENSION_TYPES = frozenset(COMPREHENSIONS)
 class FileContext:
     """What rules know about the file being checked, and where the walk is in it."""
 
+    @staticmethod
+    def line_label(line: int) -> str:
+        """How a message names another line of the file (a notebook replaces this per file)."""
+        return f"line {line}"
+
     def __init__(self, path: str, source: str, module: cst.Module, settings: Settings,
                  collected: CollectedBindings | None = None) -> None:
         self.path = path

@@ -7,7 +7,7 @@ import io
 import tokenize
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import libcst as cst
 
@@ -99,18 +99,22 @@ def enabled_rules(settings: Settings, path: str) -> frozenset[str]:
 
 
 def check_source(source: str, path: str, settings: Settings, enabled: Iterable[str],
-                 apply_noqa: bool = True) -> list[Finding]:
-    """Findings for Python source text, positions relative to that text."""
+                 apply_noqa: bool = True, line_label: Callable[[int], str] | None = None) -> list[Finding]:
+    """Findings for Python source text, positions relative to that text.
+
+    `line_label` names another line of the text in a message (a notebook's joined cells say
+    `cell 3, line 2` rather than the line of the joined text).
+    """
     enabled = frozenset(enabled)
     if not any(word in source for word in RELEVANT_WORDS):
         error = _syntax_error(source, path)
         return [error] if error and PARSE_ERROR in enabled else []
     with _cyclic_gc_paused():
-        return _check_parsed(source, path, settings, enabled, apply_noqa)
+        return _check_parsed(source, path, settings, enabled, apply_noqa, line_label)
 
 
 def _check_parsed(source: str, path: str, settings: Settings, enabled: frozenset[str],
-                  apply_noqa: bool) -> list[Finding]:
+                  apply_noqa: bool, line_label: Callable[[int], str] | None = None) -> list[Finding]:
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
@@ -120,7 +124,7 @@ def _check_parsed(source: str, path: str, settings: Settings, enabled: frozenset
     except RecursionError:
         return [parse_error(path, "cannot parse: nested too deeply")] if PARSE_ERROR in enabled else []
     try:
-        findings = _walk(module, source, path, settings, enabled)
+        findings = _walk(module, source, path, settings, enabled, line_label)
     except RuleFailure as failure:
         if apply_noqa:
             failure.findings = _unsuppressed(failure.findings, source)
@@ -168,11 +172,14 @@ def _syntax_error(source: str, path: str) -> Finding | None:
     return None
 
 
-def _walk(module: cst.Module, source: str, path: str, settings: Settings, enabled: frozenset[str]) -> list[Finding]:
+def _walk(module: cst.Module, source: str, path: str, settings: Settings, enabled: frozenset[str],
+          line_label: Callable[[int], str] | None = None) -> list[Finding]:
     rule_classes = [cls for code, cls in all_rules().items() if code in enabled]
     if not rule_classes:
         return []
     ctx = FileContext(path, source, module, settings)
+    if line_label is not None:
+        ctx.line_label = line_label
     rules = [cls(ctx) for cls in rule_classes]
     walker = Walker(ctx, rules)
     walker.run(module)

@@ -27,12 +27,21 @@ class JoinedCells:
             line += source.count("\n") + 1
         self.text = "".join(parts)
 
-    def to_cell(self, finding: Finding) -> Finding:
+    def _position(self, line: int) -> int:
         position = 0
         for number, first in enumerate(self.first_lines):
-            if first <= finding.start.line:
+            if first <= line:
                 position = number
+        return position
+
+    def to_cell(self, finding: Finding) -> Finding:
+        position = self._position(finding.start.line)
         return shift(finding, self.cells[position].index, self.first_lines[position] - 1)
+
+    def line_label(self, line: int) -> str:
+        """A line of the joined text as the user sees it: `cell N, line M`, N counted from 1."""
+        position = self._position(line)
+        return f"cell {self.cells[position].index + 1}, line {line - self.first_lines[position] + 1}"
 
     def split(self, text: str) -> list[str] | None:
         """Cell sources from a (fixed) joined text; None if the boundaries did not survive."""
@@ -63,7 +72,7 @@ def check_notebook_file(text: str, path: str, settings: Settings, enabled: froze
         return FileResult(path, [parse_error(path, f"cannot read notebook: {exc}")] if PARSE_ERROR in enabled else [])
     joined = JoinedCells(cells)
     try:
-        findings = check_source(joined.text, path, settings, enabled)
+        findings = check_source(joined.text, path, settings, enabled, line_label=joined.line_label)
     except RuleFailure as failure:
         return FileResult(path, [joined.to_cell(f) for f in failure.findings], internal_error=str(failure))
     if any(f.code == PARSE_ERROR for f in findings):
@@ -73,7 +82,7 @@ def check_notebook_file(text: str, path: str, settings: Settings, enabled: froze
     result = FileResult(path, [joined.to_cell(f) for f in findings], original_text=text)
     if not (fix and has_safe_fix(findings)):
         return result
-    fixed, count = fix_until_stable(joined.text, findings, lambda src: check_source(src, path, settings, enabled))
+    fixed, count = fix_until_stable(joined.text, findings, lambda src: check_source(src, path, settings, enabled, line_label=joined.line_label))
     sources = joined.split(fixed)
     if sources is None:
         result.fix_refused = "fixes not applied: the cell boundaries could not be kept"
@@ -91,5 +100,5 @@ def check_notebook_file(text: str, path: str, settings: Settings, enabled: froze
         result.fix_refused = f"fixes not applied: {exc}"
         return result
     result.fixed_count = count
-    result.findings = [joined.to_cell(f) for f in check_source(fixed, path, settings, enabled)]
+    result.findings = [joined.to_cell(f) for f in check_source(fixed, path, settings, enabled, line_label=joined.line_label)]
     return result

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Callable
 
 import libcst as cst
 
+from .module_state import ModuleState
 from .scopes import COMPREHENSIONS
 
 if TYPE_CHECKING:
@@ -299,6 +300,7 @@ class ValueFlow:
         if isinstance(node, cst.Comparison):
             left = self.kind(node.left)
             result = left
+            previous = node.left
             for target in node.comparisons:
                 right = self.kind(target.comparator)
                 if isinstance(target.operator, (cst.Is, cst.IsNot)):
@@ -306,7 +308,16 @@ class ValueFlow:
                 if isinstance(target.operator, (cst.In, cst.NotIn)):
                     result = max(result, right) if right in (Kind.ARRAY, Kind.BOOL) else Kind.NONE
                     continue
+                if isinstance(target.operator, (cst.Equal, cst.NotEqual)) and (
+                        self._not_an_array(previous) or self._not_an_array(target.comparator)):
+                    # `x == None`, `x == "auto"`, `x == _SENTINEL`: an array returns NotImplemented,
+                    # so Python falls back to identity and the result is a plain bool
+                    if len(node.comparisons) == 1:
+                        return Kind.NONE
+                    previous = target.comparator
+                    continue
                 result = max(result, right)
+                previous = target.comparator
             return Kind.BOOL if result.traced else (Kind.JAX_ARRAY if result == Kind.JAX_ARRAY else Kind.NONE)
         if isinstance(node, cst.BooleanOperation):
             return max(self.kind(node.left), self.kind(node.right))
@@ -339,6 +350,25 @@ class ValueFlow:
         if isinstance(node, (cst.StarredElement, cst.Await)):
             return self.kind(node.value if isinstance(node, cst.StarredElement) else node.expression)
         return Kind.NONE
+
+    def _not_an_array(self, node: cst.BaseExpression) -> bool:
+        """None, a string, or a sentinel object: values a JAX array does not compare with elementwise."""
+        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            return True
+        if isinstance(node, cst.Attribute):
+            return "sentinel" in node.attr.value.lower()
+        if not isinstance(node, cst.Name):
+            return False
+        if node.value == "None":
+            return True
+        if self.state.get(node.value, Kind.NONE) != Kind.NONE:
+            return False
+        if "sentinel" in node.value.lower():
+            return True
+        values = ModuleState.of(self.traced.ctx).module_values(node.value)
+        return bool(values) and all(
+            isinstance(v, cst.Call) and not v.args and self.qualified_name(v.func) == "builtins.object"
+            for v in values)
 
     def _comprehension(self, node) -> Kind:
         saved = dict(self.state)

@@ -288,7 +288,7 @@ def _import_reason(state: State) -> str:
 def _module_level(entry: dict, plan: dict, state: State):
     """A finding outside any function: judged by what importing the module did."""
     from . import errors
-    from .subject import Outcome, Subject
+    from .subject import Outcome
     from .tracebacks import raised_on
 
     code, span = entry["code"], (entry["line"], max(entry["end_line"], entry["line"]))
@@ -297,6 +297,11 @@ def _module_level(entry: dict, plan: dict, state: State):
         if code == "JAX101" and error is None:
             error = state.get("unchecked_import_error")
         checker = " with jax.debug_key_reuse on" if code == "JAX101" else ""
+        if error is None and code == "JAX101":
+            # The checker saw nothing; legacy keys escape it, so compare the draws themselves.
+            compared = _behaviour(code, _module_subject(entry, plan, state), state)
+            if compared is not None and compared.verdict == "confirmed":
+                return compared
         if error is None and code == "JAX101" and "PRNGKey" in _source(plan, state):
             return Outcome("inconclusive", "the module imported cleanly, but it makes legacy jax.random.PRNGKey "
                                            "keys, which JAX's key-reuse checker does not track")
@@ -307,11 +312,17 @@ def _module_level(entry: dict, plan: dict, state: State):
             return Outcome("confirmed", f"{type(error).__name__} at line {entry['line']} "
                                         f"while importing the module{checker}")
         return Outcome("inconclusive", f"the import failed elsewhere: {_import_reason(state)}")
-    subject = Subject(code=code, line=entry["line"], path=plan["path"], message=entry["message"],
-                      module=state["module"], function=None, python_function=None, qualname=None, inputs=None,
-                      source=_source(plan, state), end_line=entry["end_line"], device=state.get("device", ""),
-                      extra={"import_error": state["import_error"], "modes": [], "transforms": [], "traced_params": []})
-    return _behaviour(code, subject, state) or Outcome("inconclusive", "no runtime check for this rule yet")
+    return _behaviour(code, _module_subject(entry, plan, state), state) or Outcome(
+        "inconclusive", "no runtime check for this rule yet")
+
+
+def _module_subject(entry: dict, plan: dict, state: State):
+    from .subject import Subject
+
+    return Subject(code=entry["code"], line=entry["line"], path=plan["path"], message=entry["message"],
+                   module=state["module"], function=None, python_function=None, qualname=None, inputs=None,
+                   source=_source(plan, state), end_line=entry["end_line"], device=state.get("device", ""),
+                   extra={"import_error": state["import_error"], "modes": [], "transforms": [], "traced_params": []})
 
 
 def _source(plan: dict, state: State) -> str:
