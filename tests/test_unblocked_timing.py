@@ -1,7 +1,8 @@
 """JAX504 against JAX itself: dispatch returns before the work is done, and the waits the rule trusts do wait.
 
-Timings are compared as ratios of the same computation, each the best of a few runs, so a slow or
-busy machine changes the numbers but not the conclusions.
+The checks read the array's own readiness (`is_ready()`) rather than clocks, so a slow or busy
+machine cannot change the conclusions; the work is sized so that it keeps the device busy for a
+while, and "returned before the work was done" only has to be seen in one of a few trials.
 """
 import contextlib
 import importlib.util
@@ -63,12 +64,6 @@ def work():
     return busy_input(chain, square)
 
 
-@pytest.fixture(scope="module")
-def full_run(work) -> float:
-    """The time the work takes, waited for."""
-    return blocked_by(chain, work)
-
-
 def load(name):
     spec = importlib.util.spec_from_file_location(f"fixture_{name}", FIXTURES / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
@@ -76,16 +71,14 @@ def load(name):
     return module
 
 
-def test_a_jitted_call_returns_before_its_work_is_done(work, full_run):
-    dispatched, not_ready = [], []
+def test_a_jitted_call_returns_before_its_work_is_done(work):
+    not_ready = []
     for _ in range(TRIALS):
-        t0 = time.perf_counter()
         y = chain(work)
-        dispatched.append(time.perf_counter() - t0)
         not_ready.append(not y.is_ready())
         y.block_until_ready()
+        assert y.is_ready()
     assert any(not_ready)  # the returned array is a placeholder
-    assert min(dispatched) * 10 < full_run
 
 
 def test_the_flagged_timing_reports_the_dispatch_and_the_fixed_one_the_work():
@@ -93,13 +86,18 @@ def test_the_flagged_timing_reports_the_dispatch_and_the_fixed_one_the_work():
     x = busy_input(negatives.step, square)
     timing.step(x).block_until_ready()
 
-    def flagged():
-        y, elapsed = timing.bench_assigned(x)  # reported by JAX504
+    def clock_stopped_before_the_work_was_done():
+        y, _ = timing.bench_assigned(x)  # reported by JAX504
+        unfinished = not y.is_ready()
         y.block_until_ready()
-        return elapsed
+        return unfinished
 
-    waited = best(lambda: negatives.blocked_method(x)[1])  # the same work, waited for
-    assert best(flagged) * 5 < waited
+    def clock_stopped_after_the_work_was_done():
+        y, _ = negatives.blocked_method(x)  # the same work, waited for: not reported
+        return y.is_ready()
+
+    assert any(clock_stopped_before_the_work_was_done() for _ in range(TRIALS))
+    assert all(clock_stopped_after_the_work_was_done() for _ in range(TRIALS))
 
 
 WAITS = {
@@ -123,31 +121,26 @@ WAITS = {
 
 
 @pytest.mark.parametrize("wait", list(WAITS), ids=list(WAITS))
-def test_what_the_rule_counts_as_waiting_waits(work, full_run, wait):
-    """After the operation, waiting again costs nothing: the operation itself waited for the work."""
+def test_what_the_rule_counts_as_waiting_waits(work, wait):
+    """After the operation the work is done: the operation itself waited for it."""
     operation = WAITS[wait]
     chain(jnp.ones((2, 2))).block_until_ready()
-
-    def remaining():
+    for _ in range(TRIALS):
         y = chain(work)
         with contextlib.redirect_stdout(io.StringIO()):
             operation(y)
-        t0 = time.perf_counter()
-        y.block_until_ready()
-        return time.perf_counter() - t0
-
-    assert best(remaining) * 10 < full_run
+        assert y.is_ready()
 
 
-def test_shape_and_dtype_do_not_wait(work, full_run):
-    def remaining():
+def test_shape_and_dtype_do_not_wait(work):
+    def still_running_after_reading_the_shape():
         y = chain(work)
         _ = (y.shape, y.dtype, y.ndim)
-        t0 = time.perf_counter()
+        unfinished = not y.is_ready()
         y.block_until_ready()
-        return time.perf_counter() - t0
+        return unfinished
 
-    assert best(remaining) * 3 > full_run
+    assert any(still_running_after_reading_the_shape() for _ in range(TRIALS))
 
 
 def test_lowering_and_compiling_are_synchronous():
@@ -163,4 +156,4 @@ def test_lowering_and_compiling_are_synchronous():
     t0 = time.perf_counter()
     compiled(x).block_until_ready()  # would wait for a compilation still running in the background
     first_run = time.perf_counter() - t0
-    assert first_run * 5 < compile_time
+    assert first_run * 2 < compile_time

@@ -201,8 +201,9 @@ def _walk(module: cst.Module, source: str, path: str, settings: Settings, enable
 def _findings(ctx: FileContext, module: cst.Module, path: str) -> list[Finding]:
     if not ctx.reports:
         return []
-    # Only the reported nodes and the nodes their fixes replace: resolving libcst's PositionProvider
-    # for the whole module cost more than every rule together on files with findings.
+    # Positions of the reported nodes and of the nodes their fixes replace, and of nothing else:
+    # libcst's PositionProvider (every node's range, then a visit of the whole tree) was about a
+    # sixth of a whole check.
     nodes = [node for _, node, _, _ in ctx.reports]
     nodes += [r.node for _, _, _, node_fix in ctx.reports if node_fix is not None for r in node_fix.replacements]
     positions = node_spans(module, nodes)

@@ -54,6 +54,10 @@ NON_CONSUMING_RANDOM = frozenset({
 #: Calls that inspect, move or store a key but never draw from it.
 NON_CONSUMING_PREFIXES = (
     "builtins.", "jax.numpy.", "numpy.", "jax.debug.", "jax.tree.", "jax.tree_util.", "logging.",
+    # lax's slicing and reshaping move keys around without drawing from them
+    "jax.lax.dynamic_", "jax.lax.slice", "jax.lax.index_in_dim", "jax.lax.concatenate", "jax.lax.select",
+    "jax.lax.squeeze", "jax.lax.expand_dims", "jax.lax.reshape", "jax.lax.broadcast", "jax.lax.transpose",
+    "jax.lax.rev", "jax.lax.gather",
     "typing.", "jax.dtypes.", "pickle.", "copy.", "jax.typeof", "jax.device_put", "jax.device_get",
     "jax.block_until_ready", "jax.lax.stop_gradient", "jax.ShapeDtypeStruct", "jax.eval_shape",
     "jax.make_jaxpr", "jax.random.key_data",
@@ -62,6 +66,8 @@ NON_CONSUMING_PREFIXES = (
 STORING_CALLS = frozenset({"numpyro.handlers.seed"})
 #: Called names that check or compare a key rather than draw from it (`assert_equal`, `is_valid_key`).
 INSPECTING_NAME = re.compile(r"^_*(assert|is_|has_)")
+#: Methods of a jitted function that trace or compile it for the arguments given, without running it.
+AHEAD_OF_TIME = frozenset({"lower", "trace"})
 #: Transforms whose wrapped function receives the arguments it is called with (`jax.jit(step)(state, key)`).
 PASS_THROUGH = frozenset({name for name in MODES if name not in ("jax.make_jaxpr", "jax.eval_shape")})
 #: Test files: `test_*.py`, `*_test.py`, `conftest.py`.
@@ -429,6 +435,9 @@ class _KeyFlow:
         if param.annotation is not None:
             text = self.facts.annotation_text(param)
             if KEY_ANNOTATIONS.search(text):
+                if _mixed_container(param.annotation.annotation):
+                    # `carry: Tuple[Array, PRNGKey]`: some of its elements are keys, not the value itself
+                    return True if self.facts.key_name.match(name) else None
                 return "annotated"
             if ARRAY_ANNOTATION.search(text) and self.facts.key_name.match(name):
                 return True
@@ -783,6 +792,8 @@ class _KeyFlow:
                                    or callee in STORING_CALLS):
             return []
         short = _callee_name(node.func)
+        if short in AHEAD_OF_TIME and isinstance(node.func, cst.Attribute):
+            return []  # `jax.jit(f).lower(key, x)`: compiled for the key's type, nothing drawn
         if short is None or short[:1].isupper() or INSPECTING_NAME.match(short) or short in (
                 "append", "extend", "insert", "update", "setdefault", "put", "add", "info", "debug",
                 "warning", "log", "write", "format"):
@@ -957,7 +968,8 @@ def vmap_broadcast_keys(ctx: "FileContext") -> list[tuple[cst.Call, str, str]]:
             positional = _parameter_names(function)[use.bound_positional:]
             for param in _broadcast(use, positional):
                 consumption = facts.summaries.get(id(function), Summary()).consumed.get(param)
-                if consumption is not None and consumption.certain:
+                if consumption is not None and consumption.certain \
+                        and not _given_none(ctx, function, positional.index(param)):
                     found.append((consumption.node, param, "in_axes=None"))
             for node, name in _closed_over_draws(facts, function):
                 found.append((node, name, "closure"))
@@ -968,6 +980,58 @@ def vmap_broadcast_keys(ctx: "FileContext") -> list[tuple[cst.Call, str, str]]:
             seen.add(id(item[0]))
             unique.append(item)
     return unique
+
+
+def _given_none(ctx: "FileContext", function: FunctionNode, index: int) -> bool:
+    """Whether every call of `jax.vmap(function, ...)(...)` passes a literal `None` at this position
+    (`vmap(sample, in_axes=(None, None, 0))(state, None, values)`): no key reaches the function there.
+    False when the vmapped function is kept and called elsewhere, out of sight."""
+    from .walk import walk
+
+    if not isinstance(function, cst.FunctionDef):
+        return False
+    name = function.name.value
+    applied: list[cst.Call] = []
+    called: dict[int, cst.Call] = {}
+
+    def enter(node: cst.CSTNode, field: str) -> bool:
+        if isinstance(node, cst.Call):
+            if node.args and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == name \
+                    and ctx.qualified_name(node.func) in VMAP_TRANSFORMS:
+                applied.append(node)
+            if isinstance(node.func, cst.Call):
+                called[id(node.func)] = node
+        return True
+
+    walk(ctx.module, enter, lambda node: None)
+    for vmapped in applied:
+        outer = called.get(id(vmapped))
+        if outer is None:
+            return False
+        given = [a for a in outer.args if a.keyword is None]
+        if any(a.star for a in given) or index >= len(given):
+            return False
+        value = given[index].value
+        if not (isinstance(value, cst.Name) and value.value == "None"):
+            return False
+    return bool(applied)
+
+
+#: Containers whose annotation lists the type of each element (or of the keys and values).
+_ELEMENT_ANNOTATED = frozenset({"Tuple", "tuple", "List", "list", "Dict", "dict", "Sequence", "Mapping"})
+
+
+def _mixed_container(annotation: cst.BaseExpression) -> bool:
+    """`Tuple[Array, PRNGKey]`: a container whose element types are not all keys."""
+    if not isinstance(annotation, cst.Subscript):
+        return False
+    outer = annotation.value.attr if isinstance(annotation.value, cst.Attribute) else annotation.value
+    if not isinstance(outer, cst.Name) or outer.value not in _ELEMENT_ANNOTATED:
+        return False
+    code = cst.Module([]).code_for_node
+    return any(not (isinstance(e.slice, cst.Index) and KEY_ANNOTATIONS.search(code(e.slice.value))
+                    or isinstance(e.slice, cst.Index) and code(e.slice.value).strip() == "...")
+               for e in annotation.slice)
 
 
 def _broadcast(use, positional: list[str]) -> list[str]:

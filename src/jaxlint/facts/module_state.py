@@ -50,6 +50,8 @@ class ModuleState:
     statement_index: dict[int, int] = field(default_factory=dict)
     #: name -> values of its module-level bindings, when every one is a plain `name = value`
     _values: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
+    #: name -> indices of the top-level statements that bind it at module level
+    binding_statements: dict[str, list[int]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, ctx: "FileContext") -> "ModuleState":
@@ -68,6 +70,7 @@ class ModuleState:
             collector.index = index
             collector.statement(statement, (), False)
         for name, sites in collector.sites.items():
+            state.binding_statements[name] = [site.statement for site in sites]
             if all(site.value is not None for site in sites):
                 state._values[name] = [site.value for site in sites]
             if name in state.definitions:

@@ -22,8 +22,6 @@ class NameResolver:
     def __init__(self) -> None:
         self._binding_cache: dict[Binding, str | None] = {}
         self._resolving: set[Binding] = set()
-        #: (scope, name) -> what `name` gives, for answers that can no longer change
-        self._names: dict[tuple[Scope, str], str | None] = {}
 
     def qualified_name(self, node: cst.BaseExpression, scope: Scope) -> str | None:
         # exact types: `isinstance` against libcst's classes goes through ABCMeta, and this runs
@@ -44,23 +42,11 @@ class NameResolver:
         return ".".join([root, *reversed(suffix)])
 
     def name(self, name: str, scope: Scope) -> str | None:
-        key = (scope, name)
-        names = self._names
-        if key in names:
-            return names[key]
-        # Kept only when the answer is final: every scope searched had collected its names before
-        # (see Scope.lookups_settled), and no binding is being resolved (a binding met again
-        # while it is resolved gives None, once; otherwise a binding's target is cached for good).
-        settled = not self._resolving and scope.lookups_settled()
         found = scope.lookup(name)
         if found is None:
-            resolved = f"builtins.{name}" if name in _BUILTINS else None
-        else:
-            owner, binding = found
-            resolved = self.binding_target(binding, owner)
-        if settled:
-            names[key] = resolved
-        return resolved
+            return f"builtins.{name}" if name in _BUILTINS else None
+        owner, binding = found
+        return self.binding_target(binding, owner)
 
     def binding_target(self, binding: Binding, owner: Scope) -> str | None:
         key = binding

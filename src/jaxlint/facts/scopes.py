@@ -124,17 +124,6 @@ class Scope:
             outer = self._outer = tuple(self.enclosing_for_lookup())[1:]
         return (self, *outer)
 
-    def lookups_settled(self) -> bool:
-        """Whether every scope a lookup from here searches has collected its names.
-
-        Collecting a scope's names also fills in its `global` declarations, which `lookup` checks
-        first; once all are collected, a lookup from here gives the same answer every time.
-        """
-        for scope in self._chain():
-            if scope._bindings is None:
-                return False
-        return True
-
     def lookup(self, name: str) -> "tuple[Scope, Binding] | None":
         """The scope that binds `name` as seen from here, and its binding; None for builtins."""
         for scope in self._chain():

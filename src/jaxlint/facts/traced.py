@@ -45,6 +45,12 @@ LAX_BODIES = {
     "jax.lax.map": ((0,), ("f",)),
     "jax.lax.associative_scan": ((0,), ("fn",)),
 }
+#: Functions handed to these run on the host when the compiled code runs, not while JAX traces.
+HOST_CALLBACKS = frozenset({
+    "jax.debug.callback", "jax.pure_callback", "jax.experimental.io_callback",
+    "jax.experimental.host_callback.id_tap", "jax.experimental.host_callback.call",
+    "jax.experimental.host_callback.id_print",
+})
 MAX_CALL_DEPTH = 3
 ABSTRACT_MODES = frozenset({"jit", "lax", "vmap", "abstract"})
 RUNS_ONCE_MODES = frozenset({"jit", "lax"})
@@ -105,6 +111,8 @@ class TracedFunctions:
         self.aliases: dict[tuple[int, str], list[FunctionNode]] = {}
         #: id(Name target) of `f = jax.jit(f, …)`: the name still stands for the same function, transformed
         self.self_wraps: set[int] = set()
+        #: id() of functions handed to a host callback (`jax.debug.callback(log, x)`)
+        self.host_callbacks: set[int] = set()
         self._collect()
         self._analyse()
 
@@ -240,13 +248,47 @@ class TracedFunctions:
                     if callee not in pending:
                         pending.append(callee)
 
+        self._inherit_enclosing_trace()
+
+    def _inherit_enclosing_trace(self) -> None:
+        """A function defined inside a traced one runs under the same trace whenever it runs (called
+        there, or handed to `jax.tree.map` or a Python loop) — unless it is a host callback.
+        Its parameters stay unknown; the traced values it closes over are known from the outer flow."""
+        for function in self.functions:  # source order: an enclosing function comes first
+            if id(function) in self.host_callbacks:
+                continue
+            scope = self.scopes.get(id(function))
+            outer = scope.parent if scope is not None else None
+            while outer is not None and outer.kind == "comprehension":
+                outer = outer.parent
+            if outer is None or outer.kind != "function":
+                continue
+            outer_info = self.infos.get(id(outer.node))
+            if outer_info is None:
+                continue
+            own = self.infos.get(id(function))
+            if own is not None:  # `jax.grad(loss)` inside a jitted step: also under the step's trace
+                if not outer_info.modes <= own.modes:
+                    own.modes |= outer_info.modes
+                    own.transforms.insert(0, outer_info.label)
+                    self.flows[id(function)] = self._traced_flow(function, own)
+                continue
+            info = TraceInfo(function, transforms=[outer_info.label], modes=set(outer_info.modes),
+                             depth=outer_info.depth, callers=[_name(outer.node)])
+            self.infos[id(function)] = info
+            self.flows[id(function)] = self._traced_flow(function, info)
+
     def _traced_flow(self, function: FunctionNode, info: TraceInfo) -> ValueFlow:
         initial = {}
         for flow in list(self.flows.values()):
             if id(function) in flow.closures:
                 initial.update(flow.closures[id(function)])
+        containers = _container_params(function)
         for param in _params(function):
-            initial[param] = Kind.PARAM if param in info.traced_params else Kind.NONE
+            if param not in info.traced_params:
+                initial[param] = Kind.NONE
+            else:
+                initial[param] = Kind.CONTAINER if param in containers else Kind.PARAM
         scope = self.scopes.get(id(function), self.ctx.module_scope)
         flow = ValueFlow(self, function, initial, info.abstract, self._resolver(scope))
         flow.run(function.body)
@@ -274,7 +316,8 @@ class TracedFunctions:
 
     def _static(self, function: FunctionNode, use: _Application, positional: list[str]) -> set[str]:
         static: set[str] = set()
-        numbers = use.keywords.get("static_argnums")
+        # `pmap` names its static positions `static_broadcasted_argnums`
+        numbers = use.keywords.get("static_argnums", use.keywords.get("static_broadcasted_argnums"))
         for number in _ints(numbers):
             if -len(positional) <= number < len(positional):
                 static.add(positional[number])
@@ -384,6 +427,19 @@ class _Collector:
         if isinstance(node.func, cst.Name):
             for function in self._called_functions(node.func, scope):
                 traced.call_sites.setdefault(id(function), []).append(node)
+        if self.ctx.qualified_name(node.func) in HOST_CALLBACKS:
+            for arg in node.args:
+                self._mark_host_callback(arg.value, scope)
+
+    def _mark_host_callback(self, expr: cst.BaseExpression, scope: Scope) -> None:
+        if isinstance(expr, cst.Lambda):
+            self.traced.host_callbacks.add(id(expr))
+        elif isinstance(expr, cst.Name):
+            found = scope.lookup(expr.value)
+            if found is not None:
+                self.traced.host_callbacks.update(id(n) for n in found[1].nodes if isinstance(n, cst.FunctionDef))
+        elif isinstance(expr, cst.Call) and self.ctx.qualified_name(expr.func) in PARTIAL and expr.args:
+            self._mark_host_callback(expr.args[0].value, scope)
 
     def _called_functions(self, name: cst.Name, scope: Scope) -> Iterable[cst.FunctionDef]:
         found = scope.lookup(name.value)
@@ -420,6 +476,29 @@ def _params(function: FunctionNode) -> list[str]:
     names = [x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)]
     names += sorted(_star_params(function))
     return names
+
+
+#: Annotations of a parameter that is a Python container of arrays: its truthiness, length and
+#: iteration are plain Python even when its leaves are traced.
+CONTAINER_ANNOTATIONS = frozenset({
+    "tuple", "Tuple", "list", "List", "dict", "Dict", "Sequence", "Mapping", "MutableMapping",
+    "MutableSequence",
+})
+
+
+def _container_params(function: FunctionNode) -> set[str]:
+    """`*args`, `**kwargs`, and parameters annotated as a tuple, list, dict, sequence or mapping."""
+    p = function.params
+    found = _star_params(function)
+    for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+        annotation = param.annotation.annotation if param.annotation is not None else None
+        if isinstance(annotation, cst.Subscript):
+            annotation = annotation.value
+        if isinstance(annotation, cst.Attribute):
+            annotation = annotation.attr
+        if isinstance(annotation, cst.Name) and annotation.value in CONTAINER_ANNOTATIONS:
+            found.add(param.name.value)
+    return found
 
 
 def _positional(function: FunctionNode) -> list[str]:

@@ -227,7 +227,17 @@ class ValueFlow:
             self.kind(target)
 
     def _bind_iteration(self, target: cst.BaseExpression, iterable: cst.BaseExpression, kind: Kind) -> None:
-        """`for x in xs`, including `enumerate(xs)` and `zip(xs, ys)`."""
+        """`for x in xs`, including `enumerate(xs)`, `zip(xs, ys)` and `d.items()`."""
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and not iterable.args:
+            # the keys of a dict are Python values (a pytree's keys are static), only its values are traced
+            method = iterable.func.attr.value
+            if method == "keys":
+                self.bind(target, Kind.NONE)
+                return
+            if method == "items" and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+                self.bind(target.elements[0].value, Kind.NONE)
+                self.bind(target.elements[1].value, _element(kind))
+                return
         if isinstance(iterable, cst.Call) and isinstance(target, cst.Tuple):
             callee = self.qualified_name(iterable.func)
             args = [self.kinds.get(id(a.value), Kind.NONE) for a in iterable.args]

@@ -7,6 +7,7 @@ import libcst as cst
 
 from ..context import is_reference
 from ..facts.module_state import ModuleState
+from ..facts.traced import LAX_BODIES
 from ..rule import Rule
 
 _BUILTINS = frozenset(dir(builtins))
@@ -22,6 +23,8 @@ class GlobalReadInTraced(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._reassigned: dict[str, str] | None = None
+        #: id(top-level function) -> statements that use it, or False when it may run at any time
+        self._uses: dict[int, list[int] | bool] = {}
 
     def visit_Name(self, node: cst.Name) -> None:
         ctx = self.ctx
@@ -51,11 +54,38 @@ class GlobalReadInTraced(Rule):
         top = ctx.ancestors[1] if len(ctx.ancestors) > 1 else None
         if top is not None and not state.may_change_after(name, top):
             return  # defined after the last rebinding: the function only ever sees the final value
+        if top is not None and self._traced_before_change(name, top, state):
+            return  # a script's step function, run (and traced) before the variable changes
         self.report(node, (
             f"`{name}` is a global variable {reason}, read inside a function traced by `{info.label}`: "
             f"its value at trace time is baked into the compiled code and later changes are ignored "
             f"until JAX retraces; pass `{name}` as an argument (or a `static_argnames` argument if it is "
             f"configuration)"))
+
+    def _traced_before_change(self, name: str, top: cst.CSTNode, state: ModuleState) -> bool:
+        """Whether `name` keeps one value while the top-level function around the read is in use.
+
+        Scripts and notebooks set their parameters, define a step function, run it
+        (`lax.fori_loop(0, n, step, s)`, or call the jitted function in a loop), then set new parameters
+        and define the next step function: each function is traced with the values current while it
+        runs. Every use of the function's name must be a call or a `lax` body argument in a top-level
+        statement, and `name` must not be rebound from its first use to its last.
+        """
+        if not isinstance(top, cst.FunctionDef) or state.last_binding.get(name) is None:
+            return False
+        start = state.statement_index.get(id(top))
+        if start is None:
+            return False
+        later = [i for i in state.binding_statements.get(name, ()) if i > start]
+        if not later:
+            return False
+        uses = self._uses.get(id(top))
+        if uses is None:
+            uses = self._uses[id(top)] = _top_level_uses(self.ctx, top, start)
+        if uses is False:
+            return False
+        # traced at its first use and cached from then on: a change between two uses is missed
+        return not uses or not any(uses[0] <= i <= uses[-1] for i in later)
 
     def _assigns_global_here(self, name: str) -> bool:
         for scope in self.ctx.scope.enclosing_for_lookup():
@@ -63,3 +93,58 @@ class GlobalReadInTraced(Rule):
                 scope.bindings  # noqa: B018 - collecting the bindings fills in `globals`
                 return name in scope.globals and name in scope.bindings
         return False
+
+
+def _top_level_uses(ctx, function: cst.FunctionDef, start: int) -> list[int] | bool:
+    """Indices of the top-level statements that run `function` (until its name is bound again), or
+    False when its name is used otherwise: stored, passed on, or read inside another function."""
+    name = function.name.value
+    found: list[int] = []
+    for index, statement in enumerate(ctx.module.body):
+        if index == start:
+            continue
+        stack: list[tuple[cst.CSTNode, cst.CSTNode | None, cst.CSTNode | None, bool]] = [(statement, None, None, False)]
+        while stack:
+            node, parent, grandparent, deferred = stack.pop()
+            if isinstance(node, cst.Name) and node.value == name and is_reference(node, parent):
+                if isinstance(parent, _STORES) or (isinstance(parent, _TARGET_OWNERS) and parent.target is node):
+                    continue
+                if deferred:
+                    return False  # read when that function runs: any time
+                if index < start:
+                    continue  # an earlier object of the same name
+                if not _runs_it(ctx, node, parent, grandparent):
+                    return False
+                found.append(index)
+                continue
+            inner = deferred or isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
+            stack.extend((child, node, parent, inner) for child in node.children)
+        if index > start and name in _bound_by(statement):
+            break
+    return found
+
+
+def _runs_it(ctx, node: cst.Name, parent: cst.CSTNode | None, grandparent: cst.CSTNode | None) -> bool:
+    """`f(...)`, or `f` handed to a `lax` loop or branch, which traces it at once."""
+    if isinstance(parent, cst.Call) and parent.func is node:
+        return True
+    return (isinstance(parent, cst.Arg) and isinstance(grandparent, cst.Call)
+            and ctx.qualified_name(grandparent.func) in LAX_BODIES)
+
+
+def _bound_by(statement: cst.CSTNode) -> set[str]:
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        return {statement.name.value}
+    names: set[str] = set()
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else (
+                [small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign)) else [])
+            stack = list(targets)
+            while stack:
+                target = stack.pop()
+                if isinstance(target, cst.Name):
+                    names.add(target.value)
+                elif isinstance(target, (cst.Tuple, cst.List)):
+                    stack.extend(e.value for e in target.elements)
+    return names

@@ -39,9 +39,11 @@ class JitInLoop(Rule):
         jit = _short(transform)
         defined = self.defined_in_loop.get(id(loop), {})
         depends_on = defined[function.value].body if isinstance(function, cst.Name) and function.value in defined else function
-        if self._per_setting(loop, depends_on):
+        if self._per_setting(loop, depends_on) or _iterated_function(loop, function):
             return
         fresh = self._fresh_function(function, loop)
+        if not fresh and _built_per_iteration(loop, function):
+            return
         if fresh:
             self.report(node, (
                 f"`{jit}` of {fresh} inside a loop: a new function object every iteration, so every iteration "
@@ -81,6 +83,61 @@ class JitInLoop(Rule):
         if isinstance(function, cst.Name) and function.value in self.defined_in_loop.get(id(loop), {}):
             return f"`{function.value}`, defined in the loop body,"
         return None
+
+
+def _iterated_function(loop: cst.CSTNode, function: cst.BaseExpression) -> bool:
+    """`for f in (loss, grad_fn): jax.jit(f)` or `[jax.jit(f) for f in fns]`: each iteration jits a different
+    function, once; there is nothing to hoist."""
+    if not isinstance(function, cst.Name):
+        return False
+    if isinstance(loop, cst.For):
+        targets = [loop.target]
+    else:
+        comp = getattr(loop, "for_in", None)
+        targets = []
+        while isinstance(comp, cst.CompFor):
+            targets.append(comp.target)
+            comp = comp.inner_for_in
+    return any(function.value in _names_read(target) for target in targets)
+
+
+def _built_per_iteration(loop: cst.CSTNode, function: cst.BaseExpression) -> bool:
+    """`init, apply = make_sim(T)` with `T` drawn in the loop, then `jax.jit(apply)`, or
+    `jax.jit(make_moduli(energy_fn))` with `energy_fn` built in the loop: the function jitted is made
+    from this iteration's values, so one compile per iteration is inherent and the jit cannot be hoisted."""
+    if isinstance(loop, cst.For):
+        varying = _names_read(loop.target)
+        body = loop.body
+    elif isinstance(loop, cst.While):
+        varying, body = set(), loop.body
+    else:
+        return False
+    assignments = []
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and node.value is not None:
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            bound = set().union(*(_names_read(t) for t in targets if isinstance(t, (cst.Name, cst.Tuple, cst.List))))
+            read = _names_read(node.value) | (bound if isinstance(node, cst.AugAssign) else set())
+            assignments.append((bound, read))
+        elif isinstance(node, cst.For):
+            varying |= _names_read(node.target)
+        if isinstance(node, cst.BaseExpression):
+            continue
+        stack.extend(node.children)
+    for bound, read in assignments:
+        varying |= bound & read  # carried round the loop: `key, sub = split(key)`, `x = step(x)`
+    changed = True
+    while changed:
+        changed = False
+        for bound, read in assignments:
+            if read & varying and not bound <= varying:
+                varying |= bound
+                changed = True
+    return bool(_names_read(function) & varying)
 
 
 def _short(qualified: str) -> str:

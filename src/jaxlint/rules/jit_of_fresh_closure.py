@@ -5,11 +5,14 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ..facts.keys import is_test_file
 from ..rule import Rule
 from .jit_in_loop import _short
 
 #: Functions that run once per program (or per test): compiling there once is what the author wants.
-ONE_SHOT_FUNCTIONS = frozenset({"main", "__init__", "__post_init__", "setup", "__main__", "setUp", "setUpClass"})
+ONE_SHOT_FUNCTIONS = frozenset({
+    "main", "__init__", "__post_init__", "setup", "__main__", "setUp", "setUpClass", "train",
+})
 ONE_SHOT_PREFIXES = ("test", "init", "setup", "set_up", "create", "build", "benchmark", "bench_", "run_", "main")
 
 
@@ -35,6 +38,9 @@ class JitOfFreshClosure(Rule):
         self.bodies: dict[int, _Body] = {}
         #: id(function) -> names called in a loop in its body (kept after the body is left)
         self.loop_calls: dict[int, set[str]] = {}
+        #: `obj.name(...)` calls made in a loop anywhere in the file: the names
+        self.methods_called_in_loop: set[str] = set()
+        self.test_file = is_test_file(ctx.path)
         #: findings waiting for the end of the file: (node, jit, what, function, functions around it)
         self.pending: list[tuple[cst.CSTNode, str, str, cst.FunctionDef, list[cst.FunctionDef]]] = []
 
@@ -70,6 +76,8 @@ class JitOfFreshClosure(Rule):
         ctx = self.ctx
         if isinstance(node.func, cst.Name):
             (body.called_in_loop if ctx.innermost_loop() is not None else body.called_once).add(node.func.value)
+        elif isinstance(node.func, cst.Attribute) and ctx.innermost_loop() is not None:
+            self.methods_called_in_loop.add(node.func.attr.value)
         for arg in node.args:
             if isinstance(arg.value, cst.Name) and ctx.jax.jit_application(node, ctx) is None:
                 body.escapes.add(arg.value.value)
@@ -85,7 +93,16 @@ class JitOfFreshClosure(Rule):
         if isinstance(parent, cst.Call) and parent.func is node:
             self._candidate(node, jit, fresh, function, body)
         elif isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
-            body.jitted[parent.targets[0].target.value] = (node, jit, fresh)
+            name = parent.targets[0].target.value
+            if not self._declared_outside(name):  # `global cache; cache = jax.jit(...)`: kept for later calls
+                body.jitted[name] = (node, jit, fresh)
+
+    def _declared_outside(self, name: str) -> bool:
+        if "global" not in self.ctx.source and "nonlocal" not in self.ctx.source:
+            return False
+        scope = self.ctx.scope
+        scope.bindings  # noqa: B018 - collecting the bindings fills in `globals` and `nonlocals`
+        return name in scope.globals or name in scope.nonlocals
 
     def visit_Return(self, node: cst.Return) -> None:
         current = self._current()
@@ -121,7 +138,12 @@ class JitOfFreshClosure(Rule):
 
     def _runs_few_times(self, function: cst.FunctionDef, outer: list[cst.FunctionDef]) -> bool:
         """A helper defined inside a one-shot function (a test, `main`) and not called in a loop there runs
-        a handful of times at most: compiling on each of those calls is the author's plain intent."""
+        a handful of times at most: compiling on each of those calls is the author's plain intent. So does
+        a helper of a test file that no loop calls: it builds what one test checks."""
+        if self.test_file:
+            name = (outer[-1] if outer else function).name.value
+            if name not in self.methods_called_in_loop and not any(name in calls for calls in self.loop_calls.values()):
+                return True
         names = {function.name.value}
         for enclosing in outer:
             if _one_shot(enclosing.name.value):

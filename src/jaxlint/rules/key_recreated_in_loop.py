@@ -15,6 +15,17 @@ from ..rule import Rule
 KEY_MAKERS = frozenset({"jax.random.key", "jax.random.PRNGKey"})
 
 
+def _default_for_parameter(parent: cst.CSTNode | None, function: cst.FunctionDef) -> bool:
+    """`if rng_key is None: rng_key = jax.random.PRNGKey(0)`: a fixed fallback for a key parameter that
+    callers may pass; a deterministic default is the intent, not a key rebuilt by mistake."""
+    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
+        return False
+    name = parent.targets[0].target.value
+    p = function.params
+    return any(param.name.value == name and param.default is not None
+               for param in (*p.posonly_params, *p.params, *p.kwonly_params))
+
+
 class KeyRecreatedInLoop(Rule):
     code = "JAX103"
 
@@ -63,7 +74,7 @@ class KeyRecreatedInLoop(Rule):
                 self.report(node, message)
             return
         function = ctx.function()
-        if isinstance(function, cst.FunctionDef):
+        if isinstance(function, cst.FunctionDef) and not _default_for_parameter(ctx.parent, function):
             self.in_function.setdefault(id(function), []).append((node, f"jax.random.{short}({text})"))
 
     def finish(self) -> None:
