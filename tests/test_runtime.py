@@ -187,6 +187,17 @@ def test_module_names_follow_packages_and_configured_roots(tmp_path):
     assert name == "run" and roots[0] == str(script.parent) and str(tmp_path) in roots
 
 
+def test_a_file_no_import_can_name_is_run_by_its_path(tmp_path):
+    """`01_intro.py` or `train.old.py` cannot be imported by name; the worker still runs them."""
+    assert module_identity(str(tmp_path / "train.old.py"), str(tmp_path))[0].startswith("__jaxlint_path__.")
+    path = tmp_path / "01_intro.old.py"
+    path.write_text("import jax\n\n\n@jax.jit\ndef step(x):\n    print(x)\n    return x\n")
+    findings = check_file(str(path), Settings()).findings
+    assert [f.code for f in findings] == ["JAX301"]
+    checked = confirm(findings, Settings(root=str(tmp_path)), RuntimeOptions())
+    assert checked[0].runtime["verdict"] == "confirmed", checked[0].runtime
+
+
 def test_static_only_findings_get_no_runtime_and_no_worker(tmp_path):
     path = tmp_path / "m.py"
     path.write_text("import jax.numpy as np\n")

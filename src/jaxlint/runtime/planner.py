@@ -152,6 +152,9 @@ def module_identity(path: str, project_root: str, python_path: tuple[str, ...] =
     for directory in (root, *configured, project, project / "src"):
         if directory.is_dir() and str(directory) not in roots:
             roots.append(str(directory))
+    if not all(part.isidentifier() for part in parts):
+        # `train.old.py`, `01_intro.py`: no import statement names it, so the worker runs it by path
+        return "__jaxlint_path__." + "_".join(re.sub(r"\W", "_", part) for part in parts), roots
     return ".".join(parts), roots
 
 

@@ -130,11 +130,17 @@ def _import(plan: dict, events: Events, jax) -> State:
     return state
 
 
+#: The planner's prefix for a file that cannot be imported by name (`train.old.py`, `01_intro.py`).
+BY_PATH_PREFIX = "__jaxlint_path__."
+
+
 def _load(plan: dict) -> tuple[types.ModuleType | None, BaseException | None]:
     name, path = plan["module"], plan["path"]
     if plan.get("source") is not None:
         return _load_source(name, path, plan["source"])
     try:
+        if name.startswith(BY_PATH_PREFIX):
+            return _load_file(name, path), None
         top = name.split(".")[0]
         clash = sys.modules.get(top)
         if clash is not None and not _under(getattr(clash, "__file__", None), plan["roots"]):
