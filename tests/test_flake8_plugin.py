@@ -40,7 +40,9 @@ def test_flake8_matches_cli_on_fixtures_and_examples(tmp_path):
     result = run_flake8("fixtures", "examples", cwd=tmp_path)
     from_flake8 = parse(result.stdout)
     from_cli = {(d["path"], d["line"], d["column"], d["code"], d["message"])
-                for d in run_cli_json("fixtures", "examples", cwd=tmp_path) if d["cell"] is None}
+                for d in run_cli_json("fixtures", "examples", cwd=tmp_path)
+                # flake8 reports a file that does not parse itself (E999) and runs no plugin on it
+                if d["cell"] is None and d["code"] != "JAX000"}
     assert from_flake8 == from_cli
     assert len(from_cli) > 10
     assert result.returncode == 1
