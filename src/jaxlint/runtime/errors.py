@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .subject import Inputs, Outcome, Subject
+from .subject import Inputs, Outcome, Subject, runnable_inputs
 from .tracebacks import describe, lines_run, raised_at, raised_on
 
 #: rule -> (exception class name in the MRO, message pattern or None)
@@ -112,11 +112,9 @@ def _vjp(jax, fn, args: tuple, kwargs: dict) -> None:
 
 def confirm(subject: Subject, cache: dict | None = None) -> Outcome:
     """confirmed / not-reproduced / inconclusive for one error-family finding."""
-    if subject.python_function is None:
-        return Outcome("inconclusive", "the function could not be found in the imported module")
-    candidates = subject.candidates or ([subject.inputs] if subject.inputs else [])
-    if not candidates:
-        return Outcome("inconclusive", "no inputs could be built for the function")
+    candidates = runnable_inputs(subject)
+    if isinstance(candidates, Outcome):
+        return candidates
     span = (subject.line, max(subject.end_line, subject.line))
     within = subject.function_lines
     clean: list[tuple[Inputs, Run]] = []

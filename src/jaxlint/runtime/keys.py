@@ -11,16 +11,14 @@ them itself cannot be confirmed this way; its verdict is left to the behaviour c
 """
 from __future__ import annotations
 
-from .subject import Outcome, Subject
+from .subject import Outcome, Subject, runnable_inputs
 from .tracebacks import describe, lines_run, raised_at, raised_on
 
 
 def confirm(subject: Subject) -> Outcome:
-    if subject.python_function is None:
-        return Outcome("inconclusive", "the function could not be found in the imported module")
-    candidates = subject.candidates or ([subject.inputs] if subject.inputs else [])
-    if not candidates:
-        return Outcome("inconclusive", "no inputs could be built for the function")
+    candidates = runnable_inputs(subject)
+    if isinstance(candidates, Outcome):
+        return candidates
     import jax
 
     span = (subject.line, max(subject.end_line, subject.line))

@@ -86,3 +86,13 @@ class Outcome:
 
 
 Confirmer = Callable[[Subject], Outcome]
+
+
+def runnable_inputs(subject: Subject) -> "list[Inputs] | Outcome":
+    """The input sets to try on the subject in order, or why it cannot be run at all."""
+    if subject.python_function is None:
+        return Outcome("inconclusive", "the function could not be found in the imported module")
+    candidates = subject.candidates or ([subject.inputs] if subject.inputs else [])
+    if not candidates:
+        return Outcome("inconclusive", "no inputs could be built for the function")
+    return candidates
