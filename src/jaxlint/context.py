@@ -1,7 +1,7 @@
 """The one walk over a file: keeps scopes and ancestors, and calls every enabled rule's handlers."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
 import libcst as cst
 
@@ -23,6 +23,9 @@ _SCOPE_OWNERS = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _SCOPE_OWNER_TYPES = frozenset(_SCOPE_OWNERS)
 _FUNCTION_TYPES = frozenset(FUNCTIONS)
 _COMPREHENSION_TYPES = frozenset(COMPREHENSIONS)
+
+#: a per-file fact (`FileContext.fact`)
+T = TypeVar("T")
 
 
 class FileContext:
@@ -47,12 +50,21 @@ class FileContext:
         self.reports: list[tuple[Rule, cst.CSTNode, str, NodeFix | None]] = []
         self._jax: "JaxNames | None" = None
         self._traced: "TracedFunctions | None" = None
+        self._facts: dict[type, Any] = {}
 
     def sibling(self) -> "FileContext":
         """A fresh context for another walk of the same file; scopes collect their names only once."""
         return type(self)(self.path, self.source, self.module, self.settings, self.module_scope.collected)
 
     # -- facts ---------------------------------------------------------------------------------
+    def fact(self, kind: type[T], build: Callable[[], T] | None = None) -> T:
+        """The per-file fact `kind` (`kind(self)` unless `build` is given), computed on first use and
+        shared by every rule that asks during this walk of the file."""
+        found = self._facts.get(kind)
+        if found is None:
+            found = self._facts[kind] = build() if build is not None else kind(self)
+        return found
+
     def qualified_name(self, node: cst.BaseExpression) -> str | None:
         """`jnp.sum` -> `jax.numpy.sum` as seen from the current scope; None when unknown."""
         return self.names.qualified_name(node, self.scope)

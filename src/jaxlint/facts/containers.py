@@ -40,10 +40,7 @@ class Containers:
 
     @classmethod
     def of(cls, ctx: "FileContext") -> "Containers":
-        found = ctx.__dict__.get("_containers")
-        if found is None:
-            found = ctx.__dict__["_containers"] = cls(ctx)
-        return found
+        return ctx.fact(cls)
 
     def names(self, scope: Scope) -> set[str]:
         """Names that `scope` binds only to Python containers."""

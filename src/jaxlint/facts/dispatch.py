@@ -97,10 +97,7 @@ class Dispatch:
 
     @classmethod
     def of(cls, ctx: "FileContext") -> "Dispatch":
-        found = ctx.__dict__.get("_dispatch")
-        if found is None:
-            found = ctx.__dict__["_dispatch"] = cls(ctx)
-        return found
+        return ctx.fact(cls)
 
     # -- questions ------------------------------------------------------------------------------
     def call(self, call: cst.Call, scope: Scope) -> str | None:

@@ -89,11 +89,6 @@ ARRAY_ANNOTATION = re.compile(r"(jax\.Array|\bArray\b)")
 KEY_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size", "reshape", "T", "at", "block_until_ready",
                             "sharding", "devices", "device", "squeeze", "copy", "astype"})
 
-#: id(module) -> (module, facts): one computation per file, however many rules ask (the module is
-#: held so that its id cannot be reused while the entry lives; the last few files are kept)
-_CACHE: dict[int, tuple[cst.Module, "KeyFlowFacts"]] = {}
-_CACHE_SIZE = 4
-
 
 @dataclass
 class Consumption:
@@ -163,14 +158,7 @@ class KeyFlowFacts:
 
     @classmethod
     def of(cls, ctx: "FileContext") -> "KeyFlowFacts":
-        entry = _CACHE.get(id(ctx.module))
-        if entry is not None and entry[0] is ctx.module and entry[1].ctx is ctx:
-            return entry[1]
-        facts = cls(ctx)
-        while len(_CACHE) >= _CACHE_SIZE:
-            _CACHE.pop(next(iter(_CACHE)))
-        _CACHE[id(ctx.module)] = (ctx.module, facts)
-        return facts
+        return ctx.fact(cls)
 
     # -- driver ---------------------------------------------------------------------------------
     def _compute(self) -> None:

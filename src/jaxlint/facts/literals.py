@@ -32,11 +32,7 @@ class Literals:
 
     @classmethod
     def of(cls, ctx: "FileContext") -> "Literals":
-        found = getattr(ctx, "_jaxlint_literals", None)
-        if found is None:
-            found = cls()
-            ctx._jaxlint_literals = found
-        return found
+        return ctx.fact(cls, cls)
 
     def values_of(self, name: str, scope: Scope) -> list[cst.BaseExpression] | None:
         """Every value the name is bound to in its owning scope, or None if some binding is not `name = value`."""

@@ -56,10 +56,7 @@ class ModuleState:
     @classmethod
     def of(cls, ctx: "FileContext") -> "ModuleState":
         """The facts for the file of `ctx`, computed on the first call and kept on the context."""
-        state = ctx.__dict__.get("_module_state")
-        if state is None:
-            state = ctx.__dict__["_module_state"] = cls.compute(ctx.module, "global" in ctx.source)
-        return state
+        return ctx.fact(cls, lambda: cls.compute(ctx.module, "global" in ctx.source))
 
     @classmethod
     def compute(cls, module: cst.Module, has_global: bool = True) -> "ModuleState":

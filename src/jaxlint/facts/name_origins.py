@@ -93,10 +93,7 @@ class NameOrigins:
 
     @classmethod
     def of(cls, ctx: "FileContext") -> "NameOrigins":
-        found = ctx.__dict__.get("_name_origins")
-        if found is None:
-            found = ctx.__dict__["_name_origins"] = cls(ctx)
-        return found
+        return ctx.fact(cls)
 
     # -- questions ------------------------------------------------------------------------------
     def origins(self, name: str, scope: Scope) -> tuple[Scope, list[Origin]] | None:
