@@ -6,6 +6,16 @@ from pathlib import Path
 
 import pytest
 
+import jax_guard
+from jax_guard import (  # noqa: F401 - hooks, found by pytest in this module
+    pytest_collection_finish, pytest_ignore_collect, pytest_make_collect_report, pytest_runtest_logstart,
+    pytest_runtest_makereport, pytest_runtest_setup, pytest_sessionfinish)
+
+jax_guard.install()
+
+# Fixtures are inputs to the analyzer, not tests: `*_test.py` among them must not be collected (and imported).
+collect_ignore = ["fixtures"]
+
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
 EXPECT = re.compile(r"#.*\bexpect:\s*(JAX\d{3}(?:\s*,\s*JAX\d{3})*)")

@@ -8,6 +8,8 @@ from jaxlint.rules.traced_concretization import (
 )
 from jaxlint.rules.value_dependent_shape import SIZED
 
+pytestmark = pytest.mark.jax
+
 jax = pytest.importorskip("jax")
 np = pytest.importorskip("numpy")
 jnp = jax.numpy

@@ -167,6 +167,7 @@ def _resolve(dotted: str):
     raise ImportError(dotted)
 
 
+@pytest.mark.jax
 def test_mechanical_replacements_exist_in_the_installed_jax():
     jax = pytest.importorskip("jax")
     installed = _version(re.match(r"[\d.]+", jax.__version__).group(0).rstrip("."))
@@ -187,6 +188,7 @@ def test_mechanical_replacements_exist_in_the_installed_jax():
     assert checked > 50
 
 
+@pytest.mark.jax
 def test_removed_symbols_are_gone_from_the_installed_jax():
     """A row that says it was removed before the installed version must not resolve any more."""
     jax = pytest.importorskip("jax")
@@ -205,6 +207,7 @@ def test_removed_symbols_are_gone_from_the_installed_jax():
     assert still_there == []
 
 
+@pytest.mark.jax
 def test_clip_accepts_min_and_max_keywords():
     pytest.importorskip("jax")
     import jax.numpy as jnp
@@ -214,6 +217,7 @@ def test_clip_accepts_min_and_max_keywords():
     assert jnp.clip(jnp.arange(5), min=1, max=3).tolist() == [1, 1, 2, 3, 3]
 
 
+@pytest.mark.jax
 def test_mechanical_function_renames_keep_the_signature():
     """Where both names still exist in the installed JAX, a mechanical rename must accept the same parameters."""
     pytest.importorskip("jax")

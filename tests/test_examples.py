@@ -26,9 +26,6 @@ from jaxlint.registry import all_rules
 from conftest import ROOT
 from test_jax_agreement import RAISING_RULES, load, names, raised_at
 
-jax = pytest.importorskip("jax")
-jnp = pytest.importorskip("jax.numpy")
-
 EXAMPLES = ROOT / "examples"
 CLEAN = EXAMPLES / "clean.py"
 FILES = sorted(p for p in EXAMPLES.iterdir() if p.suffix in {".py", ".ipynb"})
@@ -120,6 +117,7 @@ def test_flagged_functions_are_module_level(path, all_findings):
         assert len(chain) <= 1, f"{finding.code} at line {finding.start.line} is in a nested function"
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
 def test_example_imports_quickly_without_running_anything(path, capsys):
     start = time.perf_counter()
@@ -128,6 +126,7 @@ def test_example_imports_quickly_without_running_anything(path, capsys):
     assert capsys.readouterr().out == ""
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_cells_run_in_order(path, capsys):
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
@@ -138,6 +137,7 @@ def test_notebook_cells_run_in_order(path, capsys):
     assert capsys.readouterr().out  # the last cell prints the fitted parameters
 
 
+@pytest.mark.jax
 def test_clean_example_runs_as_a_script():
     result = subprocess.run([sys.executable, str(CLEAN)], capture_output=True, text=True, timeout=300,
                             cwd=ROOT)
@@ -147,6 +147,9 @@ def test_clean_example_runs_as_a_script():
 
 def probe(parameter: inspect.Parameter, shape: tuple[int, ...]):
     """A small input for one parameter: a key for key-like names, 3 for `int`, else float32 `shape`."""
+    import jax
+    import jax.numpy as jnp
+
     if "key" in parameter.name or "rng" in parameter.name:
         return jax.random.key(0)
     if parameter.annotation is int:
@@ -167,8 +170,11 @@ def error_findings():
     return cases
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize("path, line, code, name", error_findings())
 def test_jax_raises_where_an_error_is_reported(path, line, code, name):
+    import jax
+
     assert name is not None, "an error finding outside any function cannot be traced"
     function = getattr(load(path), name)
     python_function = inspect.unwrap(function)

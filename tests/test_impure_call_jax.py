@@ -8,6 +8,8 @@ import pytest
 
 from conftest import FIXTURES
 
+pytestmark = pytest.mark.jax
+
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 

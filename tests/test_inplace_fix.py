@@ -10,8 +10,6 @@ from jaxlint.engine import check_file, check_source, enabled_rules
 
 from conftest import FIXTURES
 
-jax = pytest.importorskip("jax")
-
 SOURCE = FIXTURES / "fixes" / "inplace.py"
 GOLDEN = FIXTURES / "fixes" / "inplace.fixed.py"
 X = np.array([0.5, 1.5, 2.5, 3.5], dtype=np.float32)
@@ -55,8 +53,11 @@ def test_fix_matches_golden_and_is_stable(tmp_path):
     assert check_file(str(second), settings, fix=True).fixed_text is None
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_fixed_code_runs_under_jit_and_matches_numpy(name):
+    import jax
+
     fixed = namespace(GOLDEN.read_text(), str(GOLDEN))
     # The original, run as the NumPy code it was written as: the same source with NumPy for jnp.
     numpy_source = SOURCE.read_text().replace("import jax.numpy as jnp", "import numpy as jnp")
@@ -65,6 +66,7 @@ def test_fixed_code_runs_under_jit_and_matches_numpy(name):
     np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-6)
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_original_fails_in_jax(name):
     original = namespace(SOURCE.read_text(), str(SOURCE))

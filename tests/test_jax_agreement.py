@@ -14,7 +14,7 @@ from jaxlint.engine import check_file
 
 from conftest import FIXTURES, expectations
 
-jax = pytest.importorskip("jax")
+pytestmark = pytest.mark.jax
 
 WITH_CHECKS = sorted(p for p in FIXTURES.glob("*.py") if "RUNTIME_CHECKS" in p.read_text(encoding="utf-8"))
 

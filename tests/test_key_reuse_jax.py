@@ -16,6 +16,8 @@ from jaxlint.engine import check_file
 
 from conftest import FIXTURES
 
+pytestmark = pytest.mark.jax
+
 jax = pytest.importorskip("jax")
 
 PATH = FIXTURES / "JAX101_key_reuse.py"
@@ -132,65 +134,3 @@ def test_broadcast_key_gives_identical_batch_elements():
         assert (rows == rows[0]).all()
     for rows in (module.noisy_batch_split(key, xs), module.fold_in_per_element(key, xs)):
         assert not (rows == rows[0]).all()
-
-
-# -- settings of the key rules --------------------------------------------------------------------
-SEED_PARAMETER = """\
-import jax
-
-def init(seed, shape):
-    w = jax.random.normal(seed, shape)
-    b = jax.random.normal(seed, shape[-1:])
-    return w, b
-"""
-UNKNOWN_CALL = """\
-import jax
-
-def setup(model, x):
-    key = jax.random.key(0)
-    params = model.init(key, x)
-    return params, jax.random.normal(key, x.shape)
-"""
-
-
-def key_findings(source, settings):
-    from jaxlint.engine import check_source, enabled_rules
-
-    return [(f.start.line, f.code) for f in check_source(source, "model.py", settings, enabled_rules(settings, "model.py"))
-            if f.code.startswith("JAX10")]
-
-
-def test_key_names_setting_replaces_the_parameter_names(tmp_path):
-    from jaxlint.config import load_settings
-    from jaxlint.registry import known_codes
-
-    assert key_findings(SEED_PARAMETER, Settings()) == []
-    (tmp_path / "pyproject.toml").write_text('[tool.jaxlint]\nkey-names = ["seed", "*_key"]\n', encoding="utf-8")
-    settings = load_settings(tmp_path, known_codes())
-    assert settings.key_names == ("seed", "*_key")
-    assert key_findings(SEED_PARAMETER, settings) == [(5, "JAX101")]
-    # the list replaces the default one: a parameter named `key` is no longer taken for a key
-    assert key_findings(SEED_PARAMETER.replace("seed", "key"), Settings()) == [(5, "JAX101")]
-    assert key_findings(SEED_PARAMETER.replace("seed", "key"), settings) == []
-
-
-def test_unknown_calls_can_be_taken_as_not_consuming(tmp_path):
-    from jaxlint.config import load_settings
-    from jaxlint.registry import known_codes
-
-    assert key_findings(UNKNOWN_CALL, Settings()) == [(6, "JAX101")]
-    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\nunknown-calls-consume-keys = false\n", encoding="utf-8")
-    settings = load_settings(tmp_path, known_codes())
-    assert settings.unknown_calls_consume_keys is False
-    assert key_findings(UNKNOWN_CALL, settings) == []
-
-
-@pytest.mark.parametrize("text", ['key-names = "key"', 'key-names = ["my key"]', 'key-names = ["*"]',
-                                  'unknown-calls-consume-keys = "no"'])
-def test_key_settings_are_validated(tmp_path, text):
-    from jaxlint.config import ConfigError, load_settings
-    from jaxlint.registry import known_codes
-
-    (tmp_path / "pyproject.toml").write_text(f"[tool.jaxlint]\n{text}\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match="key-names|unknown-calls-consume-keys"):
-        load_settings(tmp_path, known_codes())

@@ -29,6 +29,7 @@ def test_lower_threshold_reports_it():
     assert "JAX205" not in codes(Settings(loop_unroll_threshold=51))
 
 
+@pytest.mark.jax
 def test_jax_unrolls_a_python_loop_but_not_fori_loop():
     jax = pytest.importorskip("jax")
     jnp = jax.numpy

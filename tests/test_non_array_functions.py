@@ -7,6 +7,8 @@ import pytest
 
 from jaxlint.rules.non_array_to_jnp import ARRAY_ARGUMENTS
 
+pytestmark = pytest.mark.jax
+
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
 

@@ -9,8 +9,6 @@ from jaxlint.engine import check_source, enabled_rules
 
 from conftest import FIXTURES
 
-jax = pytest.importorskip("jax")
-
 SOURCE = FIXTURES / "fixes" / "print.py"
 GOLDEN = FIXTURES / "fixes" / "print.fixed.py"
 
@@ -35,7 +33,10 @@ def test_fix_matches_golden_and_is_stable(tmp_path):
     assert [(f.code, f.start.line) for f in again] == [("JAX301", 19)]
 
 
+@pytest.mark.jax
 def test_fixed_code_prints_values_on_every_call(tmp_path, capfd):
+    import jax
+
     namespace = {}
     exec(compile(GOLDEN.read_text(), str(GOLDEN), "exec"), namespace)
     step, report = namespace["step"], namespace["report"]
@@ -48,7 +49,10 @@ def test_fixed_code_prints_values_on_every_call(tmp_path, capfd):
     assert out.splitlines() == ["x = 1.0", "x = 2.0", "step 3: loss=0.50 {done}"]
 
 
+@pytest.mark.jax
 def test_original_prints_tracers_once(capfd):
+    import jax
+
     namespace = {}
     exec(compile(SOURCE.read_text(), str(SOURCE), "exec"), namespace)
     step = namespace["step"]

@@ -7,7 +7,8 @@ the worker, naming the same exception. The worker chooses its own inputs (probes
 nothing from RUNTIME_CHECKS reaches it. One `confirm()` run covers every module (it is the
 expensive part: a worker process per module), so it lives in one test.
 
-The other tests here are fast and need no worker: input specs, annotations, the planner, config.
+The other tests here are fast and need no worker: input specs, annotations, the planner, config
+(only the tests marked `runtime` run workers or JAX).
 """
 from __future__ import annotations
 
@@ -27,9 +28,6 @@ from jaxlint.runtime.specs import Spec, SpecError, parse_spec, read_annotation
 
 from conftest import FIXTURES, ROOT
 from test_jax_agreement import WITH_CHECKS, load, raised_at
-from test_key_reuse_jax import function_lines
-
-jax = pytest.importorskip("jax")
 
 KEY_FIXTURE = FIXTURES / "JAX101_key_reuse.py"
 ERROR_CODES = {"JAX101", "JAX201", "JAX202", "JAX203", "JAX204", "JAX401", "JAX403"}
@@ -42,6 +40,8 @@ def jax_raises() -> dict[tuple[str, int], str]:
     tests/test_key_reuse_jax.py is reused without running it again: JAX's checker raises at the
     first reported line of each typed-key function, and at the module-level reuse on import.
     """
+    from test_key_reuse_jax import function_lines
+
     raising = {}
     for path in WITH_CHECKS:
         module = load(path)
@@ -67,7 +67,10 @@ def jax_raises() -> dict[tuple[str, int], str]:
     return raising
 
 
+@pytest.mark.runtime
 def test_every_positive_jax_raises_on_is_confirmed_naming_the_exception():
+    import jax
+
     raising = jax_raises()
     paths = sorted({*WITH_CHECKS, KEY_FIXTURE})
     examples = sorted([*(ROOT / "examples").glob("*.py"), *(ROOT / "examples").glob("*.ipynb")])
@@ -187,6 +190,7 @@ def test_module_names_follow_packages_and_configured_roots(tmp_path):
     assert name == "run" and roots[0] == str(script.parent) and str(tmp_path) in roots
 
 
+@pytest.mark.runtime
 def test_a_file_no_import_can_name_is_run_by_its_path(tmp_path):
     """`01_intro.py` or `train.old.py` cannot be imported by name; the worker still runs them."""
     assert module_identity(str(tmp_path / "train.old.py"), str(tmp_path))[0].startswith("__jaxlint_path__.")

@@ -10,6 +10,8 @@ import textwrap
 
 import pytest
 
+pytestmark = pytest.mark.runtime
+
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 

@@ -16,8 +16,6 @@ from click.testing import CliRunner
 
 from jaxlint.cli import main
 
-pytest.importorskip("jax")
-
 PYPROJECT = """\
 [tool.jaxlint.runtime]
 timeout = 60
@@ -101,6 +99,7 @@ def package(tmp_path):
     return tmp_path
 
 
+@pytest.mark.runtime
 def test_declared_examples_verdicts_json_and_dropping_refuted(package, run_cli):
     result = run_cli("check", "--runtime", "--no-cache", "--output-format", "json", ".", cwd=package)
     assert result.returncode == 1, result.stderr

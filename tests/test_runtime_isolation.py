@@ -18,8 +18,6 @@ from jaxlint.engine import check_file
 from jaxlint.registry import known_codes
 from jaxlint.runtime import RuntimeOptions, confirm
 
-pytest.importorskip("jax")
-
 TIMEOUT = 8
 FLAGGED = '''
 
@@ -62,6 +60,7 @@ def fine(x):
 '''
 
 
+@pytest.mark.runtime
 def test_hostile_modules_are_inconclusive_and_the_others_still_confirmed(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
         f"[tool.jaxlint.runtime]\ntimeout = {TIMEOUT}\nmemory-limit = 1024\n", encoding="utf-8")

@@ -13,6 +13,8 @@ import pytest
 
 from conftest import FIXTURES
 
+pytestmark = pytest.mark.jax
+
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 np = pytest.importorskip("numpy")

@@ -7,6 +7,8 @@ import pytest
 
 from conftest import FIXTURES
 
+pytestmark = pytest.mark.jax
+
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
 
