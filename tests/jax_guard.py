@@ -22,7 +22,8 @@ by conftest.py) checks three things:
 
 Modules whose top-level `pytestmark` names `jax` or `runtime` are not collected when the `-m`
 expression deselects those markers, so their module-level JAX imports never run in the static
-suite. Tests marked `jax` or `runtime` are skipped, not failed, where JAX is not installed.
+suite (pytest collects a file named on the command line all the same; JAX imported by collecting
+such a module is not held against the session). Tests marked `jax` or `runtime` are skipped, not failed, where JAX is not installed.
 """
 from __future__ import annotations
 
@@ -46,10 +47,16 @@ class _Watch:
 
     def __init__(self):
         self.bringing_jax: set[str] = set()  # non-JAX modules whose top-level code imports JAX
+        # those and their packages: `from package import module` asks for the package by name
+        self.packages_of_bringing_jax: set[str] = set()
         self.requested: list[str] = []
 
     def brings_jax(self, name: str) -> bool:
         return name.partition(".")[0] in JAX_PACKAGES or name in self.bringing_jax
+
+    def may_bring_jax(self, name: str) -> bool:
+        """A cheap first test for an absolute name (every import statement passes here)."""
+        return name.partition(".")[0] in JAX_PACKAGES or name in self.packages_of_bringing_jax
 
     def notice(self, names: list[str], frame) -> None:
         importer = frame.f_globals.get("__name__") or ""
@@ -66,6 +73,8 @@ class _Watch:
                 module = frame.f_globals.get("__name__")
                 if module and module != "__main__" and module.partition(".")[0] not in JAX_PACKAGES:
                     self.bringing_jax.add(module)
+                    parts = module.split(".")
+                    self.packages_of_bringing_jax.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
             frame = frame.f_back
 
     def take(self) -> list[str]:
@@ -87,8 +96,9 @@ def _absolute(name: str, importer: dict | None, level: int) -> str:
 
 def _watched_import(name, globals=None, locals=None, fromlist=(), level=0):
     absolute = _absolute(name, globals, level)
-    names = [absolute, *(f"{absolute}.{item}" for item in fromlist or () if item != "*")]
-    WATCH.notice(names, sys._getframe(1))
+    if WATCH.may_bring_jax(absolute):
+        names = [absolute, *(f"{absolute}.{item}" for item in fromlist or () if item != "*")]
+        WATCH.notice(names, sys._getframe(1))
     return _import(name, globals, locals, fromlist, level)
 
 
@@ -149,9 +159,12 @@ def pytest_ignore_collect(collection_path, config):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(collector):
+    loaded_before = "jax" in sys.modules
     WATCH.take()
     yield
     WATCH.take()  # a module's own top-level requests are in WATCH.bringing_jax now
+    if not loaded_before and "jax" in sys.modules and isinstance(collector, pytest.Module):
+        collector.config.stash[_LOADED_JAX] = collector.path
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -185,6 +198,9 @@ def pytest_collection_finish(session):
 
 
 def pytest_sessionfinish(session, exitstatus):
+    loader = session.config.stash.get(_LOADED_JAX, None)
+    if loader is not None and _module_markers(loader) & set(MARKERS):
+        return  # a marked module named on the command line (not ignored then) was collected
     if session.config.stash.get(_STATIC_ONLY, False) and "jax" in sys.modules:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         message = ("the selected tests are all static (no jax/runtime marker) but JAX was imported "
@@ -197,3 +213,4 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 _STATIC_ONLY = pytest.StashKey[bool]()
+_LOADED_JAX = pytest.StashKey[object]()  # the path of the test module whose collection imported JAX

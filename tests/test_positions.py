@@ -43,6 +43,18 @@ def _expected(module: cst.Module) -> dict:
     return {id(node): ((r.start.line, r.start.column), (r.end.line, r.end.column)) for node, r in ranges.items()}
 
 
+#: path -> (its parsed module, PositionProvider's positions in it): parsing a file and resolving
+#: PositionProvider are the slow parts, so a file's whole-module reference is computed once.
+_REFERENCES: dict[Path, tuple[cst.Module, dict]] = {}
+
+
+def _reference(path: Path, source: str, module: cst.Module | None = None) -> tuple[cst.Module, dict]:
+    if path not in _REFERENCES:
+        module = module if module is not None else cst.parse_module(source)
+        _REFERENCES[path] = (module, _expected(module))
+    return _REFERENCES[path]
+
+
 def _every_node(node: cst.CSTNode, found: list) -> list:
     found.append(node)
     for child in node.children:
@@ -67,7 +79,9 @@ def test_reported_nodes_have_position_provider_positions(path: Path, monkeypatch
     if path.parent == FIXTURES and "expect:" in source:
         assert findings and asked, "a fixture with expectations reported nothing: the test checks nothing"
     for module, nodes in asked:
-        expected = _expected(module)
+        reference, expected = _reference(path, source, module)  # shared with the whole-file test below
+        if reference is not module:  # computed earlier on another parse of the file
+            expected = _expected(module)
         spans = node_spans(module, nodes)
         for node in nodes:
             assert spans[id(node)] == expected[id(node)], (type(node).__name__, module.code_for_node(node))
@@ -87,8 +101,7 @@ def test_every_node_alone_and_together(name: str):
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
 def test_every_node_of_fixture_files(path: Path):
-    module = cst.parse_module(path.read_text(encoding="utf-8"))
-    expected = _expected(module)
+    module, expected = _reference(path, path.read_text(encoding="utf-8"))
     nodes = _every_node(module, [])
     spans = node_spans(module, nodes)
     assert {id(n): spans[id(n)] for n in nodes} == {id(n): expected[id(n)] for n in nodes}
