@@ -1,29 +1,30 @@
 """Keeps the static tests static: a test that brings JAX in must be marked `jax` or `runtime`.
 
 `pytest -m "not jax and not runtime"` is the static suite: the analyzer alone, no JAX import, no
-runtime mode. Forgetting a marker must not go unnoticed, so this plugin (its hooks are re-exported
-by conftest.py) checks three things:
+runtime mode. Forgetting a marker must not go unnoticed, so this plugin (conftest.py re-exports
+its hooks) checks three things:
 
-* Every test phase (setup, call, teardown) of an unmarked test is watched for *requests* to import
-  JAX, not for JAX being in `sys.modules`. `builtins.__import__` and `importlib.import_module` are
-  wrapped for the whole session; every `import jax...`, `from jax import ...` (relative forms
-  resolved) is seen whether or not an earlier test already loaded JAX, so run order and `-k`
-  selections cannot hide a violation. A module whose top-level code is running when JAX is asked
-  for (directly, through `pytest.importorskip`, or through another import: a fixture file, a helper
-  test module, a package of jaxlint) is remembered as bringing JAX in, and asking for that module
-  later counts as asking for JAX, even once it sits in `sys.modules`. Requests
-  made by JAX's own modules are not counted: they only run when JAX is already in use.
-  An unmarked test phase that asked fails, whatever the test's own outcome, so a test that would
-  `pytest.importorskip("jax")` fails instead of being quietly skipped.
-* A test module that imports JAX at collection (module level) fails its unmarked tests: in the
-  static run, collecting it alone would import JAX.
-* When the selected tests carry neither marker (the static run), the session fails if JAX was
-  imported at all, by collection or otherwise. This check is exact and backs up the two above.
+* Each phase (setup, call, teardown) of an unmarked test is watched for *requests* to import JAX,
+  not for JAX being in `sys.modules`: `builtins.__import__` and `importlib.import_module` are
+  wrapped for the whole session, so `import jax.numpy`, `from jax import lax` or
+  `pytest.importorskip("jax")`, in the test or in any code it calls, is seen even when an earlier
+  test already loaded JAX. Run order and `-k` selections cannot hide a violation. A module whose
+  top-level code is running when JAX is asked for (a fixture file, a helper test module, a
+  package) is remembered as bringing JAX in, and asking for that module later counts as asking for
+  JAX, even once it is cached in `sys.modules`. Requests made by JAX's own modules do not count:
+  they only run when JAX is already in use. An unmarked phase that asked fails, whatever the
+  test's own outcome, so a test that would `pytest.importorskip("jax")` fails instead of being
+  quietly skipped.
+* A test module that imports JAX at module level fails its unmarked tests: in the static run,
+  collecting it would import JAX.
+* When none of the selected tests carries either marker (the static run), the session fails if
+  JAX was imported at all, at collection or otherwise: exact, and a backstop for the two above.
 
 Modules whose top-level `pytestmark` names `jax` or `runtime` are not collected when the `-m`
 expression deselects those markers, so their module-level JAX imports never run in the static
-suite (pytest collects a file named on the command line all the same; JAX imported by collecting
-such a module is not held against the session). Tests marked `jax` or `runtime` are skipped, not failed, where JAX is not installed.
+suite. (pytest collects a file named on the command line all the same; JAX imported by collecting
+such a module is not held against the session.) Tests marked `jax` or `runtime` are skipped where
+JAX is not installed. Not covered: JAX imported by a subprocess a static test starts.
 """
 from __future__ import annotations
 
