@@ -8,6 +8,7 @@ exception is confirmed by JAX raising it at that line when the flagged function 
 small float32 inputs.
 """
 import ast
+import functools
 import inspect
 import json
 import re
@@ -44,13 +45,14 @@ EXPECTED = {
 }
 
 
+@functools.cache  # collection (the parameters of the JAX test below) and the static tests share one run
 def findings(path: Path):
-    return check_file(str(path), Settings()).findings
+    return tuple(check_file(str(path), Settings()).findings)
 
 
 @pytest.fixture(scope="module")
 def all_findings():
-    return {path.name: findings(path) for path in FILES}
+    return {path.name: list(findings(path)) for path in FILES}
 
 
 def test_the_expected_rule_families_raise():
