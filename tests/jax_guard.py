@@ -6,7 +6,8 @@ its hooks) checks three things:
 
 * Each phase (setup, call, teardown) of an unmarked test is watched for *requests* to import JAX,
   not for JAX being in `sys.modules`: `builtins.__import__` and `importlib.import_module` are
-  wrapped for the whole session, so `import jax.numpy`, `from jax import lax` or
+  wrapped for the whole session (and `importlib.util.find_spec`: asking whether JAX is installed
+  depends on JAX too), so `import jax.numpy`, `from jax import lax` or
   `pytest.importorskip("jax")`, in the test or in any code it calls, is seen even when an earlier
   test already loaded JAX. Run order and `-k` selections cannot hide a violation. A module whose
   top-level code is running when JAX is asked for (a fixture file, a helper test module, a
@@ -41,6 +42,7 @@ JAX_PACKAGES = ("jax", "jaxlib")
 
 _import = builtins.__import__
 _import_module = importlib.import_module
+_find_spec = importlib.util.find_spec
 
 
 class _Watch:
@@ -109,9 +111,17 @@ def _watched_import_module(name, package=None):
     return _import_module(name, package)
 
 
+def _watched_find_spec(name, package=None):
+    """Asking whether JAX is installed is depending on JAX too (runtime mode refuses to start without it)."""
+    absolute = importlib.util.resolve_name(name, package) if name.startswith(".") else name
+    WATCH.notice([absolute], sys._getframe(1))
+    return _find_spec(name, package)
+
+
 def install() -> None:
     builtins.__import__ = _watched_import
     importlib.import_module = _watched_import_module
+    importlib.util.find_spec = _watched_find_spec
 
 
 def marked(item: pytest.Item) -> bool:

@@ -202,6 +202,7 @@ def test_a_file_no_import_can_name_is_run_by_its_path(tmp_path):
     assert checked[0].runtime["verdict"] == "confirmed", checked[0].runtime
 
 
+@pytest.mark.runtime  # confirm() refuses to start where JAX is not installed
 def test_static_only_findings_get_no_runtime_and_no_worker(tmp_path):
     path = tmp_path / "m.py"
     path.write_text("import jax.numpy as np\n")
