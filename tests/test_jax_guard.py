@@ -37,6 +37,7 @@ def test_a_marked_test_imports_jax_first():
 """
 LATER = """\
 import importlib
+import importlib.util
 
 import pytest
 
@@ -55,6 +56,10 @@ def test_import_module():
 
 def test_helper_that_imports_jax():
     from helper import SCALE
+
+
+def test_asks_whether_jax_is_installed():
+    assert importlib.util.find_spec("jax") is not None
 
 
 def test_static():
@@ -108,6 +113,7 @@ def test_unmarked_tests_that_ask_for_jax_fail_whatever_ran_before(tmp_path):
         "test_importorskip": "FAILED",  # failed, not skipped
         "test_import_module": "FAILED",
         "test_helper_that_imports_jax": "FAILED",  # helper was imported (and cached) by the first test
+        "test_asks_whether_jax_is_installed": "FAILED",
         "test_static": "PASSED",
         "test_marked_runtime": "PASSED",
     }, result.stdout
