@@ -142,6 +142,19 @@ class _Application:
 
 
 @dataclass(eq=False)
+class _MethodGiven:
+    """A method given to a transform (`jax.jit(self.update)`), resolved after the walk."""
+
+    expr: cst.Attribute
+    scope: Scope
+    use: _Application
+    #: (scope node id, name) of `fast = jax.jit(agent.act)`
+    alias: tuple[int, str] | None = None
+    #: `jax.jit(agent.act)(x)`
+    called_by: cst.Call | None = None
+
+
+@dataclass(eq=False)
 class _Class:
     """A class defined in the module: its body's scope and what its methods assign on `self`."""
 
@@ -191,6 +204,7 @@ class TracedFunctions:
         #: id(function) -> `jax.tree.map` calls in its body, with their scope and the non-leaf parameter count
         self._tree_maps: dict[int, list[tuple[cst.Call, Scope, int]]] = {}
         self._subclasses: dict[int, list[_Class]] | None = None
+        self._methods_given: list[_MethodGiven] = []
         self._collect()
         self._resolve_calls()
         self._analyse()
@@ -290,6 +304,9 @@ class TracedFunctions:
             inner = self.application(expr, scope)
             if inner is not None:  # jax.vmap(jax.grad(f)): f is also under the outer transform
                 return [pair for e in inner[1] for pair in self.functions_of(e, scope, use)]
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            # `jax.jit(self.update)`, `lax.scan(agent.step, …)`: known once every class is collected
+            self._methods_given.append(_MethodGiven(expr, scope, use))
         return []
 
     def _resolver(self, scope: Scope):
@@ -299,6 +316,9 @@ class TracedFunctions:
     # -- which function a call reaches ------------------------------------------------------------
     def _resolve_calls(self) -> None:
         """After the walk, when every class, method and assignment of the module is known."""
+        for given in self._methods_given:
+            self._apply_to_method(given)
+        self._methods_given = []
         for function in self.functions:
             scope = self.scopes.get(id(function))
             outer = scope.parent if scope is not None else None
@@ -322,6 +342,19 @@ class TracedFunctions:
                         use.sites.append(site)
                     self.call_sites.setdefault(id(function), []).append(site)
         self._calls = []
+
+    def _apply_to_method(self, given: "_MethodGiven") -> None:
+        """A transform given a method: a bound one passes `self` itself, as if bound by a partial."""
+        callee = self.callee(given.expr, given.scope)
+        if callee is None:
+            return
+        use, function = given.use, callee.function
+        use.bound_positional += int(callee.receiver)
+        self.applications.setdefault(id(function), []).append(use)
+        if given.alias is not None:
+            self.aliases.setdefault(given.alias, []).append((function, use))
+        if given.called_by is not None and use.sites is not None:
+            use.sites.append(CallSite(given.called_by, Callee(function), use.bound_positional, use.bound_keywords))
 
     def callee(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> Callee | None:
         """The function of the module that calling `expr` runs, when it is certain; else None.
@@ -738,6 +771,7 @@ class _Collector:
             if target is not None and any(isinstance(e, cst.Name) and e.value == target.value for e in expressions):
                 traced.self_wraps.add(id(target))
             parent = self.ctx.parent
+            deferred = len(traced._methods_given)
             for expr in expressions:
                 for function, function_use in traced.functions_of(expr, scope, use):
                     traced.applications.setdefault(id(function), []).append(function_use)
@@ -746,6 +780,9 @@ class _Collector:
                     if isinstance(parent, cst.Call) and parent.func is node and function_use.sites is not None:
                         function_use.sites.append(CallSite(parent, Callee(function), function_use.bound_positional,
                                                            function_use.bound_keywords))
+            for given in traced._methods_given[deferred:]:
+                given.alias = (id(scope.node), target.value) if target is not None else None
+                given.called_by = parent if isinstance(parent, cst.Call) and parent.func is node else None
         traced._calls.append((node, scope))
         name = self.ctx.qualified_name(node.func)
         if name in HOST_CALLBACKS:
