@@ -20,7 +20,7 @@ import libcst as cst
 
 from .arguments import Passed, Passing, bind_arguments
 from .jax_names import JIT_FAMILY, PARTIAL
-from .scopes import Scope
+from .scopes import Binding, Scope
 from .values import Kind, State, ValueFlow
 
 if TYPE_CHECKING:
@@ -384,12 +384,15 @@ class TracedFunctions:
             if instance is not None:
                 return self._method(instance[0], "__call__", instance[1])
             return None
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and self.classes:
             attr = expr.attr.value
-            cls = self._class_named(expr.value, scope)
+            found = scope.lookup(expr.value.value)
+            if found is None:
+                return None
+            cls = self.classes.get(id(found[1].nodes[0])) if len(found[1].nodes) == 1 else None
             if cls is not None:
                 return self._method(cls, attr, "class")
-            instance = self._instance_of(expr.value, scope)
+            instance = self._instance_of(expr.value, scope, found)
             if instance is not None:
                 return self._method(instance[0], attr, instance[1])
             return None
@@ -411,10 +414,13 @@ class TracedFunctions:
             return None
         return self.classes.get(id(found[1].nodes[0]))
 
-    def _instance_of(self, name: cst.Name, scope: Scope) -> tuple[_Class, str] | None:
+    def _instance_of(self, name: cst.Name, scope: Scope,
+                     found: "tuple[Scope, Binding] | None" = None) -> tuple[_Class, str] | None:
         """The class a name holds an instance of, and how: "self" (maybe a subclass), "cls" (the class
         itself, maybe a subclass) or "instance" (made here by calling the class)."""
-        found = scope.lookup(name.value)
+        if not self.classes:
+            return None
+        found = found or scope.lookup(name.value)
         if found is None:
             return None
         owner, binding = found
@@ -582,8 +588,10 @@ class TracedFunctions:
             return
         leaves: dict[int, Kind] = {}
         for arg in positional[1:]:
+            # a container built here may hold Python values (`jax.tree.map(_is_none, grads)` gives
+            # bools): only a traced tree is known to have traced leaves
             tree = flow.kinds.get(id(arg.value), Kind.NONE)
-            leaves[id(arg.value)] = Kind.PARAM if tree.traced or tree == Kind.CONTAINER else Kind.NONE
+            leaves[id(arg.value)] = Kind.PARAM if tree.traced else Kind.NONE
         if not any(kind.traced for kind in leaves.values()):
             return
         paths = [cst.Arg(cst.Name("path")) for _ in range(skipped)]
