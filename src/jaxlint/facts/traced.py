@@ -205,6 +205,8 @@ class TracedFunctions:
         self._tree_maps: dict[int, list[tuple[cst.Call, Scope, int]]] = {}
         self._subclasses: dict[int, list[_Class]] | None = None
         self._methods_given: list[_MethodGiven] = []
+        #: id(function) -> `functools.partial(f, …)` given to a transform in its body, with the scope
+        self._partials_given: dict[int, list[tuple[cst.Call, Scope]]] = {}
         self._collect()
         self._resolve_calls()
         self._analyse()
@@ -300,6 +302,9 @@ class TracedFunctions:
                 bound = [a for a in expr.args[1:] if a.keyword is None]
                 use.bound_positional += len(bound)
                 use.bound_keywords |= {a.keyword.value for a in expr.args if a.keyword is not None}
+                owner = _function_scope(scope)
+                if owner is not None:  # what it binds is known once the function around it is analysed
+                    self._partials_given.setdefault(id(owner.node), []).append((expr, scope))
                 return self.functions_of(expr.args[0].value, scope, use)
             inner = self.application(expr, scope)
             if inner is not None:  # jax.vmap(jax.grad(f)): f is also under the outer transform
@@ -321,10 +326,8 @@ class TracedFunctions:
         self._methods_given = []
         for function in self.functions:
             scope = self.scopes.get(id(function))
-            outer = scope.parent if scope is not None else None
-            while outer is not None and outer.kind == "comprehension":
-                outer = outer.parent
-            if outer is not None and outer.kind == "function" and id(function) not in self.host_callbacks:
+            outer = _function_scope(scope.parent if scope is not None else None)
+            if outer is not None and id(function) not in self.host_callbacks:
                 self.nested.setdefault(id(outer.node), []).append(function)
                 self.enclosing[id(function)] = outer.node
         for call, scope in self._calls:
@@ -548,6 +551,8 @@ class TracedFunctions:
                 self._reach(function, callee, arguments)
             for call, scope, skipped in self._tree_maps.get(id(function), ()):
                 self._map_over_leaves(function, call, scope, skipped, flow)
+            for call, scope in self._partials_given.get(id(function), ()):
+                self._bind_partial(function, call, scope, flow)
             for inner in self.nested.get(id(function), ()):
                 self._inherit(function, inner)
 
@@ -598,6 +603,15 @@ class TracedFunctions:
         passed = callee.bind([*paths, *positional[1:]])
         kinds = {name: _passed_kind(p, lambda e: leaves.get(id(e), flow.kinds.get(id(e), Kind.NONE)))
                  for name, p in passed.items()}
+        self._reach(function, callee.function, kinds)
+
+    def _bind_partial(self, function: FunctionNode, call: cst.Call, scope: Scope, flow: ValueFlow) -> None:
+        """`lax.scan(partial(body, params), …)` inside a traced function: `params` reaches `body` traced."""
+        callee = self.callee(call, scope)
+        if callee is None:
+            return
+        kinds = {name: _passed_kind(p, lambda e: flow.kinds.get(id(e), Kind.NONE))
+                 for name, p in callee.bind(()).items()}
         self._reach(function, callee.function, kinds)
 
     def _inherit(self, outer: FunctionNode, function: FunctionNode) -> None:
@@ -724,6 +738,13 @@ class TracedFunctions:
         return kinds
 
 
+def _function_scope(scope: Scope | None) -> Scope | None:
+    """The function scope a scope is in (through comprehensions), or None at class or module level."""
+    while scope is not None and scope.kind == "comprehension":
+        scope = scope.parent
+    return scope if scope is not None and scope.kind == "function" else None
+
+
 def _passed_kind(passed: Passed, kind_of) -> Kind:
     """The kind of what a parameter receives, from the kinds of the argument expressions."""
     if passed.how is Passing.PACKED:
@@ -797,10 +818,8 @@ class _Collector:
             for arg in node.args:
                 self._mark_host_callback(arg.value, scope)
         elif name in TREE_MAPS:
-            owner = scope
-            while owner is not None and owner.kind == "comprehension":
-                owner = owner.parent
-            if owner is not None and owner.kind == "function":
+            owner = _function_scope(scope)
+            if owner is not None:
                 traced._tree_maps.setdefault(id(owner.node), []).append((node, scope, TREE_MAPS[name]))
 
     def _mark_host_callback(self, expr: cst.BaseExpression, scope: Scope) -> None:
