@@ -197,6 +197,8 @@ class TracedFunctions:
         self.method_class: dict[int, _Class] = {}
         #: id(Name target) -> the call assigned to it (`agent = Agent(…)`, `step = partial(f, …)`)
         self.assigned_calls: dict[int, cst.Call] = {}
+        #: id(Name target) -> the lambda assigned to it (`relu = lambda x: …`)
+        self.assigned_lambdas: dict[int, cst.Lambda] = {}
         #: id(function) -> the functions defined directly inside it (comprehensions are looked through)
         self.nested: dict[int, list[FunctionNode]] = {}
         self.enclosing: dict[int, FunctionNode] = {}
@@ -292,6 +294,8 @@ class TracedFunctions:
             return [(expr, use)]
         if isinstance(expr, cst.Name):
             found = scope.lookup(expr.value)
+            if found is not None and len(found[1].nodes) == 1 and id(found[1].nodes[0]) in self.assigned_lambdas:
+                return [(self.assigned_lambdas[id(found[1].nodes[0])], use)]  # `f = lambda x: …`
             if found is None or not all(
                     isinstance(n, cst.FunctionDef) or id(n) in self.self_wraps for n in found[1].nodes):
                 return []  # rebound (`f = partial(f, flag=True)`): what it holds is not known here
@@ -380,6 +384,8 @@ class TracedFunctions:
             if defs:
                 return Callee(defs[-1]) if len(defs) == len(nodes) else None
             if len(nodes) == 1:
+                if id(nodes[0]) in self.assigned_lambdas:
+                    return Callee(self.assigned_lambdas[id(nodes[0])])
                 value = self.assigned_calls.get(id(nodes[0]))
                 if value is not None and self._resolver(owner)(value.func) in PARTIAL:
                     return self._partial(value, owner, depth)
@@ -841,6 +847,8 @@ class _Collector:
         if isinstance(node.value, cst.Call):
             self._assigned_to[id(node.value)] = node.targets[0].target
             self.traced.assigned_calls[id(node.targets[0].target)] = node.value
+        elif isinstance(node.value, cst.Lambda):
+            self.traced.assigned_lambdas[id(node.targets[0].target)] = node.value
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._target(node.target)
