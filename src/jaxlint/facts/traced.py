@@ -13,7 +13,7 @@ Computed once per file, on the first question a rule asks:
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Iterable, Iterator
 
 import libcst as cst
@@ -139,6 +139,12 @@ class _Application:
     #: calls of the wrapper this application makes (`fast = jax.jit(f)`, then `fast(x)`); None for a
     #: decorator, whose wrapper every call of the function's name reaches
     sites: list[CallSite] | None = None
+
+    def bound_by(self, positional: int, keywords: Iterable[str]) -> "_Application":
+        """This application to a function of which a partial (or a bound method) fixed more arguments."""
+        return replace(self, bound_positional=self.bound_positional + positional,
+                       bound_keywords=self.bound_keywords | frozenset(keywords),
+                       sites=None if self.sites is None else [])
 
 
 @dataclass(eq=False)
@@ -304,8 +310,8 @@ class TracedFunctions:
             resolve = self._resolver(scope)
             if resolve(expr.func) in PARTIAL and expr.args and expr.args[0].keyword is None:
                 bound = [a for a in expr.args[1:] if a.keyword is None]
-                use.bound_positional += len(bound)
-                use.bound_keywords |= {a.keyword.value for a in expr.args if a.keyword is not None}
+                # a copy: the branches of one `lax.cond` share the application
+                use = use.bound_by(len(bound), {a.keyword.value for a in expr.args if a.keyword is not None})
                 owner = _function_scope(scope)
                 if owner is not None:  # what it binds is known once the function around it is analysed
                     self._partials_given.setdefault(id(owner.node), []).append((expr, scope))
@@ -355,8 +361,7 @@ class TracedFunctions:
         callee = self.callee(given.expr, given.scope)
         if callee is None:
             return
-        use, function = given.use, callee.function
-        use.bound_positional += int(callee.receiver)
+        use, function = given.use.bound_by(int(callee.receiver), ()), callee.function
         self.applications.setdefault(id(function), []).append(use)
         if given.alias is not None:
             self.aliases.setdefault(given.alias, []).append((function, use))
