@@ -215,6 +215,8 @@ class TracedFunctions:
         self._methods_given: list[_MethodGiven] = []
         #: id(function) -> `functools.partial(f, …)` given to a transform in its body, with the scope
         self._partials_given: dict[int, list[tuple[cst.Call, Scope]]] = {}
+        #: id(function) -> the functions transforms are applied to in its body, with the application
+        self._applied_in: dict[int, list[tuple[FunctionNode, _Application]]] = {}
         self._collect()
         self._resolve_calls()
         self._analyse()
@@ -363,10 +365,16 @@ class TracedFunctions:
             return
         use, function = given.use.bound_by(int(callee.receiver), ()), callee.function
         self.applications.setdefault(id(function), []).append(use)
+        self._note_applied_in(given.scope, function, use)
         if given.alias is not None:
             self.aliases.setdefault(given.alias, []).append((function, use))
         if given.called_by is not None and use.sites is not None:
             use.sites.append(CallSite(given.called_by, Callee(function), use.bound_positional, use.bound_keywords))
+
+    def _note_applied_in(self, scope: Scope, function: FunctionNode, use: _Application) -> None:
+        owner = _function_scope(scope)
+        if owner is not None:
+            self._applied_in.setdefault(id(owner.node), []).append((function, use))
 
     def callee(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> Callee | None:
         """The function of the module that calling `expr` runs, when it is certain; else None.
@@ -564,6 +572,8 @@ class TracedFunctions:
                 self._map_over_leaves(function, call, scope, skipped, flow)
             for call, scope in self._partials_given.get(id(function), ()):
                 self._bind_partial(function, call, scope, flow)
+            for inner, use in self._applied_in.get(id(function), ()):
+                self._transformed_inside(function, inner, use, flow)
             for inner in self.nested.get(id(function), ()):
                 self._inherit(function, inner)
 
@@ -572,11 +582,13 @@ class TracedFunctions:
             self._queued.add(id(function))
             self._queue.append(function)
 
-    def _reach(self, caller: FunctionNode, callee: FunctionNode, arguments: dict[str, Kind]) -> None:
-        """A traced function calls `callee` with these argument kinds."""
+    def _reach(self, caller: FunctionNode, callee: FunctionNode, arguments: dict[str, Kind],
+               under_trace: bool = False) -> None:
+        """A traced function calls `callee` with these argument kinds (`under_trace`: through a
+        transform applied there, which runs under the caller's trace whatever the arguments)."""
         traced = {name: (Kind.CONTAINER if kind == Kind.CONTAINER else Kind.PARAM)
                   for name, kind in arguments.items() if kind.traced or kind == Kind.CONTAINER}
-        if not traced:
+        if not traced and not under_trace:
             return
         info = self.infos[id(caller)]
         target = self.infos.get(id(callee))
@@ -588,10 +600,26 @@ class TracedFunctions:
                 target.param_kinds[name] = kind
                 grew = True
         if grew:
+            if under_trace and not info.modes <= target.modes:
+                target.transforms.insert(0, info.label)  # `jax.grad(loss)(p)` in a jitted step: jit's trace
+            else:
+                target.transforms.append(info.label)
             target.modes |= info.modes
-            target.transforms.append(info.label)
             target.callers.append(_name(caller))
             self._enqueue(callee)
+
+    def _transformed_inside(self, function: FunctionNode, inner: FunctionNode, use: _Application,
+                            flow: ValueFlow) -> None:
+        """A transform applied inside a traced function traces `inner` under the same trace; calls of
+        the wrapper made there pass it the caller's values (`jax.value_and_grad(loss)(params, batch)`)."""
+        kinds: dict[str, Kind] = {}
+        for site in use.sites or ():
+            if id(site.call) not in flow.kinds:
+                continue  # a call made elsewhere
+            for name, passed in site.bind().items():
+                kind = _passed_kind(passed, lambda e: flow.kinds.get(id(e), Kind.NONE))
+                kinds[name] = max(kinds.get(name, Kind.NONE), kind)
+        self._reach(function, inner, kinds, under_trace=True)
 
     def _map_over_leaves(self, function: FunctionNode, call: cst.Call, scope: Scope, skipped: int,
                          flow: ValueFlow) -> None:
@@ -815,6 +843,7 @@ class _Collector:
             for expr in expressions:
                 for function, function_use in traced.functions_of(expr, scope, use):
                     traced.applications.setdefault(id(function), []).append(function_use)
+                    traced._note_applied_in(scope, function, function_use)
                     if target is not None:  # calls of `fast` reach `f` through the wrapper
                         traced.aliases.setdefault((id(scope.node), target.value), []).append((function, function_use))
                     if isinstance(parent, cst.Call) and parent.func is node and function_use.sites is not None:
