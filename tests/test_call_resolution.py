@@ -9,6 +9,8 @@ from jaxlint.context import FileContext
 from jaxlint.engine import check_source, enabled_rules
 from jaxlint.facts.arguments import Passing, bind_arguments
 
+from conftest import FIXTURES, expectations
+
 
 def lint_source(source: str, settings: Settings):
     return check_source(source, "t.py", settings, enabled_rules(settings, "t.py"))
@@ -246,3 +248,22 @@ def test_every_tree_map_alias_traces_the_mapped_function(mapper):
             return {mapper}(lambda leaf: leaf if leaf > 0 else 0.0, tree)
     ''')
     assert [f.code for f in lint_source(source, Settings())] == ["JAX201"]
+
+
+def test_jax_raises_exactly_where_values_passed_through_star_parameters_are_reported():
+    """The `*args`/`**kwargs` fixture, checked like the RUNTIME_CHECKS fixtures."""
+    pytest.importorskip("jax")
+    from test_jax_agreement import load, names, raised_at
+
+    path = FIXTURES / "JAX201_packed_arguments.py"
+    reported = {line for line, _ in expectations(path.read_text(encoding="utf-8"))}
+    raising = set()
+    for function, args, expected in load(path).PACKED_CHECKS:
+        try:
+            function(*args)
+        except Exception as exc:  # noqa: BLE001 - any exception is evidence here
+            assert expected is not None and expected in names(type(exc)), f"{function.__name__}: {exc!r}"
+            raising.add(raised_at(exc, path))
+        else:
+            assert expected is None, f"{function.__name__} did not raise {expected}"
+    assert raising == reported

@@ -452,8 +452,11 @@ class TracedFunctions:
             cls = self.method_class.get(id(function))
             if cls is None or _positional(function)[:1] != [name.value]:
                 return None
-            kind = self._method_kind(function, cls)
-            return (cls, "self") if kind == "instance" else (cls, "cls") if kind == "class" else None
+            resolve = self._resolver(cls.scope)
+            decorators = {resolve(d.decorator) for d in function.decorators}
+            if "builtins.staticmethod" in decorators:
+                return None
+            return (cls, "cls") if "builtins.classmethod" in decorators else (cls, "self")
         classes = set()
         for node in nodes:
             value = self.assigned_calls.get(id(node))
