@@ -603,7 +603,7 @@ class TracedFunctions:
                 target.param_kinds[name] = kind
                 grew = True
         if grew:
-            if under_trace and not info.modes <= target.modes:
+            if under_trace and not target.abstract and info.abstract:
                 target.transforms.insert(0, info.label)  # `jax.grad(loss)(p)` in a jitted step: jit's trace
             else:
                 target.transforms.append(info.label)
@@ -762,12 +762,15 @@ class TracedFunctions:
 
     # -- used by ValueFlow ---------------------------------------------------------------------
     def function_called(self, func: cst.BaseExpression, call: cst.Call, flow: ValueFlow) -> FunctionNode | None:
+        """The function of the module `call` runs directly (resolved once, after the collection walk);
+        None for calls of a transform's wrapper, of other modules, or when the target is not certain."""
         callee = self.callees.get(id(call))
-        return callee.function if callee is not None and callee.function is not None else None
+        return callee.function if callee is not None else None
 
     def argument_kinds(self, function: FunctionNode, call: cst.Call, flow: ValueFlow) -> dict[str, Kind]:
-        """The kind each parameter of `function` receives at `call` (those it is given, defaults aside).
-        `self`/`cls` of a method is never counted as traced."""
+        """The kind each parameter of `function` receives at `call` (those it is given, defaults aside),
+        from the kinds `flow.kinds` holds for the argument expressions (and for the arguments a
+        `functools.partial` bound first). `self`/`cls` of a method is never counted as traced."""
         callee = self.callees.get(id(call))
         if callee is None or callee.function is not function:
             callee = Callee(function)
