@@ -149,9 +149,10 @@ class _Application:
 
 @dataclass(eq=False)
 class _MethodGiven:
-    """A method given to a transform (`jax.jit(self.update)`), resolved after the walk."""
+    """A method, an instance or a partial given to a transform (`jax.jit(self.update)`), resolved
+    after the walk."""
 
-    expr: cst.Attribute
+    expr: cst.BaseExpression
     scope: Scope
     use: _Application
     #: (scope node id, name) of `fast = jax.jit(agent.act)`
@@ -304,6 +305,10 @@ class TracedFunctions:
             found = scope.lookup(expr.value)
             if found is not None and len(found[1].nodes) == 1 and id(found[1].nodes[0]) in self.assigned_lambdas:
                 return [(self.assigned_lambdas[id(found[1].nodes[0])], use)]  # `f = lambda x: …`
+            if found is not None and len(found[1].nodes) == 1 and id(found[1].nodes[0]) in self.assigned_calls:
+                # `step = partial(f, …)`, `policy = Policy()`: known once every class is collected
+                self._methods_given.append(_MethodGiven(expr, scope, use))
+                return []
             if found is None or not all(
                     isinstance(n, cst.FunctionDef) or id(n) in self.self_wraps for n in found[1].nodes):
                 return []  # rebound (`f = partial(f, flag=True)`): what it holds is not known here
@@ -359,11 +364,16 @@ class TracedFunctions:
         self._calls = []
 
     def _apply_to_method(self, given: "_MethodGiven") -> None:
-        """A transform given a method: a bound one passes `self` itself, as if bound by a partial."""
+        """A transform given a method or a name bound to a partial or an instance: a bound method
+        passes `self` itself, a partial its arguments, before the wrapper's."""
         callee = self.callee(given.expr, given.scope)
         if callee is None:
             return
-        use, function = given.use.bound_by(int(callee.receiver), ()), callee.function
+        positional = sum(1 for a in callee.prefix if a.keyword is None and not a.star)
+        keywords = [a.keyword.value for a in callee.prefix if a.keyword is not None]
+        if any(a.star for a in callee.prefix):
+            return  # `partial(f, *args)`: which parameters it binds is not known
+        use, function = given.use.bound_by(int(callee.receiver) + positional, keywords), callee.function
         self.applications.setdefault(id(function), []).append(use)
         self._note_applied_in(given.scope, function, use)
         if given.alias is not None:
