@@ -267,3 +267,20 @@ def test_jax_raises_exactly_where_values_passed_through_star_parameters_are_repo
         else:
             assert expected is None, f"{function.__name__} did not raise {expected}"
     assert raising == reported
+
+
+def test_an_override_below_a_base_from_elsewhere_still_counts():
+    names = callee_names('''
+        import flax.linen as nn
+
+        class Base:
+            def score(self, x): return x
+            def run(self, x): return self.score(x)
+
+        class Middle(nn.Module, Base):
+            pass
+
+        class Leaf(Middle):
+            def score(self, x): return -x
+    ''')
+    assert names["self.score"] is None

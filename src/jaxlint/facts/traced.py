@@ -528,28 +528,44 @@ class TracedFunctions:
                 continue
             seen.add(id(current))
             yield current
-            parent = current.scope.parent
-            bases = []
-            for arg in current.node.bases:
-                if arg.keyword is not None:
-                    continue
-                base = self._class_named(arg.value, parent) if isinstance(arg.value, cst.Name) and parent else None
-                if base is None:
-                    if parent is None or self._resolver(parent)(arg.value) != "builtins.object":
-                        yield None
-                        return
-                    continue
-                bases.append(base)
+            bases, elsewhere = self._direct_bases(current)
+            if elsewhere:
+                yield None
+                return
             stack.extend(reversed(bases))
 
+    def _direct_bases(self, cls: _Class) -> tuple[list[_Class], bool]:
+        """The bases of a class defined in the module, and whether it has others (`object` aside)."""
+        parent = cls.scope.parent
+        bases, elsewhere = [], False
+        for arg in cls.node.bases:
+            if arg.keyword is not None or parent is None:
+                continue
+            base = self._class_named(arg.value, parent) if isinstance(arg.value, cst.Name) else None
+            if base is not None:
+                bases.append(base)
+            elif self._resolver(parent)(arg.value) != "builtins.object":
+                elsewhere = True
+        return bases, elsewhere
+
     def _overridden(self, cls: _Class, attr: str) -> bool:
+        """Whether a class of the module derived from `cls` (at any depth) defines `attr`."""
         if self._subclasses is None:
             self._subclasses = {}
             for other in self.classes.values():
-                for base in self._bases(other):
-                    if base is not None and base is not other:
-                        self._subclasses.setdefault(id(base), []).append(other)
-        return any(attr in sub.scope.bindings for sub in self._subclasses.get(id(cls), ()))
+                for base in self._direct_bases(other)[0]:
+                    self._subclasses.setdefault(id(base), []).append(other)
+        seen: set[int] = set()
+        pending = list(self._subclasses.get(id(cls), ()))
+        while pending:
+            sub = pending.pop()
+            if id(sub) in seen:
+                continue
+            seen.add(id(sub))
+            if attr in sub.scope.bindings:
+                return True
+            pending.extend(self._subclasses.get(id(sub), ()))
+        return False
 
     # -- analysis -------------------------------------------------------------------------------
     def _analyse(self) -> None:
