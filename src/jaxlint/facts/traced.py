@@ -149,7 +149,7 @@ class _Application:
 
 @dataclass(eq=False)
 class _MethodGiven:
-    """A method, an instance or a partial given to a transform (`jax.jit(self.update)`), resolved
+    """A method or a name bound to a partial given to a transform (`jax.jit(self.update)`), resolved
     after the walk."""
 
     expr: cst.BaseExpression
@@ -305,8 +305,9 @@ class TracedFunctions:
             found = scope.lookup(expr.value)
             if found is not None and len(found[1].nodes) == 1 and id(found[1].nodes[0]) in self.assigned_lambdas:
                 return [(self.assigned_lambdas[id(found[1].nodes[0])], use)]  # `f = lambda x: …`
-            if found is not None and len(found[1].nodes) == 1 and id(found[1].nodes[0]) in self.assigned_calls:
-                # `step = partial(f, …)`, `policy = Policy()`: known once every class is collected
+            value = self.assigned_calls.get(id(found[1].nodes[0])) if found is not None and len(found[1].nodes) == 1 else None
+            if value is not None and self._resolver(found[0])(value.func) in PARTIAL:
+                # `step = partial(f, …)`, `jax.jit(step)`: resolved after the walk, with the rest
                 self._methods_given.append(_MethodGiven(expr, scope, use))
                 return []
             if found is None or not all(
@@ -364,8 +365,8 @@ class TracedFunctions:
         self._calls = []
 
     def _apply_to_method(self, given: "_MethodGiven") -> None:
-        """A transform given a method or a name bound to a partial or an instance: a bound method
-        passes `self` itself, a partial its arguments, before the wrapper's."""
+        """A transform given a method or a name bound to a partial: a bound method passes `self`
+        itself, a partial its arguments, before the wrapper's."""
         callee = self.callee(given.expr, given.scope)
         if callee is None:
             return
