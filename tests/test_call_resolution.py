@@ -250,6 +250,7 @@ def test_every_tree_map_alias_traces_the_mapped_function(mapper):
     assert [f.code for f in lint_source(source, Settings())] == ["JAX201"]
 
 
+@pytest.mark.jax
 def test_jax_raises_exactly_where_values_passed_through_star_parameters_are_reported():
     """The `*args`/`**kwargs` fixture, checked like the RUNTIME_CHECKS fixtures."""
     pytest.importorskip("jax")
