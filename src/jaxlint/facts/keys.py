@@ -190,7 +190,9 @@ class KeyFlowFacts:
         # Parameter summaries, to a fixed point. Functions are interpreted in source order (helpers are
         # mostly defined before their callers); when a summary changes, the functions that read it are
         # interpreted again, each at most MAX_SUMMARY_RUNS times.
-        with_params = [f for f in self.functions if _parameter_count(f)]
+        # A function that makes no call cannot consume its parameters: it needs no summary.
+        calling = self.lines.calling
+        with_params = [f for f in self.functions if id(f) in calling and _parameter_count(f)]
         by_id = {id(f): f for f in with_params}
         readers: dict[int, set[int]] = {}
         runs: dict[int, int] = {}
@@ -453,20 +455,25 @@ class _FileIndex:
         #: every `class` statement of the file
         self.classes: list[cst.ClassDef] = []
         classes = self.classes
+        #: ids of the functions with a call written directly in them (not only in nested functions)
+        self.calling: set[int] = set()
+        calling = self.calling
         module_uses: set[str] = set()
         attribute_uses[id(module)] = module_uses
-        #: enclosing functions: [node, identifiers, attribute uses, field of the node being descended]
+        #: enclosing functions: [node, identifiers, attribute uses, whether in its body yet, its body]
+        #: (the body is a function's last child: once entered, the rest of the function is body)
         frames: list[list] = []
-        parents: list[cst.CSTNode] = []
         name_type, attribute_type, assign_type, call_type = cst.Name, cst.Attribute, cst.Assign, cst.Call
         function_types = (cst.FunctionDef, cst.Lambda)
 
         def enter(node: cst.CSTNode, field: str) -> bool:
-            if frames and parents[-1] is frames[-1][0]:
-                frames[-1][3] = field
+            if frames and node is frames[-1][4]:
+                frames[-1][3] = True
             kind = type(node)
             if kind is call_type:
                 index[id(node)] = len(index)
+                if frames:
+                    calling.add(id(frames[-1][0]))
             elif kind is name_type:
                 if frames:
                     frames[-1][1].add(node.value)
@@ -475,7 +482,7 @@ class _FileIndex:
                 if type(value) is name_type and node.attr.value not in KEY_ATTRIBUTES:
                     module_uses.add(value.value)
                     for frame in frames:
-                        if frame[3] == "body":
+                        if frame[3]:
                             frame[2].add(value.value)
             elif kind is assign_type:
                 if len(node.targets) == 1 and type(node.value) is cst.Call:
@@ -498,12 +505,10 @@ class _FileIndex:
                 uses: set[str] = set()
                 identifiers[id(node)] = own
                 attribute_uses[id(node)] = uses
-                frames.append([node, own, uses, ""])
-            parents.append(node)
+                frames.append([node, own, uses, False, node.body])
             return True
 
         def leave(node: cst.CSTNode) -> None:
-            parents.pop()
             if frames and frames[-1][0] is node:
                 frames.pop()
 
@@ -593,6 +598,8 @@ class _KeyFlow:
                 # a parameter only *named* like a key (`key` is also attention's query/key/value)
                 # counts as a key for sure consumers only, not for unknown functions
                 self.state[name] = KeyState(known=known == "annotated", param=name)
+        if self.summary and not self.state:
+            return  # no parameter can hold a key: the summary is empty
         if isinstance(function.body, cst.BaseExpression):
             self.expr(function.body)
         else:
