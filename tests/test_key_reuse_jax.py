@@ -153,6 +153,30 @@ def setup(model, x):
 """
 
 
+OVERRIDDEN_METHOD = """\
+import jax
+
+class Policy:
+    def noise(self, key, shape):
+        return jax.random.normal(key, shape)
+
+    def act(self, key, x):
+        x = x + self.noise(key, x.shape)
+        return x, jax.random.uniform(key)
+
+class Greedy(Policy):
+    def noise(self, key, shape):
+        return 0.0
+"""
+
+
+def test_self_method_is_followed_unless_a_subclass_overrides_it():
+    # `self.noise` may be Greedy's, which draws nothing: what `self.noise(key)` does is not known
+    assert key_findings(OVERRIDDEN_METHOD, Settings()) == []
+    without_subclass = OVERRIDDEN_METHOD.split("class Greedy")[0]
+    assert key_findings(without_subclass, Settings()) == [(9, "JAX101")]
+
+
 def key_findings(source, settings):
     from jaxlint.engine import check_source, enabled_rules
 

@@ -4,7 +4,9 @@ The model follows JAX's own key-reuse checker (`jax.debug_key_reuse`): every `ja
 and `split` consume the key they are given; `fold_in`, `key_data` and `clone` do not. A key handed to
 a function of the same module is consumed when that function consumes its parameter (a summary per
 function, computed to a fixed point), also when the function is reached through `jax.jit`, `vmap`,
-`pmap` or `functools.partial`; a key handed to any other function counts as consumed (the
+`pmap` or `functools.partial`, or is a method of a class of the module (`obj.method(key)` for
+`obj = Class(...)`, `Class.method(key)`, `self.method(key)` unless a subclass here overrides it,
+`obj(key)` through `__call__`); a key handed to any other function counts as consumed (the
 `unknown-calls-consume-keys` setting), unless the function only inspects or stores it (builtins,
 `jax.numpy`, `jax.debug`, class constructors, `assert_*`/`is_*` checks, numpyro's `seed` handler).
 Returning a key or putting it in a container does not consume it.
@@ -12,14 +14,18 @@ Returning a key or putting it in a container does not consume it.
 A small interpreter walks each scope (the module's top level and every function) in source order:
 `if` branches are exclusive and merge afterwards, a branch that returns, raises, breaks or continues
 does not flow on, and loop bodies (comprehensions too) run twice, so that a key consumed in one
-iteration and not rebound from a fresh `split` is seen consumed again in the next. In test code only
+iteration and not rebound from a fresh `split` is seen consumed again in the next. A function given
+to `jax.tree.map` runs the same way, once per leaf, where it is called; the body of a `lax.scan`,
+`fori_loop` or `while_loop` is probed for carry keys it draws from and returns unchanged, which every
+iteration draws from again (reported at the loop call, as JAX's checker does). In test code only
 two direct `jax.random` draws from one key are reported: tests give one key to the code under test
 and to a reference on purpose.
 
 Cost: one walk of the file gathers what the interpreter needs ahead of time (call order, names bound
 to wrapped functions, attribute uses, the identifiers of each function); a function whose
-identifiers show no way to hold a key is not interpreted for findings, and in the summary rounds a
-function is interpreted again only when a summary it read has changed.
+identifiers show no way to hold a key is not interpreted for findings; a function that makes no call,
+or has no parameter that can hold a key, needs no summary; and while summaries settle a function is
+interpreted again only when a summary it read has changed.
 
 `KeyFlowFacts.of(ctx)` computes everything once per file; rules read `.reuses` and `.summaries`.
 """
@@ -87,8 +93,6 @@ CARRY_LOOPS = {
 #: Functions that call the function they are given once per leaf of a pytree.
 TREE_MAPS = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map", "jax.tree.map_with_path",
                        "jax.tree_util.tree_map_with_path"})
-#: Decorators a method may have and still be called with the arguments written at the call.
-METHOD_DECORATORS = frozenset({"builtins.staticmethod", "builtins.classmethod"})
 
 #: Last name of every `jax.random` function that makes or derives a key (a call of one, however
 #: imported, is written with this name unless renamed on import).
@@ -344,7 +348,6 @@ class KeyFlowFacts:
         through an instance (or through the class) binds."""
         if cls is None or not isinstance(cls.body, cst.IndentedBlock):
             return None
-        scope = self.traced.scopes.get(id(cls))
         found = None
         for statement in cls.body.body:
             if isinstance(statement, cst.FunctionDef) and statement.name.value == name:
@@ -354,9 +357,7 @@ class KeyFlowFacts:
         method_scope = self.traced.scopes.get(id(found))
         if method_scope is None or method_scope.parent is None:
             return None
-        if scope is None:
-            scope = method_scope.parent
-        binding = scope.bindings.get(name)
+        binding = method_scope.parent.bindings.get(name)
         if binding is None or len(binding.nodes) != 1:
             return None  # also assigned in the class body: which one a call reaches is not known here
         kind = self._method_kind(found, method_scope.parent)
@@ -1005,23 +1006,32 @@ class _KeyFlow:
         that same key draws the same numbers in every iteration (JAX's checker raises at this call)."""
         (body_at, body_keyword), _, carry_index, pairs = CARRY_LOOPS[callee]
         function = self._function_argument(node, body_at, body_keyword)
+        bound = 0
         if function is None:
-            return
-        for _, name, first in self.facts.carry_reuse(function, carry_index, pairs):
+            # `lax.scan(partial(step, model), carry, xs)`: the carry comes after the bound arguments
+            value = self._argument(node, body_at, body_keyword)
+            reached = self.facts.callee_function(value, self.scope) if isinstance(value, cst.Call) else None
+            if reached is None:
+                return
+            function, bound = reached
+        for _, name, first in self.facts.carry_reuse(function, carry_index + bound, pairs):
             if self.test_code and not first.direct:
                 continue
             self.facts.record(Reuse(node, name, first, loop=node, kind="carry"))
 
-    def _function_argument(self, node: cst.Call, index: int, keyword: str) -> FunctionNode | None:
-        """The lambda or function of this module given to a call at this position or keyword."""
-        positional = [a for a in node.args if a.keyword is None]
+    @staticmethod
+    def _argument(node: cst.Call, index: int, keyword: str) -> cst.BaseExpression | None:
+        """The argument given at this position or by this keyword (None after a `*args`)."""
         if any(a.star for a in node.args):
             return None
-        value = None
+        positional = [a for a in node.args if a.keyword is None]
         if index < len(positional):
-            value = positional[index].value
-        else:
-            value = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == keyword), None)
+            return positional[index].value
+        return next((a.value for a in node.args if a.keyword is not None and a.keyword.value == keyword), None)
+
+    def _function_argument(self, node: cst.Call, index: int, keyword: str) -> FunctionNode | None:
+        """The lambda or function of this module given to a call at this position or keyword."""
+        value = self._argument(node, index, keyword)
         if isinstance(value, cst.Lambda):
             return value
         if value is not None:
