@@ -837,7 +837,7 @@ class _KeyFlow:
                 or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
             return None
         index = node.slice[0].slice.value
-        return int(index.value) if isinstance(index, cst.Integer) else None
+        return index.evaluated_value if isinstance(index, cst.Integer) else None
 
     def bind_iteration(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         value = self._kinds.get(id(iterable))

@@ -22,10 +22,10 @@ class PrngKeyReuse(Rule):
             split = f"`{name}, {fresh} = jax.random.split({name})`"
             if reuse.kind == "carry":
                 self.report(reuse.node, (
-                    f"key `{name}` is drawn from at {self._consumed_at(facts, reuse.first)} in the body of "
-                    f"`{self._code(reuse.node.func)}` and returned unchanged in its carry: every iteration draws "
-                    f"the same numbers; split it in the body ({split}), draw from `{fresh}` and return the new "
-                    f"`{name}`"))
+                    f"key `{name}` is consumed at {self._consumed_at(facts, reuse.first)} in the body of "
+                    f"`{self._code(reuse.node.func)}` and returned unchanged in its carry: every iteration consumes "
+                    f"the same key and draws the same numbers; split it in the body ({split}), draw from `{fresh}` "
+                    f"and return the new `{name}`"))
             elif reuse.kind == "leaves":
                 self.report(reuse.node, (
                     f"key `{name}` is consumed once per leaf: `{self._code(reuse.loop.func)}` "
