@@ -515,6 +515,7 @@ class _FileIndex:
 
         walk(module, enter, leave)
         self._positions = None
+        self._overridden: dict[tuple[int, str], bool] = {}
 
     def order(self, node: cst.CSTNode) -> int:
         return self.index.get(id(node), -1)
@@ -527,6 +528,12 @@ class _FileIndex:
 
     def overridden(self, cls: cst.ClassDef, method: str) -> bool:
         """Whether a class of this file derived from `cls` (by its name, at any depth) defines `method`."""
+        known = self._overridden.get((id(cls), method))
+        if known is None:
+            known = self._overridden[(id(cls), method)] = self._find_override(cls, method)
+        return known
+
+    def _find_override(self, cls: cst.ClassDef, method: str) -> bool:
         derived = {cls.name.value}
         grew = True
         while grew:
