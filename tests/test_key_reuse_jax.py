@@ -134,3 +134,22 @@ def test_broadcast_key_gives_identical_batch_elements():
         assert (rows == rows[0]).all()
     for rows in (module.noisy_batch_split(key, xs), module.fold_in_per_element(key, xs)):
         assert not (rows == rows[0]).all()
+
+
+def test_messages_say_where_the_key_was_consumed(fixture):
+    """A message names the calls a key went through, `once per leaf` for a tree map, and the carry for
+    a lax loop: each at the line JAX's checker points at."""
+    findings = [f for f in check_file(str(PATH), Settings()).findings if f.code == "JAX101"]
+    by_function = {}
+    for function in (fixture.train_epoch, fixture.rollout_step, fixture.perturb_params, fixture.noisy_sgd):
+        lines = function_lines(function)
+        by_function[function.__name__] = [f.message for f in findings if f.start.line in lines]
+    draw = inspect.getsourcelines(fixture.perturbed_grad)[1] + 1
+    step = inspect.getsourcelines(fixture.train_epoch)[1] + 2
+    assert by_function["train_epoch"] == [
+        f"key `key` consumed at line {step} by `sgd_step` → `perturbed_grad` → `jax.random.normal` (line {draw}) "
+        "is used again here: the two draws are identical (JAX keys are not stateful); split it first: "
+        "`key, subkey = jax.random.split(key)` and use `subkey`"]
+    assert "by `agent.act` → `jax.random.uniform`" in by_function["rollout_step"][0]
+    assert by_function["perturb_params"][0].startswith("key `key` is consumed once per leaf: `jax.tree.map`")
+    assert "in the body of `lax.scan` and returned unchanged in its carry" in by_function["noisy_sgd"][0]

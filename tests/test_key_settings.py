@@ -62,3 +62,27 @@ def test_key_settings_are_validated(tmp_path, text):
     (tmp_path / "pyproject.toml").write_text(f"[tool.jaxlint]\n{text}\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="key-names|unknown-calls-consume-keys"):
         load_settings(tmp_path, known_codes())
+
+
+OVERRIDDEN_METHOD = """\
+import jax
+
+class Policy:
+    def noise(self, key, shape):
+        return jax.random.normal(key, shape)
+
+    def act(self, key, x):
+        x = x + self.noise(key, x.shape)
+        return x, jax.random.uniform(key)
+
+class Greedy(Policy):
+    def noise(self, key, shape):
+        return 0.0
+"""
+
+
+def test_self_method_is_followed_unless_a_subclass_overrides_it():
+    # `self.noise` may be Greedy's, which draws nothing: what `self.noise(key)` does is not known
+    assert key_findings(OVERRIDDEN_METHOD, Settings()) == []
+    without_subclass = OVERRIDDEN_METHOD.split("class Greedy")[0]
+    assert key_findings(without_subclass, Settings()) == [(9, "JAX101")]

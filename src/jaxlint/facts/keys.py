@@ -4,7 +4,9 @@ The model follows JAX's own key-reuse checker (`jax.debug_key_reuse`): every `ja
 and `split` consume the key they are given; `fold_in`, `key_data` and `clone` do not. A key handed to
 a function of the same module is consumed when that function consumes its parameter (a summary per
 function, computed to a fixed point), also when the function is reached through `jax.jit`, `vmap`,
-`pmap` or `functools.partial`; a key handed to any other function counts as consumed (the
+`pmap` or `functools.partial`, or is a method of a class of the module (`obj.method(key)` for
+`obj = Class(...)`, `Class.method(key)`, `self.method(key)` unless a subclass here overrides it,
+`obj(key)` through `__call__`); a key handed to any other function counts as consumed (the
 `unknown-calls-consume-keys` setting), unless the function only inspects or stores it (builtins,
 `jax.numpy`, `jax.debug`, class constructors, `assert_*`/`is_*` checks, numpyro's `seed` handler).
 Returning a key or putting it in a container does not consume it.
@@ -12,14 +14,18 @@ Returning a key or putting it in a container does not consume it.
 A small interpreter walks each scope (the module's top level and every function) in source order:
 `if` branches are exclusive and merge afterwards, a branch that returns, raises, breaks or continues
 does not flow on, and loop bodies (comprehensions too) run twice, so that a key consumed in one
-iteration and not rebound from a fresh `split` is seen consumed again in the next. In test code only
+iteration and not rebound from a fresh `split` is seen consumed again in the next. A function given
+to `jax.tree.map` runs the same way, once per leaf, where it is called; the body of a `lax.scan`,
+`fori_loop` or `while_loop` is probed for carry keys it draws from and returns unchanged, which every
+iteration draws from again (reported at the loop call, as JAX's checker does). In test code only
 two direct `jax.random` draws from one key are reported: tests give one key to the code under test
 and to a reference on purpose.
 
 Cost: one walk of the file gathers what the interpreter needs ahead of time (call order, names bound
 to wrapped functions, attribute uses, the identifiers of each function); a function whose
-identifiers show no way to hold a key is not interpreted for findings, and in the summary rounds a
-function is interpreted again only when a summary it read has changed.
+identifiers show no way to hold a key is not interpreted for findings; a function that makes no call,
+or has no parameter that can hold a key, needs no summary; and while summaries settle a function is
+interpreted again only when a summary it read has changed.
 
 `KeyFlowFacts.of(ctx)` computes everything once per file; rules read `.reuses` and `.summaries`.
 """
@@ -27,6 +33,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -70,10 +77,22 @@ INSPECTING_NAME = re.compile(r"^_*(assert|is_|has_)")
 AHEAD_OF_TIME = frozenset({"lower", "trace"})
 #: Transforms whose wrapped function receives the arguments it is called with (`jax.jit(step)(state, key)`).
 PASS_THROUGH = frozenset({name for name in MODES if name not in ("jax.make_jaxpr", "jax.eval_shape")})
+#: How many times one function is interpreted while summaries settle (a bound on recursive cycles).
+MAX_SUMMARY_RUNS = 4
 #: Test files: `test_*.py`, `*_test.py`, `conftest.py`.
 TEST_FILE = re.compile(r"(^test_.*|_test|^conftest|^tests)\.pyi?$")
 #: lax loops: a key in their initial carry is consumed by the loop.
 LAX_LOOPS = frozenset({"jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop", "jax.lax.map"})
+#: lax loops with a carry: (position and keyword of the body, of the initial carry; index of the
+#: carry among the body's parameters; whether the body returns `(carry, output)` rather than the carry)
+CARRY_LOOPS = {
+    "jax.lax.scan": ((0, "f"), (1, "init"), 0, True),
+    "jax.lax.fori_loop": ((2, "body_fun"), (3, "init_val"), 1, False),
+    "jax.lax.while_loop": ((1, "body_fun"), (2, "init_val"), 0, False),
+}
+#: Functions that call the function they are given once per leaf of a pytree.
+TREE_MAPS = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map", "jax.tree.map_with_path",
+                       "jax.tree_util.tree_map_with_path"})
 
 #: Last name of every `jax.random` function that makes or derives a key (a call of one, however
 #: imported, is written with this name unless renamed on import).
@@ -99,6 +118,8 @@ class Consumption:
     certain: bool
     #: consumed by a `jax.random` call itself, not by a function it was passed to
     direct: bool = False
+    #: consumed by a module function (or method): where that function consumes its parameter
+    via: "Consumption | None" = None
 
 
 @dataclass
@@ -121,8 +142,13 @@ class Reuse:
     node: cst.Call
     name: str
     first: Consumption
-    #: the loop (For, While, or comprehension) whose next iteration consumes it again, if that is how
+    #: the loop (For, While, comprehension, a `jax.tree.map` call, a lax loop) whose next iteration
+    #: consumes it again, if that is how
     loop: cst.CSTNode | None = None
+    #: "again" (two uses in a row), "loop" (Python loop or comprehension), "leaves" (a function mapped
+    #: over a pytree draws from a closed-over key once per leaf), "carry" (a lax loop body draws from a
+    #: key of its carry and returns it unchanged, `node` being the lax call)
+    kind: str = "again"
 
 
 @dataclass
@@ -146,6 +172,7 @@ class KeyFlowFacts:
         self.key_name = key_name_pattern(ctx.settings.key_names)
         self.unknown_calls_consume = ctx.settings.unknown_calls_consume_keys
         self._seen: set[int] = set()
+        self._carry_reuses: dict[tuple[int, int, bool], list[tuple[int | None, str, Consumption]]] = {}
         #: id(Param) -> the source of its annotation
         self._annotations: dict[int, str] = {}
         self._compute()
@@ -164,27 +191,34 @@ class KeyFlowFacts:
     def _compute(self) -> None:
         if "random" not in self.ctx.source and "key" not in self.ctx.source:
             return
-        # Parameter summaries, to a fixed point (at most 4 rounds). A function is interpreted again only
-        # when a summary it read has changed since it was last interpreted: the result would be the same.
-        version = {id(f): 0 for f in self.functions}
-        read: dict[int, dict[int, int]] = {}
-        with_params = [f for f in self.functions if _parameter_count(f)]
-        for _ in range(4):
-            changed = False
-            for function in with_params:
-                last = read.get(id(function))
-                if last is not None and all(version[g] == v for g, v in last.items()):
-                    continue
-                flow = self._flow(function, summary=True)
-                read[id(function)] = {g: version[g] for g in flow.consulted}
-                consumed = flow.param_consumed
-                old = self.summaries[id(function)].consumed
-                if set(consumed) != set(old) or any(consumed[p].certain != old[p].certain for p in consumed):
-                    self.summaries[id(function)] = Summary(consumed)
-                    version[id(function)] += 1
-                    changed = True
-            if not changed:
-                break
+        # Parameter summaries, to a fixed point. Functions are interpreted in source order (helpers are
+        # mostly defined before their callers); when a summary changes, the functions that read it are
+        # interpreted again, each at most MAX_SUMMARY_RUNS times.
+        # A function that makes no call cannot consume its parameters: it needs no summary.
+        calling = self.lines.calling
+        with_params = [f for f in self.functions if id(f) in calling and _parameter_count(f)]
+        by_id = {id(f): f for f in with_params}
+        readers: dict[int, set[int]] = {}
+        runs: dict[int, int] = {}
+        pending = deque(with_params)
+        queued = set(by_id)
+        while pending:
+            function = pending.popleft()
+            queued.discard(id(function))
+            if runs.get(id(function), 0) >= MAX_SUMMARY_RUNS:
+                continue
+            runs[id(function)] = runs.get(id(function), 0) + 1
+            flow = self._flow(function, summary=True)
+            for consulted in flow.consulted:
+                readers.setdefault(consulted, set()).add(id(function))
+            consumed = flow.param_consumed
+            old = self.summaries[id(function)].consumed
+            if set(consumed) != set(old) or any(consumed[p].certain != old[p].certain for p in consumed):
+                self.summaries[id(function)] = Summary(consumed)
+                for reader in readers.get(id(function), ()):
+                    if reader not in queued and reader in by_id:
+                        queued.add(reader)
+                        pending.append(by_id[reader])
         self._flow(None, summary=False)
         for function in self.functions:
             if self.may_hold_keys(function):
@@ -248,8 +282,102 @@ class KeyFlowFacts:
                 return None
             value = self.lines.assigned_calls.get(id(found[1].nodes[0]))
             if value is not None:
-                return self._unwrap(value, found[0], 0)
+                return self._unwrap(value, found[0], 0) or self._method(self._class_of(value.func, found[0]),
+                                                                        "__call__", True)
+            return None
+        if isinstance(func, cst.Attribute):
+            return self.method_callee(func, scope)
         return None
+
+    # Methods. Call resolution for attributes is kept small and local to the key flow: an object
+    # made from a class of this module, the class itself, or `self`/`cls` inside one of its methods.
+    def method_callee(self, func: cst.Attribute, scope: Scope) -> tuple[cst.FunctionDef, int] | None:
+        """The method `obj.name(...)` calls and how many leading parameters the call binds (`self`):
+        `obj` made by `Class(...)` (bound once), `Class` itself, `Class(...)`, or `self`/`cls` in a
+        method of a class that no subclass here overrides `name` in."""
+        owner, name = func.value, func.attr.value
+        if isinstance(owner, cst.Call):
+            return self._method(self._class_of(owner.func, scope), name, True)
+        if not isinstance(owner, cst.Name):
+            return None
+        receiver = self._receiver_class(owner.value, scope)
+        if receiver is not None:
+            cls, instance = receiver
+            if self.lines.overridden(cls, name):
+                return None
+            return self._method(cls, name, instance)
+        found = scope.lookup(owner.value)
+        if found is None or len(found[1].nodes) != 1:
+            return None
+        node = found[1].nodes[0]
+        if isinstance(node, cst.ClassDef):
+            return self._method(node, name, False)
+        value = self.lines.assigned_calls.get(id(node))
+        if value is None:
+            return None
+        return self._method(self._class_of(value.func, found[0]), name, True)
+
+    def _class_of(self, expr: cst.BaseExpression, scope: Scope) -> cst.ClassDef | None:
+        """The class of this module a name stands for (bound once, to a `class` statement)."""
+        if not isinstance(expr, cst.Name):
+            return None
+        found = scope.lookup(expr.value)
+        if found is None or len(found[1].nodes) != 1 or not isinstance(found[1].nodes[0], cst.ClassDef):
+            return None
+        return found[1].nodes[0]
+
+    def _receiver_class(self, name: str, scope: Scope) -> tuple[cst.ClassDef, bool] | None:
+        """(class, whether `name` is an instance) when `name` is the first parameter of the method
+        whose scope this is, never rebound there."""
+        function = scope.node
+        if not isinstance(function, cst.FunctionDef) or scope.parent is None or scope.parent.kind != "class":
+            return None
+        params = (*function.params.posonly_params, *function.params.params)
+        if not params or params[0].name.value != name or id(function) not in self.traced.methods:
+            return None
+        binding = scope.bindings.get(name)
+        if binding is None or len(binding.nodes) != 1:
+            return None
+        kind = self._method_kind(function, scope.parent)
+        if kind is None or kind == "static":
+            return None
+        return scope.parent.node, kind == "instance"
+
+    def _method(self, cls: cst.ClassDef | None, name: str, instance: bool) -> tuple[cst.FunctionDef, int] | None:
+        """The method `name` defined in the body of `cls`, and how many leading parameters a call
+        through an instance (or through the class) binds."""
+        if cls is None or not isinstance(cls.body, cst.IndentedBlock):
+            return None
+        found = None
+        for statement in cls.body.body:
+            if isinstance(statement, cst.FunctionDef) and statement.name.value == name:
+                found = statement
+        if found is None:
+            return None
+        method_scope = self.traced.scopes.get(id(found))
+        if method_scope is None or method_scope.parent is None:
+            return None
+        binding = method_scope.parent.bindings.get(name)
+        if binding is None or len(binding.nodes) != 1:
+            return None  # also assigned in the class body: which one a call reaches is not known here
+        kind = self._method_kind(found, method_scope.parent)
+        if kind is None:
+            return None
+        bound = {"static": 0, "class": 1, "instance": 1 if instance else 0}[kind]
+        return found, bound
+
+    def _method_kind(self, method: cst.FunctionDef, class_scope: Scope) -> str | None:
+        """"instance", "class" or "static"; None when a decorator may change how it is called."""
+        kind = "instance"
+        for decorator in method.decorators:
+            qualified = self.ctx.names.qualified_name(decorator.decorator, class_scope)
+            if qualified == "builtins.staticmethod":
+                kind = "static"
+            elif qualified == "builtins.classmethod":
+                kind = "class"
+            elif self.traced.transform_use(decorator.decorator, class_scope) is None:
+                return None
+        return kind
 
     def _unwrap(self, expr: cst.BaseExpression, scope: Scope, bound: int, depth: int = 0) -> tuple[cst.FunctionDef, int] | None:
         if isinstance(expr, cst.Name):
@@ -267,6 +395,32 @@ class KeyFlowFacts:
         if callee in PASS_THROUGH:
             return self._unwrap(expr.args[0].value, scope, bound, depth + 1)
         return None
+
+    def carry_reuse(self, function: FunctionNode, carry_index: int, pairs: bool) -> list[tuple[int | None, str, Consumption]]:
+        """Keys of the carry that a lax loop body draws from and returns unchanged, so that every
+        iteration draws from the same key: (carry position, name in the body, the draw)."""
+        cache_key = (id(function), carry_index, pairs)
+        found = self._carry_reuses.get(cache_key)
+        if found is not None:
+            return found
+        params = (*function.params.posonly_params, *function.params.params)
+        found = self._carry_reuses[cache_key] = []
+        if len(params) <= carry_index:
+            return found
+        scope = self.traced.scopes.get(id(function))
+        if scope is None:
+            return found
+        flow = _KeyFlow(self, function, scope, summary=True)
+        carry = params[carry_index].name.value
+        flow.carry = (carry, pairs)
+        flow.state[carry] = KeyState(param=_carry_marker(None))
+        if isinstance(function.body, cst.BaseExpression):
+            flow.expr(function.body)
+            flow.returned_carry(function.body)
+        else:
+            flow.run(function.body.body)
+        found.extend(flow.carry_reused)
+        return found
 
     def order(self, node: cst.CSTNode) -> int:
         return self.lines.order(node)
@@ -299,20 +453,28 @@ class _FileIndex:
         self.key_aliases: set[str] = set()
         index, assigned, identifiers, attribute_uses = self.index, self.assigned_calls, self.identifiers, self.attribute_uses
         aliases = self.key_aliases
+        #: every `class` statement of the file
+        self.classes: list[cst.ClassDef] = []
+        classes = self.classes
+        #: ids of the functions with a call written directly in them (not only in nested functions)
+        self.calling: set[int] = set()
+        calling = self.calling
         module_uses: set[str] = set()
         attribute_uses[id(module)] = module_uses
-        #: enclosing functions: [node, identifiers, attribute uses, field of the node being descended]
+        #: enclosing functions: [node, identifiers, attribute uses, whether in its body yet, its body]
+        #: (the body is a function's last child: once entered, the rest of the function is body)
         frames: list[list] = []
-        parents: list[cst.CSTNode] = []
         name_type, attribute_type, assign_type, call_type = cst.Name, cst.Attribute, cst.Assign, cst.Call
         function_types = (cst.FunctionDef, cst.Lambda)
 
         def enter(node: cst.CSTNode, field: str) -> bool:
-            if frames and parents[-1] is frames[-1][0]:
-                frames[-1][3] = field
+            if frames and node is frames[-1][4]:
+                frames[-1][3] = True
             kind = type(node)
             if kind is call_type:
                 index[id(node)] = len(index)
+                if frames:
+                    calling.add(id(frames[-1][0]))
             elif kind is name_type:
                 if frames:
                     frames[-1][1].add(node.value)
@@ -321,7 +483,7 @@ class _FileIndex:
                 if type(value) is name_type and node.attr.value not in KEY_ATTRIBUTES:
                     module_uses.add(value.value)
                     for frame in frames:
-                        if frame[3] == "body":
+                        if frame[3]:
                             frame[2].add(value.value)
             elif kind is assign_type:
                 if len(node.targets) == 1 and type(node.value) is cst.Call:
@@ -337,22 +499,23 @@ class _FileIndex:
                 if node.asname is not None and _last_name(node.name) in KEY_SOURCE_NAMES \
                         and isinstance(node.asname.name, cst.Name):
                     aliases.add(node.asname.name.value)
+            elif kind is cst.ClassDef:
+                classes.append(node)
             elif kind in function_types:
                 own: set[str] = set()
                 uses: set[str] = set()
                 identifiers[id(node)] = own
                 attribute_uses[id(node)] = uses
-                frames.append([node, own, uses, ""])
-            parents.append(node)
+                frames.append([node, own, uses, False, node.body])
             return True
 
         def leave(node: cst.CSTNode) -> None:
-            parents.pop()
             if frames and frames[-1][0] is node:
                 frames.pop()
 
         walk(module, enter, leave)
         self._positions = None
+        self._overridden: dict[tuple[int, str], bool] = {}
 
     def order(self, node: cst.CSTNode) -> int:
         return self.index.get(id(node), -1)
@@ -362,6 +525,29 @@ class _FileIndex:
             wrapper = cst.metadata.MetadataWrapper(self.module, unsafe_skip_copy=True)
             self._positions = wrapper.resolve(cst.metadata.PositionProvider)
         return self._positions[node].start.line
+
+    def overridden(self, cls: cst.ClassDef, method: str) -> bool:
+        """Whether a class of this file derived from `cls` (by its name, at any depth) defines `method`."""
+        known = self._overridden.get((id(cls), method))
+        if known is None:
+            known = self._overridden[(id(cls), method)] = self._find_override(cls, method)
+        return known
+
+    def _find_override(self, cls: cst.ClassDef, method: str) -> bool:
+        derived = {cls.name.value}
+        grew = True
+        while grew:
+            grew = False
+            for other in self.classes:
+                if other.name.value in derived or other is cls:
+                    continue
+                if any(_last_name(base.value) in derived for base in other.bases):
+                    derived.add(other.name.value)
+                    grew = True
+                    if isinstance(other.body, cst.IndentedBlock) and any(
+                            isinstance(s, cst.FunctionDef) and s.name.value == method for s in other.body.body):
+                        return True
+        return False
 
     def may_hold_keys(self, function: FunctionNode, key_name: "re.Pattern[str]") -> bool:
         """Whether the function mentions anything a key can come from: a key-like name (a parameter or
@@ -393,7 +579,18 @@ class _KeyFlow:
         self.not_keys = facts.lines.attribute_uses.get(id(function) if function is not None else id(facts.ctx.module), set())
         #: in a test: a key given to two functions is how tests compare them, not a mistake
         self.test_code = facts.test_file or in_test_function(scope)
-        self.resolve = lambda expr: facts.ctx.names.qualified_name(expr, scope)
+        names = facts.ctx.names
+        # the scope changes while a function mapped over a pytree is run in place
+        self.resolve = lambda expr: names.qualified_name(expr, self.scope)
+        #: states at `return` statements, collected while a mapped function is run in place
+        self.returns: list[State] | None = None
+        #: ids of the functions being run in place (a function mapping itself is not run again)
+        self.inlined: set[int] = set()
+        #: for a lax loop body: (its carry parameter, whether it returns `(carry, output)`)
+        self.carry: tuple[str, bool] | None = None
+        #: (carry position or None for the whole carry, name, consumption) of carry keys drawn
+        #: from and returned unchanged
+        self.carry_reused: list[tuple[int | None, str, Consumption]] = []
 
     # -- entry ----------------------------------------------------------------------------------
     def start(self, function: FunctionNode) -> None:
@@ -409,6 +606,8 @@ class _KeyFlow:
                 # a parameter only *named* like a key (`key` is also attention's query/key/value)
                 # counts as a key for sure consumers only, not for unknown functions
                 self.state[name] = KeyState(known=known == "annotated", param=name)
+        if self.summary and not self.state:
+            return  # no parameter can hold a key: the summary is empty
         if isinstance(function.body, cst.BaseExpression):
             self.expr(function.body)
         else:
@@ -560,6 +759,10 @@ class _KeyFlow:
         elif isinstance(node, cst.Return):
             if node.value is not None:
                 self.expr(node.value)
+                if self.carry is not None:
+                    self.returned_carry(node.value)
+            if self.returns is not None:
+                self.returns.append(_copy(self.state))
             return False
         elif isinstance(node, cst.Raise):
             if node.exc is not None:
@@ -589,7 +792,10 @@ class _KeyFlow:
         """Binds a target to a value: "key" (a fresh key), "keys" (a batch of fresh keys), or None."""
         if isinstance(target, cst.Name):
             name = target.value
-            if value in ("key", "keys") and name not in self.not_keys:
+            position = self._carry_position(value_node)
+            if position is not None:
+                self.state[name] = KeyState(param=_carry_marker(position), loop_depth=self.loop_depth)
+            elif value in ("key", "keys") and name not in self.not_keys:
                 self.state[name] = KeyState(known=True, loop_depth=self.loop_depth)
             elif (value == "maybe" and self.facts.key_name.match(name) and name not in self.not_keys):
                 # `key, x = carry`: named like a key; sure consumers only
@@ -597,6 +803,16 @@ class _KeyFlow:
             else:
                 self.state.pop(name, None)
         elif isinstance(target, (cst.Tuple, cst.List)):
+            if self.carry is not None and self._is_carry(value_node) and not any(
+                    isinstance(e, cst.StarredElement) for e in target.elements):
+                # `params, key = carry` in a lax loop body: each element keeps its carry position
+                for position, element in enumerate(target.elements):
+                    if isinstance(element.value, cst.Name):
+                        self.state[element.value.value] = KeyState(param=_carry_marker(position),
+                                                                   loop_depth=self.loop_depth)
+                    else:
+                        self.bind(element.value, None)
+                return
             values = value_node.elements if isinstance(value_node, (cst.Tuple, cst.List)) else None
             if values is not None and len(values) == len(target.elements) and not any(
                     isinstance(e, cst.StarredElement) for e in (*target.elements, *values)):
@@ -614,6 +830,21 @@ class _KeyFlow:
             self.bind(target.value, None)
         else:
             self.expr(target)
+
+    def _is_carry(self, node: cst.BaseExpression | None) -> bool:
+        """Whether a node is the untouched carry parameter of the lax loop body being probed."""
+        if not isinstance(node, cst.Name):
+            return False
+        held = self.state.get(node.value)
+        return held is not None and held.param == _carry_marker(None)
+
+    def _carry_position(self, node: cst.BaseExpression | None) -> int | None:
+        """`carry[1]` in a lax loop body being probed: 1."""
+        if self.carry is None or not isinstance(node, cst.Subscript) or not self._is_carry(node.value) \
+                or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return None
+        index = node.slice[0].slice.value
+        return index.evaluated_value if isinstance(index, cst.Integer) else None
 
     def bind_iteration(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         value = self._kinds.get(id(iterable))
@@ -727,24 +958,122 @@ class _KeyFlow:
         for arg in node.args:
             self.expr(arg.value)
         consumed = self._consumed_arguments(node, callee)
-        for name, certain, direct in consumed:
-            self.consume(name, node, certain, direct)
+        for name, certain, direct, via in consumed:
+            self.consume(name, node, certain, direct, via)
+        if callee in TREE_MAPS:
+            self.map_over_leaves(node)
+        elif callee in CARRY_LOOPS and not self.summary:
+            self.carry_loop(node, callee)
         if callee in KEY_MAKERS or callee == "jax.random.fold_in" or callee == "jax.random.clone":
             return "key"
         if callee == "jax.random.split":
             return "keys"
         return None
 
-    def _consumed_arguments(self, node: cst.Call, callee: str | None) -> list[tuple[str, bool, bool]]:
-        """The tracked names this call consumes, each with whether the consumer is known, and whether
-        it is a `jax.random` call itself."""
+    def map_over_leaves(self, node: cst.Call) -> None:
+        """`jax.tree.map(f, tree)`: `f` runs once per leaf, here, like a loop body, so that a key it
+        closes over and draws from is seen consumed again by the next leaf."""
+        function = self._function_argument(node, 0, "f")
+        if function is None or id(function) in self.inlined:
+            return
+        inner = self.facts.traced.scopes.get(id(function))
+        if inner is None:
+            return
+        local = set(inner.bindings)
+        outer = {name: self.state[name] for name in local if name in self.state}
+        scope, returns = self.scope, self.returns
+        self.scope = inner
+        self.inlined.add(id(function))
+        self.loop_depth += 1
+        self.loops.append((node, [], []))
+        for _ in range(2):
+            for name in local:
+                self.state.pop(name, None)
+            if isinstance(function.body, cst.BaseExpression):
+                self.expr(function.body)
+                continue
+            self.returns = []
+            goes_on = self.run(function.body.body)
+            ends = self.returns + ([self.state] if goes_on else [])
+            if ends:
+                merged = ends[0]
+                for other in ends[1:]:
+                    merged = _merge(merged, other)
+                self.state = merged
+        self.loops.pop()
+        self.loop_depth -= 1
+        self.inlined.discard(id(function))
+        self.scope, self.returns = scope, returns
+        for name in local:
+            self.state.pop(name, None)
+        self.state.update(outer)
+
+    def carry_loop(self, node: cst.Call, callee: str) -> None:
+        """`lax.scan(body, (params, key), xs)`: a body that draws from a key of its carry and returns
+        that same key draws the same numbers in every iteration (JAX's checker raises at this call)."""
+        (body_at, body_keyword), _, carry_index, pairs = CARRY_LOOPS[callee]
+        function = self._function_argument(node, body_at, body_keyword)
+        bound = 0
+        if function is None:
+            # `lax.scan(partial(step, model), carry, xs)`: the carry comes after the bound arguments
+            value = self._argument(node, body_at, body_keyword)
+            reached = self.facts.callee_function(value, self.scope) if isinstance(value, cst.Call) else None
+            if reached is None:
+                return
+            function, bound = reached
+        for _, name, first in self.facts.carry_reuse(function, carry_index + bound, pairs):
+            if self.test_code and not first.direct:
+                continue
+            self.facts.record(Reuse(node, name, first, loop=node, kind="carry"))
+
+    @staticmethod
+    def _argument(node: cst.Call, index: int, keyword: str) -> cst.BaseExpression | None:
+        """The argument given at this position or by this keyword (None after a `*args`)."""
+        if any(a.star for a in node.args):
+            return None
+        positional = [a for a in node.args if a.keyword is None]
+        if index < len(positional):
+            return positional[index].value
+        return next((a.value for a in node.args if a.keyword is not None and a.keyword.value == keyword), None)
+
+    def _function_argument(self, node: cst.Call, index: int, keyword: str) -> FunctionNode | None:
+        """The lambda or function of this module given to a call at this position or keyword."""
+        value = self._argument(node, index, keyword)
+        if isinstance(value, cst.Lambda):
+            return value
+        if value is not None:
+            return self.facts.function_for(value, self.scope)
+        return None
+
+    def returned_carry(self, value: cst.BaseExpression) -> None:
+        """At a `return` of a lax loop body: the carry keys it returns as they came, after drawing."""
+        carry_param, pairs = self.carry
+        if pairs:
+            if not isinstance(value, (cst.Tuple, cst.List)) or len(value.elements) != 2:
+                return
+            value = value.elements[0].value
+        if isinstance(value, cst.Name):
+            returned = [(None, value.value)]
+        elif isinstance(value, (cst.Tuple, cst.List)):
+            returned = [(i, e.value.value) for i, e in enumerate(value.elements) if isinstance(e.value, cst.Name)]
+        else:
+            return
+        for position, name in returned:
+            held = self.state.get(name)
+            if held is not None and held.param == _carry_marker(position) and held.consumed is not None \
+                    and held.consumed.certain:
+                self.carry_reused.append((position, name, held.consumed))
+
+    def _consumed_arguments(self, node: cst.Call, callee: str | None) -> list[tuple[str, bool, bool, Consumption | None]]:
+        """The tracked names this call consumes, each with whether the consumer is known, whether
+        it is a `jax.random` call itself, and where a module function it reaches consumes it."""
         tracked = [(arg, arg.value.value) for arg in node.args
                    if isinstance(arg.value, cst.Name) and arg.value.value in self.state and not arg.star]
         if callee is not None and callee.startswith("jax.random."):
             if callee in NON_CONSUMING_RANDOM:
                 return []
             key_args = [(a, n) for a, n in tracked if a.keyword is None or a.keyword.value == "key"]
-            return [(n, True, True) for a, n in key_args[:1]
+            return [(n, True, True, None) for a, n in key_args[:1]
                     if a is node.args[0] or (a.keyword and a.keyword.value == "key")]
         if callee in LAX_LOOPS:
             names = [n for _, n in tracked]
@@ -752,7 +1081,7 @@ class _KeyFlow:
                 if isinstance(arg.value, (cst.Tuple, cst.List)):
                     names += [e.value.value for e in arg.value.elements
                               if isinstance(e.value, cst.Name) and e.value.value in self.state]
-            return [(n, False, False) for n in names]
+            return [(n, False, False, None) for n in names]
         if not tracked:
             return []
         reached = self.facts.callee_function(node.func, self.scope)
@@ -774,7 +1103,8 @@ class _KeyFlow:
                     param = names[index] if index < len(names) else None
                     index += 1
                 if param in summary.consumed and isinstance(arg.value, cst.Name) and arg.value.value in self.state:
-                    result.append((arg.value.value, summary.consumed[param].certain, False))
+                    inner = summary.consumed[param]
+                    result.append((arg.value.value, inner.certain, False, inner))
             return result
         if callee is not None and (callee.startswith(NON_CONSUMING_PREFIXES) or callee in NON_CONSUMING_RANDOM
                                    or callee in STORING_CALLS):
@@ -788,9 +1118,9 @@ class _KeyFlow:
             return []
         if not self.facts.unknown_calls_consume:
             return []
-        return [(n, False, False) for _, n in tracked]
+        return [(n, False, False, None) for _, n in tracked]
 
-    def consume(self, name: str, node: cst.Call, certain: bool, direct: bool) -> None:
+    def consume(self, name: str, node: cst.Call, certain: bool, direct: bool, via: Consumption | None = None) -> None:
         held = self.state.get(name)
         if held is None:
             return
@@ -802,12 +1132,13 @@ class _KeyFlow:
                 return
             if not self.summary and (held.known or (certain and held.consumed.certain)):
                 first = held.consumed
-                loop = None
+                loop, kind = None, "again"
                 if self.loops and first.line >= line:
-                    loop = self.loops[-1][0]  # consumed by the previous iteration
-                self.facts.record(Reuse(node, name, first, loop))
+                    loop = self.loops[-1][0]  # consumed by the previous iteration (or leaf)
+                    kind = "leaves" if isinstance(loop, cst.Call) else "loop"
+                self.facts.record(Reuse(node, name, first, loop, kind))
             return
-        consumption = Consumption(node, line, certain, direct)
+        consumption = Consumption(node, line, certain, direct, via)
         self.state[name] = KeyState(consumption, held.known, held.param, held.loop_depth)
         if held.param is not None and held.param not in self.param_consumed:
             self.param_consumed[held.param] = consumption
@@ -829,6 +1160,11 @@ def in_test_function(scope: Scope | None) -> bool:
             return True
         scope = scope.parent
     return False
+
+
+def _carry_marker(position: int | None) -> str:
+    """The `param` of a key state that is the carry of a lax loop body (or its element `position`)."""
+    return "<carry>" if position is None else f"<carry {position}>"
 
 
 def _copy(state: State) -> State:

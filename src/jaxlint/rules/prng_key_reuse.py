@@ -1,10 +1,14 @@
-"""JAX101: the same PRNG key consumed twice (two draws, a draw and a split, use in every loop iteration)."""
+"""JAX101: the same PRNG key consumed twice (two draws, a draw and a split, use in every loop iteration,
+once per leaf of a `jax.tree.map`, or in every iteration of a lax loop whose carry returns it unchanged)."""
 from __future__ import annotations
 
 import libcst as cst
 
-from ..facts.keys import KeyFlowFacts
+from ..facts.keys import Consumption, KeyFlowFacts
 from ..rule import Rule
+
+#: How many calls deep a message follows a key into the functions that consume it.
+MAX_CHAIN = 4
 
 
 class PrngKeyReuse(Rule):
@@ -15,15 +19,50 @@ class PrngKeyReuse(Rule):
         for reuse in facts.reuses:
             name = reuse.name
             fresh = "subkey" if name != "subkey" else "next_subkey"
-            first = self.ctx.line_label(facts.line(reuse.first.node))
-            if reuse.loop is not None:
+            split = f"`{name}, {fresh} = jax.random.split({name})`"
+            if reuse.kind == "carry":
+                self.report(reuse.node, (
+                    f"key `{name}` is consumed at {self._consumed_at(facts, reuse.first)} in the body of "
+                    f"`{self._code(reuse.node.func)}` and returned unchanged in its carry: every iteration consumes "
+                    f"the same key and draws the same numbers; split it in the body ({split}), draw from `{fresh}` "
+                    f"and return the new `{name}`"))
+            elif reuse.kind == "leaves":
+                self.report(reuse.node, (
+                    f"key `{name}` is consumed once per leaf: `{self._code(reuse.loop.func)}` "
+                    f"({self._label(facts, reuse.loop)}) calls this function for every leaf with the same key, so "
+                    f"every leaf draws the same numbers; split one key per leaf "
+                    f"(`keys = jax.random.split({name}, len(leaves))`, "
+                    f"`jax.tree_util.tree_unflatten(treedef, keys)`) and map over the keys as a second tree"))
+            elif reuse.kind == "loop":
                 kind = "comprehension" if not isinstance(reuse.loop, (cst.For, cst.While)) else "loop"
                 self.report(reuse.node, (
-                    f"key `{name}` is consumed in every iteration of the {kind} ({self.ctx.line_label(facts.line(reuse.loop))}): "
+                    f"key `{name}` is consumed in every iteration of the {kind} ({self._label(facts, reuse.loop)}): "
                     f"every iteration draws the same numbers; split a fresh key each iteration: "
-                    f"`{name}, {fresh} = jax.random.split({name})`, or `jax.random.fold_in({name}, i)`"))
+                    f"{split}, or `jax.random.fold_in({name}, i)`"))
             else:
                 self.report(reuse.node, (
-                    f"key `{name}` consumed at {first} is used again here: the two draws are identical "
-                    f"(JAX keys are not stateful); split it first: `{name}, {fresh} = jax.random.split({name})` "
-                    f"and use `{fresh}`"))
+                    f"key `{name}` consumed at {self._consumed_at(facts, reuse.first)} is used again here: the two "
+                    f"draws are identical (JAX keys are not stateful); split it first: {split} and use `{fresh}`"))
+
+    def _consumed_at(self, facts: KeyFlowFacts, first: Consumption) -> str:
+        """`line 16`, or `line 16 by `step` → `sample` → `jax.random.normal` (line 8)` when the key was
+        handed to a function that consumes it."""
+        where = self._label(facts, first.node)
+        if first.direct:
+            return where
+        chain = [first]
+        while chain[-1].via is not None and len(chain) < MAX_CHAIN:
+            chain.append(chain[-1].via)
+        path = " → ".join(f"`{self._code(c.node.func)}`" for c in chain)
+        last = chain[-1]
+        if last.via is not None:
+            path += " → …"
+        if len(chain) > 1 and last.direct:
+            return f"{where} by {path} ({self._label(facts, last.node)})"
+        return f"{where} by {path}"
+
+    def _label(self, facts: KeyFlowFacts, node: cst.CSTNode) -> str:
+        return self.ctx.line_label(facts.line(node))
+
+    def _code(self, node: cst.CSTNode) -> str:
+        return self.ctx.module.code_for_node(node)
