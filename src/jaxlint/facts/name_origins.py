@@ -84,6 +84,7 @@ class NameOrigins:
         self._scopes: dict[int, Scope] = {}
         self._classes: dict[int, InstanceAttributes] = {}
         self._rebound: dict[str, bool] = {}
+        self._bases: set[str] | None = None
         self._declarations: list[str] | None = None
         self._evidence: dict[int, set[str]] = {}
         self._visiting: set[int] = set()
@@ -198,14 +199,16 @@ class NameOrigins:
             o.kind == "value" and isinstance(o.value, (cst.List, cst.Tuple, cst.ListComp)) for o in values)
 
     def param_is_array(self, origin: Origin) -> bool:
-        """A parameter annotated as an array, or whose function reads an array-only attribute of it."""
+        """A traced parameter of a traced function that is an array, not a pytree: annotated as one, or
+        read through an array-only attribute. (Outside a trace the caller may pass a NumPy array.)"""
         param = origin.node
         if not isinstance(param, cst.Param):
             return False
-        if param.annotation is not None:
-            text = self.ctx.module.code_for_node(param.annotation.annotation)
-            if re.search(r"Array|ndarray", text) and not re.search(r"\bRef\b", text):
-                return True
+        info = self.ctx.traced.info(origin.function)
+        if info is None or param.name.value not in info.traced_params:
+            return False
+        if param.annotation is not None and _array_annotation(param.annotation.annotation):
+            return True
         return param.name.value in self._array_evidence(origin.function)
 
     @property
@@ -368,6 +371,8 @@ class NameOrigins:
         if owner.parent is None or owner.parent.kind != "class" or self_param(method) is not origin.node:
             return None
         cls = owner.parent.node
+        if cls.name.value in self._subclassed():
+            return None  # a subclass of the file may set the attribute to something else
         attributes = self._classes.get(id(cls))
         if attributes is None:
             attributes = self._classes[id(cls)] = InstanceAttributes(cls)
@@ -375,6 +380,19 @@ class NameOrigins:
         if assigned is None:
             return None
         return [(value, self._scope(function, owner.parent)) for value, function in assigned]
+
+    def _subclassed(self) -> set[str]:
+        """Names of the classes that classes defined at the top of the module derive from."""
+        if self._bases is None:
+            self._bases = set()
+            for statement in self.ctx.module.body:
+                if isinstance(statement, cst.ClassDef):
+                    for base in statement.bases:
+                        value = base.value
+                        name = value.attr.value if isinstance(value, cst.Attribute) else getattr(value, "value", None)
+                        if isinstance(name, str):
+                            self._bases.add(name)
+        return self._bases
 
     def _scope(self, function: cst.FunctionDef, owner: Scope) -> Scope:
         found = self._scopes.get(id(function))
@@ -439,6 +457,27 @@ class NameOrigins:
 _READ_ONLY_CALLEES = ("jax.", "builtins.", "numpy.", "optax.", "pprint.", "json.dump", "logging.")
 #: Decorators that cache a function's result without changing it.
 _CACHES = frozenset({"functools.cache", "functools.lru_cache"})
+
+
+#: Annotations of an array (`jax.Array`, `jnp.ndarray`), and jaxtyping's dtype wrappers (`Float[Array, "n"]`).
+_ARRAY_TYPES = frozenset({"Array", "ndarray", "ArrayImpl"})
+_JAXTYPING = re.compile(r"(Float|Int|UInt|Bool|Shaped|Real|Num|Complex|Integer|Inexact|Key|BFloat)\d*")
+
+
+def _array_annotation(annotation: cst.BaseExpression) -> bool:
+    """`jax.Array`, `"jnp.ndarray"`, `Float[Array, "b n"]`; not `dict[str, Array]`, `Variable[Array]`, `ArrayLike`."""
+    if isinstance(annotation, cst.SimpleString):
+        text = annotation.raw_value.strip()
+        return re.fullmatch(r"(\w+\.)*(Array|ndarray|ArrayImpl)", text) is not None
+    if isinstance(annotation, cst.Subscript):
+        outer = annotation.value
+        name = outer.attr.value if isinstance(outer, cst.Attribute) else getattr(outer, "value", "")
+        first = annotation.slice[0].slice if annotation.slice else None
+        return (isinstance(name, str) and _JAXTYPING.fullmatch(name) is not None
+                and isinstance(first, cst.Index) and _array_annotation(first.value))
+    if isinstance(annotation, cst.Attribute):
+        return annotation.attr.value in _ARRAY_TYPES
+    return isinstance(annotation, cst.Name) and annotation.value in _ARRAY_TYPES
 
 
 def _dict_value(display: cst.Dict, key: str) -> cst.BaseExpression | None:
