@@ -237,9 +237,12 @@ class ScopeFlow:
                 break
             head = widened
         self.loops.pop()
-        self.state = head  # the test fails, or the iterable is exhausted, at the loop's head
-        if node.orelse is not None:
-            self.block(node.orelse.body)
+        if isinstance(node, cst.While) and isinstance(node.test, cst.Name) and node.test.value == "True":
+            self.state = None  # `while True:` is only left through `break` (its `else` never runs)
+        else:
+            self.state = head  # the test fails, or the iterable is exhausted, at the loop's head
+            if node.orelse is not None:
+                self.block(node.orelse.body)
         self.state = _join(self.state, loop.breaks)
 
     def _try(self, node) -> None:
