@@ -64,7 +64,14 @@ AT_METHODS = frozenset({"set", "add", "subtract", "multiply", "mul", "divide", "
 ARRAY_METHODS = frozenset({
     "reshape", "astype", "transpose", "ravel", "flatten", "squeeze", "sum", "mean", "max", "min", "prod",
     "clip", "round", "cumsum", "cumprod", "dot", "swapaxes", "conj", "std", "var", "argmax", "argmin",
+    "copy", "block_until_ready",
 })
+#: NumPy functions that make one array: `jax.device_put` of their result is one JAX array.
+NUMPY_CONSTRUCTORS = frozenset(f"numpy.{name}" for name in (
+    "zeros", "ones", "full", "empty", "array", "asarray", "arange", "linspace", "eye", "zeros_like",
+    "ones_like", "full_like", "stack", "concatenate", "random.rand", "random.randn", "random.normal",
+    "random.uniform", "random.randint",
+))
 #: Attributes of an array that are arrays again.
 ARRAY_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
 #: Attributes a list, tuple or dict does not have: reading one shows a parameter is an array.
@@ -130,6 +137,12 @@ class NameOrigins:
         if isinstance(expr, cst.Call):
             func = expr.func
             callee = self.ctx.names.qualified_name(func, scope)
+            if callee == "jax.device_put" and expr.args and expr.args[0].keyword is None:
+                # one array in, one JAX array out (a pytree in gives a pytree)
+                placed = expr.args[0].value
+                return (isinstance(placed, cst.Call)
+                        and self.ctx.names.qualified_name(placed.func, scope) in NUMPY_CONSTRUCTORS
+                        or self.certain_array(placed, scope, depth + 1))
             if callee is not None and callee.startswith(ARRAY_MODULES):
                 if callee in STATIC_CALLS or callee.startswith(NON_ARRAY_PREFIXES):
                     return False
