@@ -30,7 +30,7 @@ import libcst as cst
 
 from .jax_names import JIT_FAMILY, PARTIAL
 from .reaching import Origin, ScopeFacts, ScopeFlow, literal_key
-from .instance_attributes import InstanceAttributes, self_param
+from .instance_attributes import InstanceAttributes, attribute_assignments, self_param
 from .scopes import Scope
 from .values import ARRAY_MODULES, STATIC_CALLS
 from .walk import walk
@@ -354,7 +354,10 @@ class NameOrigins:
         entries = self._entries_of_all([(o.value, owner) for o in origins], path, depth)
         if entries is None:
             return None
-        for written, value in facts.item_writes.get(base.value, ()):
+        writes = facts.item_writes.get(base.value, {})
+        if self._item_assignments(base.value, owner) > len(writes):
+            return None  # a nested function (a closure, or any function for a module's dict) writes too
+        for written, value in writes.values():
             if len(written) > len(path) or any(w is not None and w != p for w, p in zip(written, path)):
                 continue  # another entry, or an update inside the entry (`params["w"][0] = 1`)
             if written != path or value is None:
@@ -388,11 +391,19 @@ class NameOrigins:
             return None  # a subclass of the file may set the attribute to something else
         attributes = self._classes.get(id(cls))
         if attributes is None:
-            attributes = self._classes[id(cls)] = InstanceAttributes(cls)
+            attributes = self._classes[id(cls)] = InstanceAttributes(cls, self.ctx.module)
         assigned = attributes.values(expr.attr.value)
         if assigned is None:
             return None
+        if attribute_assignments(expr.attr.value, self.ctx.source) > attributes.assignments_in_code(expr.attr.value):
+            return None  # set from outside the class too (`agent.buf = []`), or by another class
         return [(value, self._scope(function, owner.parent)) for value, function in assigned]
+
+    def _item_assignments(self, name: str, owner: Scope) -> int:
+        """Lines in the code of `owner` (nested functions included) that assign or delete an item of `name`."""
+        text = self.ctx.source if owner.kind == "module" else self.ctx.module.code_for_node(owner.node)
+        pattern = rf"^[ \t]*(?:del[ \t]+)?{re.escape(name)}[ \t]*\[[^\n]*\][ \t]*(?:$|[-+*/%&|^@<>]*=(?!=))"
+        return len(re.findall(pattern, text, re.MULTILINE))
 
     def _subclassed(self) -> set[str]:
         """Names of the classes that classes defined at the top of the module derive from."""

@@ -59,8 +59,8 @@ class ScopeFacts:
     falls_off: bool = True
     #: the body yields (a generator or coroutine: calling it returns no array)
     generator: bool = False
-    #: name -> (key path, assigned value; None for `del` or an update) for each `name[…] = value`
-    item_writes: dict[str, list[tuple[KeyPath, cst.BaseExpression | None]]] = field(default_factory=dict)
+    #: name -> id(target) -> (key path, assigned value; None for `del` or an update) for each `name[…] = value`
+    item_writes: dict[str, dict[int, tuple[KeyPath, cst.BaseExpression | None]]] = field(default_factory=dict)
     #: names whose items are changed by a method (`params.update(…)`)
     updated: set[str] = field(default_factory=set)
     #: name -> the calls it is passed to as a whole (`init(params)`), which may change its items
@@ -155,7 +155,7 @@ class ScopeFlow:
             path.append(literal_key(base))
             base = base.value
         if isinstance(base, cst.Name) and base.value in self.tracked:
-            self.facts.item_writes.setdefault(base.value, []).append((tuple(reversed(path)), value))
+            self.facts.item_writes.setdefault(base.value, {})[id(node)] = (tuple(reversed(path)), value)
 
     # -- statements -----------------------------------------------------------------------------
     def block(self, suite: cst.BaseSuite) -> None:
