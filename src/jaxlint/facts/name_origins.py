@@ -280,12 +280,20 @@ class NameOrigins:
         return decided
 
     def _yields_arrays(self, value: cst.BaseExpression | None, scope: Scope, depth: int) -> bool:
-        """Unpacking or iterating `value` gives arrays: it is an array, or a list/tuple of arrays from JAX."""
-        if value is None:
+        """Unpacking or iterating `value` gives arrays: it is an array, a tuple or list display of arrays,
+        a list/tuple of arrays from JAX, or what a helper returning one of those gives."""
+        if value is None or depth > _MAX_DEPTH:
             return False
         if self.certain_array(value, scope, depth):
             return True
+        if isinstance(value, (cst.Tuple, cst.List)):
+            return bool(value.elements) and all(
+                not isinstance(e, cst.StarredElement) and self.certain_array(e.value, scope, depth + 1)
+                for e in value.elements)
         if isinstance(value, cst.Call):
+            returned = self._helper_returns(value, scope)
+            if returned is not None:
+                return all(self._yields_arrays(v, owner, depth + 1) for v, owner in returned)
             callee = self.ctx.names.qualified_name(value.func, scope)
             return callee is not None and callee.startswith("jax.numpy.") and callee in NON_ARRAY_RESULTS and callee not in (
                 "jax.numpy.shape", "jax.numpy.ndim", "jax.numpy.size", "jax.numpy.polyfit", "jax.numpy.histogram")
