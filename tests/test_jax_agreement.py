@@ -4,6 +4,7 @@ Each fixture with a `RUNTIME_CHECKS` list names functions, example arguments, an
 raises (or None). The test imports the fixture, calls each function, and checks the exception class
 and that the innermost frame of the fixture in the traceback is a line jaxlint reports.
 """
+import ast
 import importlib.util
 import traceback
 
@@ -63,3 +64,24 @@ def test_jax_raises_exactly_where_jaxlint_reports(path):
 
 #: Rules whose findings JAX turns into an exception (the others change behaviour without raising).
 RAISING_RULES = {"JAX201", "JAX202", "JAX203", "JAX204", "JAX401", "JAX403"}
+
+
+TOP_LEVEL = sorted(p for p in FIXTURES.glob("*.py") if "RUNTIME_TOP_LEVEL" in p.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("path", TOP_LEVEL, ids=lambda p: p.name)
+def test_top_level_statements_raise_exactly_where_jaxlint_reports(path):
+    """Script and notebook code: each top-level statement runs in turn in one namespace (a failing one
+    does not stop the next, as in a session), and the raising ones are exactly the reported lines."""
+    source = path.read_text(encoding="utf-8")
+    found = {(f.start.line, f.code) for f in check_file(str(path), Settings()).findings}
+    assert found == set(expectations(source))
+    namespace = {"__name__": f"fixture_{path.stem}"}
+    raised = {}
+    for statement in ast.parse(source).body:
+        try:
+            exec(compile(ast.Module([statement], []), str(path), "exec"), namespace)
+        except Exception as exc:  # noqa: BLE001 - any exception is evidence here
+            raised[raised_at(exc, path)] = type(exc).__name__
+    assert set(raised) == {line for line, code in found if code in RAISING_RULES}, raised
+    assert set(raised.values()) <= {"TypeError", "AttributeError"}

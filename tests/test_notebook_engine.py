@@ -1,5 +1,7 @@
 """Notebooks through the engine and the CLI: findings per cell, fixes written back into the cells only."""
+import ast
 import json
+import re
 import shutil
 
 import pytest
@@ -125,3 +127,37 @@ def test_a_message_that_names_another_line_names_its_cell(tmp_path, monkeypatch)
     data = json.loads(check("--output-format", "json", "--select", "JAX101", "draws.ipynb").stdout)
     assert [(d["cell"], d["line"]) for d in data] == [(3, 2)]
     assert "consumed at cell 3, line 1 is used again" in data[0]["message"]
+
+
+def _rebinding_notebook(tmp_path, monkeypatch):
+    from jaxlint.notebook import read_notebook
+
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(FIXTURES / "notebooks" / "rebinding.ipynb", tmp_path / "rebinding.ipynb")
+    cells = read_notebook((tmp_path / "rebinding.ipynb").read_text())
+    expected = sorted((cell.index, number, match.group(1))
+                      for cell in cells for number, line in enumerate(cell.original.splitlines(), start=1)
+                      for match in [re.search(r"# expect: (JAX\d{3})", line)] if match)
+    return cells, expected
+
+
+def test_names_are_judged_at_their_cell_and_line(tmp_path, monkeypatch):
+    """A name rebound from NumPy to JAX (or from a list to an array) in a later cell: only the uses
+    after the rebinding are reported."""
+    cells, expected = _rebinding_notebook(tmp_path, monkeypatch)
+    data = json.loads(check("--output-format", "json", "rebinding.ipynb").stdout)
+    assert sorted((d["cell"], d["line"], d["code"]) for d in data) == expected and expected
+
+
+def test_jax_raises_only_at_the_reported_cells_and_lines(tmp_path, monkeypatch):
+    """The cells run in order, statement by statement, as in a session: only the reported lines raise."""
+    pytest.importorskip("jax")
+    cells, expected = _rebinding_notebook(tmp_path, monkeypatch)
+    namespace, raised = {}, set()
+    for cell in cells:
+        for statement in ast.parse(cell.source).body:
+            try:
+                exec(compile(ast.Module([statement], []), f"<cell {cell.index}>", "exec"), namespace)
+            except TypeError:
+                raised.add((cell.index, statement.lineno))
+    assert raised == {(cell, line) for cell, line, _ in expected}

@@ -16,7 +16,9 @@ class NameResolver:
     """Resolves expressions to fully qualified names, as seen from a given scope.
 
     A name whose bindings disagree (`np` imported from NumPy in one branch and from jax.numpy in
-    another) or that is bound to a computed value resolves to None: rules then stay silent.
+    another) or that is bound to a computed value resolves to None: rules then stay silent. An
+    import fallback (`try: import jax.numpy as jnp` / `except ImportError: import numpy as jnp`)
+    is not a disagreement: the code is checked with the meaning the `try` body gives the name.
     """
 
     def __init__(self) -> None:
@@ -65,7 +67,12 @@ class NameResolver:
     def _resolve_binding(self, binding: Binding, owner: Scope) -> str | None:
         targets = set()
         aliases = iter(binding.alias_values)
-        for target in binding.targets:
+        fallbacks = binding.fallbacks
+        for index, target in enumerate(binding.targets):
+            if index in fallbacks:
+                if target == "<alias>":
+                    next(aliases)
+                continue  # only runs where the `try` body's import failed: the body's meaning holds
             if target == LOCAL:
                 return None
             if target == "<alias>":

@@ -20,6 +20,8 @@ ScopeNode = Union[
     cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp,
 ]
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+#: Exceptions a `try` catches to fall back to another spelling of a missing module or attribute.
+MISSING_API_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError"})
 
 #: Marks a name bound by something other than an import or a plain alias (`jnp = jax.numpy`):
 #: a parameter, a loop variable, a computed value. Its meaning is unknown to the alias facts.
@@ -41,6 +43,10 @@ class Binding:
     nodes: list[cst.CSTNode] = field(default_factory=list)
     #: aliases as written (`jnp = jax.numpy`), resolved only when asked
     alias_values: list[cst.BaseExpression] = field(default_factory=list)
+    #: indices (into `targets`) of fallbacks: bindings in an `except ImportError:` (or
+    #: ModuleNotFoundError, AttributeError) handler of a `try` whose body binds the name too. They
+    #: only run where the `try` body's spelling is missing, so the name means what that body binds.
+    fallbacks: set[int] = field(default_factory=set)
 
     @property
     def is_import_only(self) -> bool:
@@ -168,6 +174,8 @@ class _BindingCollector:
         self.scope = scope
         self.bindings: dict[str, Binding] = {}
         self.walrus = scope.module_scope().may_have_walrus
+        #: (binding, index into its targets) for each binding made, in order
+        self.log: list[tuple[Binding, int]] = []
 
     def visit(self, node: cst.CSTNode) -> None:
         walk(node, self._enter, _ignore)
@@ -200,6 +208,7 @@ class _BindingCollector:
 
     def _add(self, name: str, target: str, node: cst.CSTNode, alias: cst.BaseExpression | None = None):
         binding = self.bindings.setdefault(name, Binding(name))
+        self.log.append((binding, len(binding.targets)))
         binding.targets.append(target)
         binding.nodes.append(node)
         if alias is not None:
@@ -242,6 +251,24 @@ class _BindingCollector:
         return False
 
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
+
+    def visit_Try(self, node: cst.Try) -> bool:
+        """`try: import jax.numpy as jnp` / `except ImportError: import numpy as jnp`: the handler's
+        bindings of names the body binds are marked as fallbacks."""
+        start = len(self.log)
+        self.visit(node.body)
+        in_body = {binding.name for binding, _ in self.log[start:]}
+        for handler in node.handlers:
+            start = len(self.log)
+            self.visit(handler)
+            if in_body and catches_missing_api(handler):
+                for binding, index in self.log[start:]:
+                    if binding.name in in_body:
+                        binding.fallbacks.add(index)
+        for part in (node.orelse, node.finalbody):
+            if part is not None:
+                self.visit(part)
+        return False
 
     def visit_Assign(self, node: cst.Assign) -> None:
         single = len(node.targets) == 1
@@ -308,6 +335,19 @@ class _BindingCollector:
                 local = alias.asname.name.value
             target = f"{module}.{alias.name.value}" if module else LOCAL
             self._add(local, target, alias)
+
+
+def catches_missing_api(handler: cst.ExceptHandler) -> bool:
+    """`except ImportError:`, `except (ModuleNotFoundError, AttributeError) as e:`, …"""
+    caught = handler.type
+    if caught is None:
+        return False
+    names = [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
+    return any(dotted_name(name) in MISSING_API_ERRORS or dotted_name(name) in _BUILTIN_MISSING_API
+               for name in names)
+
+
+_BUILTIN_MISSING_API = frozenset(f"builtins.{name}" for name in MISSING_API_ERRORS)
 
 
 def _ignore(node: cst.CSTNode) -> None:

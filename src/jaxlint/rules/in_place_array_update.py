@@ -81,25 +81,20 @@ class InPlaceArrayUpdate(Rule):
 
     # -- facts ----------------------------------------------------------------------------------
     def _is_jax_array(self, subscript: cst.Subscript) -> bool:
+        """Whether the subscripted value is a JAX array where the statement runs, whatever path led there."""
         ctx = self.ctx
         subject = subscript.value
         if isinstance(subject, cst.Attribute) and subject.attr.value == "at":
             return False  # `x.at[i] = v`: a different mistake
-        if not ctx.kind(subject).jax_array:
-            return False
         origins = NameOrigins.of(ctx)
-        root = _root_name(subject)
-        if root is None:
-            return False
-        found = origins.origins(root.value, ctx.scope)
-        if found is None:
-            return False
         if origins.certain_array(subject, ctx.scope):
             return True
         # A traced parameter indexed the way only arrays are (`x[..., 0]`, `x[:, 1]`); a `jax.Ref`
         # is indexed that way too (`r[...] = v`), so not in files that use references.
-        return (isinstance(subject, cst.Name) and not origins.references_in_file and ctx.kind(subject).traced
-                and _array_only_index(subscript)
+        if not isinstance(subject, cst.Name) or origins.references_in_file or not _array_only_index(subscript):
+            return False
+        found = origins.reaching(subject, ctx.scope)
+        return (found is not None and ctx.kind(subject).traced
                 and all(o.kind in ("param", "augmented", "annotation") for o in found[1]))
 
     # -- fixes ----------------------------------------------------------------------------------
@@ -172,12 +167,6 @@ def _subscripts(target: cst.BaseExpression):
             yield from _subscripts(element.value)
     elif isinstance(target, cst.StarredElement):
         yield from _subscripts(target.value)
-
-
-def _root_name(expr: cst.BaseExpression) -> cst.Name | None:
-    while isinstance(expr, (cst.Subscript, cst.Attribute)):
-        expr = expr.value
-    return expr if isinstance(expr, cst.Name) else None
 
 
 def _array_only_index(subscript: cst.Subscript) -> bool:

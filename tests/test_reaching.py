@@ -1,0 +1,145 @@
+"""Which bindings reach a read of a name: joins, loops, `break`/`continue`, `return`, `try`."""
+import textwrap
+
+import libcst as cst
+import pytest
+
+from jaxlint.facts.reaching import ScopeFlow
+from jaxlint.facts.scopes import Scope
+
+
+def reaching(source: str) -> dict[str, list[str]]:
+    """probe name -> the values (as written) of the bindings that reach `probeN(x)` in `f`."""
+    module = cst.parse_module(textwrap.dedent(source))
+    function = next(s for s in module.body if isinstance(s, cst.FunctionDef))
+    facts = ScopeFlow(Scope(function, Scope(module, None))).run()
+    probes: dict[str, list[str]] = {}
+
+    class Probes(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name) and node.func.value.startswith("probe"):
+                held = facts.reaching.get(id(node.args[0].value))
+                probes[node.func.value] = None if held is None else sorted(
+                    module.code_for_node(o.value) if o.value is not None else o.kind for o in held)
+
+    module.visit(Probes())
+    return probes
+
+
+def test_a_rebinding_replaces_what_reaches_later_reads():
+    found = reaching("""
+        def f(board):
+            probe1(board)
+            board = jnp.asarray(board)
+            probe2(board)
+    """)
+    assert found == {"probe1": ["param"], "probe2": ["jnp.asarray(board)"]}
+
+
+def test_branches_join_and_a_returning_branch_does_not():
+    found = reaching("""
+        def f(c):
+            x = np.zeros(3)
+            if c:
+                x = jnp.zeros(3)
+            probe1(x)
+            if c:
+                y = np.zeros(3)
+                return y
+            else:
+                y = jnp.zeros(3)
+            probe2(y)
+    """)
+    assert found == {"probe1": ["jnp.zeros(3)", "np.zeros(3)"], "probe2": ["jnp.zeros(3)"]}
+
+
+def test_a_loop_carries_its_last_binding_round_to_its_first_read():
+    found = reaching("""
+        def f(n):
+            x = np.zeros(3)
+            for i in range(n):
+                probe1(x)
+                x = jnp.asarray(x)
+                probe2(x)
+            probe3(x)
+    """)
+    assert found == {"probe1": ["jnp.asarray(x)", "np.zeros(3)"], "probe2": ["jnp.asarray(x)"],
+                     "probe3": ["jnp.asarray(x)", "np.zeros(3)"]}
+
+
+def test_break_and_continue_lead_where_python_goes():
+    found = reaching("""
+        def f(items):
+            x = 0
+            for item in items:
+                probe1(x)
+                if item:
+                    x = 1
+                    continue
+                x = 2
+                if x:
+                    x = 3
+                    break
+            probe2(x)
+    """)
+    assert found == {"probe1": ["0", "1", "2"], "probe2": ["0", "1", "2", "3"]}
+
+
+def test_while_true_is_left_through_break():
+    found = reaching("""
+        def f(items):
+            x = 0
+            while True:
+                if items:
+                    x = 1
+                    break
+                if not items:
+                    x = 2
+                    continue
+                x = 3
+            probe1(x)
+    """)
+    assert found["probe1"] == ["1"]  # `while True` is left only through its `break`
+
+
+def test_a_handler_starts_from_any_state_of_its_try_body_and_finally_from_every_exit():
+    found = reaching("""
+        def f(path):
+            w = None
+            try:
+                w = np.load(path)
+                w = jnp.asarray(w)
+            except OSError:
+                probe1(w)
+                w = jnp.zeros(3)
+            finally:
+                probe2(w)
+            probe3(w)
+    """)
+    assert found["probe1"] == ["None", "jnp.asarray(w)", "np.load(path)"]
+    assert found["probe2"] == ["None", "jnp.asarray(w)", "jnp.zeros(3)", "np.load(path)"]
+    assert "jnp.zeros(3)" in found["probe3"]
+
+
+def test_reads_in_comprehensions_run_in_place_and_in_lambdas_are_not_recorded():
+    found = reaching("""
+        def f(xs):
+            scale = [1.0]
+            a = [probe1(scale) for _ in xs]
+            g = lambda: probe2(scale)
+            scale = jnp.asarray(scale)
+            b = [probe3(x) for x in xs]
+            return a, b, g
+    """)
+    assert found["probe1"] == ["[1.0]"]
+    assert found["probe2"] is None  # runs whenever the lambda is called: every binding applies
+    assert found["probe3"] is None  # `x` is the comprehension's own name
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("def f():\n    x = 1\n    del x\n    probe1(x)\n", ["other"]),
+    ("def f(x):\n    x += 1\n    probe1(x)\n", ["1", "param"]),
+    ("def f():\n    probe1(x)\n    x = 1\n", []),
+])
+def test_deletion_augmentation_and_reads_before_any_binding(source, expected):
+    assert reaching(source)["probe1"] == expected
