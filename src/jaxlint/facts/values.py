@@ -553,13 +553,29 @@ def static_field_names(module: cst.Module) -> frozenset[str]:
             value = getattr(small, "value", None)
             if not isinstance(small, (cst.AnnAssign, cst.Assign)) or not isinstance(value, cst.Call):
                 continue
-            static = any(a.keyword is not None and isinstance(a.value, cst.Name)
-                         and _STATIC_FIELD_KEYWORDS.get(a.keyword.value) == a.value.value for a in value.args)
-            if not static:
+            if not any(_declares_static(a) for a in value.args):
                 continue
             targets = [small.target] if isinstance(small, cst.AnnAssign) else [t.target for t in small.targets]
             found.update(t.value for t in targets if isinstance(t, cst.Name))
     return frozenset(found)
+
+
+def _declares_static(arg: cst.Arg) -> bool:
+    """`pytree_node=False`, `static=True`, `metadata={"static": True}` / `metadata=dict(static=True)`."""
+    if arg.keyword is None:
+        return False
+    keyword, value = arg.keyword.value, arg.value
+    if isinstance(value, cst.Name):
+        return _STATIC_FIELD_KEYWORDS.get(keyword) == value.value
+    if keyword != "metadata":
+        return False
+    if isinstance(value, cst.Dict):
+        return any(isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
+                   and e.key.evaluated_value == "static" and isinstance(e.value, cst.Name)
+                   and e.value.value == "True" for e in value.elements)
+    if isinstance(value, cst.Call):
+        return any(_declares_static(a) for a in value.args)
+    return False
 
 
 def _class_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
