@@ -117,12 +117,14 @@ def test_return_ends_its_path_and_returned_is_the_join():
                 return x
             x = 2
             return x
-            dead = 3
+            x = 3
+            return x
     """)
-    assert result.returned == {"1", "2"}
+    assert result.returned == {"1", "2"}  # the unreachable `return` adds nothing
     assert result.exit is None
-    dead = node.body.body[-1].body[0]
-    assert result.value_at(dead.value) is None  # unreachable code is not evaluated
+    dead = node.body.body[-2].body[0]
+    assert result.value_at(dead.value) == {"3"}  # but rules still get values for unreachable code
+    assert result.value_at(node.body.body[-1].body[0].value) == {"3"}
 
 
 def test_returned_is_none_when_no_value_is_returned():
@@ -370,3 +372,20 @@ def test_summaries_are_memoised_by_signature_and_cut_recursion():
     summaries.get(f, ("float",))
     assert seen == [("int",), ("float",)]
     assert summaries.computed == 2
+
+
+def test_unreachable_code_changes_no_live_path():
+    module, result = run("""
+        x = 0
+        for i in xs:
+            x = 1
+            continue
+            x = 2
+            break
+        while True:
+            pass
+        y = x
+    """)
+    assert result.exit is None  # nothing leaves `while True:` without a break
+    y_value = module.body[-1].body[0].value
+    assert result.value_at(y_value) == {"0", "1"}  # the dead `x = 2` and `break` reach nothing

@@ -111,6 +111,8 @@ class FlowInterpreter(Generic[V]):
         self._returned: V | None = None
         self._loops: list[_Loop] = []
         self._tries: list[_Try] = []
+        #: evaluating unreachable code: its returns, breaks and raises reach nothing
+        self._dead = False
 
     # -- entry ----------------------------------------------------------------------------------
     def run(self, body: cst.CSTNode | Sequence[cst.CSTNode], entry: dict[str, V] | None = None) -> FlowResult[V]:
@@ -135,13 +137,29 @@ class FlowInterpreter(Generic[V]):
     def block(self, body: cst.CSTNode | Sequence[cst.CSTNode]) -> None:
         if isinstance(body, (cst.Module, cst.BaseSuite)):
             body = body.body
-        for statement in body:
-            if self.env is None:
-                return  # the rest of the block is unreachable
+        for index, statement in enumerate(body):
+            live = self.env
+            if live is None:
+                return
             self.statement(statement)
+            if self.env is None and index + 1 < len(body):
+                self._unreachable(body[index + 1:], live)
+                return
+
+    def _unreachable(self, statements: Sequence[cst.CSTNode], state: dict[str, V]) -> None:
+        """Code no path reaches (after `return`, `raise`, `while True:` …) still gets values, read
+        in the last state before it, so that rules see it; nothing it does reaches a live path."""
+        dead = self._dead
+        self._dead = True
+        for statement in statements:
+            if self.env is None:
+                self.env = dict(state)
+            self.statement(statement)
+        self.env = None
+        self._dead = dead
 
     def statement(self, node: cst.CSTNode) -> None:
-        if self._tries:
+        if self._tries and not self._dead:
             self._note_may_raise()
         kind = type(node)
         if kind is cst.SimpleStatementLine or kind is cst.SimpleStatementSuite:
@@ -194,7 +212,7 @@ class FlowInterpreter(Generic[V]):
             for part in (node.exc, node.cause.item if node.cause is not None else None):
                 if part is not None:
                     self.eval(part)
-            if self._tries:
+            if self._tries and not self._dead:
                 self._note_may_raise()
             self.env = None
         elif kind is cst.Assert:
@@ -202,11 +220,11 @@ class FlowInterpreter(Generic[V]):
             if node.msg is not None:
                 self.eval(node.msg)
         elif kind is cst.Break:
-            if self._loops:
+            if self._loops and not self._dead:
                 self._loops[-1].breaks.append(self.env)
             self.env = None
         elif kind is cst.Continue:
-            if self._loops:
+            if self._loops and not self._dead:
                 self._loops[-1].continues.append(self.env)
             self.env = None
         elif kind is cst.Del:
@@ -221,6 +239,9 @@ class FlowInterpreter(Generic[V]):
                         self.bind_name(local.value, self.domain.opaque(alias), None)
 
     def _return(self, value: V | None) -> None:
+        if self._dead:
+            self.env = None
+            return
         if value is not None:
             self._returned = value if self._returned is None else self.domain.join(self._returned, value)
         if self._tries:
