@@ -210,7 +210,7 @@ class ValueFlow:
 
     # -- the domain: joins and bindings ----------------------------------------------------------
     def join(self, a: Value, b: Value) -> Value:
-        if a == b:
+        if a is b or a == b:
             return a
         kind = max(a.kind, b.kind)
         items = None
