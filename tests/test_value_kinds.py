@@ -142,7 +142,7 @@ def test_transform_wrappers_return_traced_values_under_a_trace_and_concrete_ones
             return loss
     ''')
     assert kind_of_return(ctx, functions["inside"]) == Kind.ARRAY
-    assert kind_of_return(ctx, functions["aliased"]) == Kind.PARAM  # a jitted output, whatever its input
+    assert kind_of_return(ctx, functions["aliased"]) == Kind.TREE  # a jitted output, whatever its input
     assert kind_of_return(ctx, functions["outside"]) == Kind.JAX_ARRAY
 
 
@@ -163,4 +163,4 @@ def test_collectives_of_python_constants_and_declared_static_fields_are_static()
     returned = body.body.body[-1].body[0].value
     flow = ctx.traced.flow(body)
     kinds = [flow.kinds.get(id(e.value)) for e in returned.elements]
-    assert kinds == [Kind.NONE, Kind.NONE, Kind.PARAM, Kind.NONE]
+    assert kinds == [Kind.NONE, Kind.NONE, Kind.TREE, Kind.NONE]

@@ -33,16 +33,20 @@ class Kind(IntEnum):
     JAX_ARRAY = 1
     #: a container (tuple, list, dict) holding traced leaves; its truthiness is plain Python
     CONTAINER = 2
+    #: a traced pytree of unknown structure that is not a parameter: a field of a traced argument
+    #: (`state.dynamic_scale`), the outputs of a transformed function. Its leaves are traced, but
+    #: it may be None or a struct, whose truthiness is plain Python: `if field:` is not reported
+    TREE = 3
     #: a traced parameter whose structure is unknown (an array or a pytree of arrays)
-    PARAM = 3
+    PARAM = 4
     #: a traced array
-    ARRAY = 4
+    ARRAY = 5
     #: a traced boolean array (a comparison), usable as a mask
-    BOOL = 5
+    BOOL = 6
 
     @property
     def traced(self) -> bool:
-        return self >= Kind.PARAM
+        return self >= Kind.TREE
 
     @property
     def jax_array(self) -> bool:
@@ -303,8 +307,8 @@ class ValueFlow:
             return PLAIN[self._comparison(node, flow)]
         if kind is cst.UnaryOperation:
             operand = flow.eval(node.expression).kind
-            if isinstance(node.operator, cst.Not):
-                return PLAIN[Kind.BOOL if operand.traced else Kind.NONE]
+            if isinstance(node.operator, cst.Not):  # `not tree` may be Python's (None, a struct)
+                return PLAIN[Kind.BOOL if operand.traced and operand != Kind.TREE else Kind.NONE]
             if operand == Kind.BOOL and isinstance(node.operator, cst.BitInvert):
                 return PLAIN[Kind.BOOL]
             return PLAIN[_arith(operand)]
@@ -344,13 +348,13 @@ class ValueFlow:
             return Kind.NONE
         if value in (Kind.ARRAY, Kind.BOOL, Kind.JAX_ARRAY):
             return Kind.JAX_ARRAY if value == Kind.JAX_ARRAY else Kind.ARRAY
-        if value == Kind.PARAM:
+        if value == Kind.PARAM or value == Kind.TREE:
             if attribute in ARRAY_ATTRIBUTES:
                 return Kind.ARRAY
             # a field of a traced pytree (a NamedTuple or dataclass state) is traced too, unless the
             # transform keeps non-array leaves static or the file declares such a field static
             if not self.static_leaves and attribute not in self.traced.static_fields():
-                return Kind.PARAM
+                return Kind.TREE
         return Kind.NONE
 
     def _subscript(self, node: cst.Subscript, flow: FlowInterpreter[Value]) -> Value:
@@ -371,6 +375,8 @@ class ValueFlow:
             return value.items[constant]
         if value.kind == Kind.JAX_ARRAY:
             return PLAIN[Kind.ARRAY if index.traced else Kind.JAX_ARRAY]
+        if value.kind == Kind.TREE:
+            return value  # a part of a pytree of unknown structure: a pytree of unknown structure
         if value.kind.traced or value.kind == Kind.CONTAINER:
             return PLAIN[Kind.ARRAY]
         return NOTHING
@@ -457,7 +463,7 @@ class ValueFlow:
             return PLAIN[Kind.JAX_ARRAY]
         if callee is not None and callee.startswith(TREE_FUNCTIONS):
             return PLAIN[Kind.CONTAINER if strongest.traced or strongest == Kind.CONTAINER else Kind.NONE]
-        if receiver is not None and receiver.kind in (Kind.ARRAY, Kind.BOOL, Kind.PARAM, Kind.JAX_ARRAY):
+        if receiver is not None and receiver.kind in (Kind.ARRAY, Kind.BOOL, Kind.PARAM, Kind.TREE, Kind.JAX_ARRAY):
             method = func.attr.value
             if method in CONCRETIZING_METHODS:
                 return NOTHING
@@ -465,8 +471,8 @@ class ValueFlow:
                 return PLAIN[Kind.CONTAINER if receiver.kind.traced else Kind.NONE]
             if receiver.kind == Kind.JAX_ARRAY:
                 return PLAIN[Kind.ARRAY if strongest.traced else Kind.JAX_ARRAY]
-            if receiver.kind == Kind.PARAM and method in ("get", "pop", "copy", "replace", "_replace"):
-                return PLAIN[Kind.PARAM]
+            if receiver.kind in (Kind.PARAM, Kind.TREE) and method in ("get", "pop", "copy", "replace", "_replace"):
+                return PLAIN[receiver.kind]
             return PLAIN[Kind.ARRAY]
         target = self.traced.function_called(func, node, self)
         if target is not None:
@@ -484,7 +490,7 @@ class ValueFlow:
         """What calling a transformed function returns."""
         traced = self._traced_result(strongest)
         # a pytree of unknown structure: traced, or (outside a trace) nothing known
-        tree = PLAIN[Kind.PARAM if traced else Kind.NONE]
+        tree = PLAIN[Kind.TREE if traced else Kind.NONE]
         array = PLAIN[Kind.ARRAY if traced else Kind.JAX_ARRAY]
         if wrapper == "grad":
             return tree
@@ -500,7 +506,7 @@ class ValueFlow:
 
     def _direct_transform(self, shape: str, node: cst.Call, strongest: Kind) -> Value:
         traced = self._traced_result(strongest)
-        tree = PLAIN[Kind.PARAM if traced else Kind.NONE]
+        tree = PLAIN[Kind.TREE if traced else Kind.NONE]
         has_aux = _keyword_true(node, "has_aux")
         if shape == "vjp":
             function = Value(Kind.NONE, wrapper="vjp_function")
@@ -599,6 +605,8 @@ def _arith(kind: Kind) -> Kind:
 
 def _element(kind: Kind) -> Kind:
     """An element of an iterated or unpacked value."""
+    if kind == Kind.TREE:
+        return Kind.TREE
     if kind.traced or kind == Kind.CONTAINER:
         return Kind.ARRAY
     return Kind.JAX_ARRAY if kind == Kind.JAX_ARRAY else Kind.NONE
