@@ -53,3 +53,114 @@ def test_bitwise_operators_keep_boolean_arrays_boolean():
     assert kinds["either"] == Kind.BOOL
     assert kinds["neither"] == Kind.BOOL
     assert kinds["counted"] == Kind.ARRAY  # bool & int is an integer array
+
+
+def analysed(source):
+    source = textwrap.dedent(source)
+    module = cst.parse_module(source)
+    ctx = FileContext("t.py", source, module, Settings())
+    functions = {n.name.value: n for n in module.body if isinstance(n, cst.FunctionDef)}
+    return ctx, functions
+
+
+def kind_of_return(ctx, function):
+    """The kind of the value in the function's last `return`, in its own flow."""
+    returned = function.body.body[-1].body[0].value
+    return ctx.traced.flow(function).kinds.get(id(returned))
+
+
+HELPERS = '''
+    import jax
+    import jax.numpy as jnp
+
+    def above(x, limit):
+        return x > limit
+
+    def count(xs):
+        return len(xs)
+
+    def forever(x):
+        return forever(x)
+
+    @jax.jit
+    def step(x):
+        a = above(x, 1.0)
+        b = above(x, 2.0)
+        c = count([x])
+        d = forever(x)
+        return a, b, c, d
+'''
+
+
+def test_a_helper_returns_its_summarised_value_computed_once_per_signature():
+    ctx, functions = analysed(HELPERS)
+    step = functions["step"]
+    flow = ctx.traced.flow(step)
+    calls = [s.body[0].value for s in step.body.body[:4]]
+    assert [flow.kinds.get(id(call)) for call in calls] == [Kind.BOOL, Kind.BOOL, Kind.NONE, Kind.NONE]
+    # `above` is called twice with the same argument kinds: summarised once; `forever` recursion is cut
+    summaries = ctx.traced.summaries
+    assert summaries.computed == 3
+
+
+def test_a_helper_outside_any_trace_returns_concrete_values():
+    ctx, functions = analysed('''
+        import jax.numpy as jnp
+
+        def make():
+            return jnp.zeros(3)
+
+        def use():
+            buffer = make()
+            return buffer
+    ''')
+    assert kind_of_return(ctx, functions["use"]) == Kind.JAX_ARRAY
+
+
+def test_transform_wrappers_return_traced_values_under_a_trace_and_concrete_ones_outside():
+    ctx, functions = analysed('''
+        import jax
+        import jax.numpy as jnp
+
+        def f(x):
+            return jnp.sum(x ** 2)
+
+        fast = jax.jit(f)
+
+        @jax.jit
+        def inside(x):
+            loss, grads = jax.value_and_grad(f)(x)
+            return loss
+
+        @jax.jit
+        def aliased(x):
+            y = fast(3.0)
+            return y
+
+        def outside(x):
+            loss, grads = jax.value_and_grad(f)(x)
+            return loss
+    ''')
+    assert kind_of_return(ctx, functions["inside"]) == Kind.ARRAY
+    assert kind_of_return(ctx, functions["aliased"]) == Kind.TREE  # a jitted output, whatever its input
+    assert kind_of_return(ctx, functions["outside"]) == Kind.JAX_ARRAY
+
+
+def test_collectives_of_python_constants_and_declared_static_fields_are_static():
+    ctx, functions = analysed('''
+        import jax
+        from flax import struct
+
+        class State(struct.PyTreeNode):
+            steps: int = struct.field(pytree_node=False)
+
+        def body(x, state):
+            n = jax.lax.psum(1, "i")
+            return n, state.steps, state.other, x.shape
+        mapped = jax.vmap(body, axis_name="i")
+    ''')
+    body = functions["body"]
+    returned = body.body.body[-1].body[0].value
+    flow = ctx.traced.flow(body)
+    kinds = [flow.kinds.get(id(e.value)) for e in returned.elements]
+    assert kinds == [Kind.NONE, Kind.NONE, Kind.TREE, Kind.NONE]

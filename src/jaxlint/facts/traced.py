@@ -18,10 +18,14 @@ from typing import TYPE_CHECKING, Iterable, Iterator
 
 import libcst as cst
 
+from ..dataflow import Summaries
 from .arguments import Passed, Passing, bind_arguments
 from .jax_names import JIT_FAMILY, PARTIAL
+from .module_state import ModuleState
 from .scopes import Binding, Scope
-from .values import Kind, State, ValueFlow
+from .values import (
+    NOTHING, PLAIN, STATIC_LEAF_TRANSFORMS, TRANSFORM_WRAPPERS, Kind, State, Value, ValueFlow, static_field_names,
+)
 
 if TYPE_CHECKING:
     from ..context import FileContext
@@ -218,6 +222,11 @@ class TracedFunctions:
         self._partials_given: dict[int, list[tuple[cst.Call, Scope]]] = {}
         #: id(function) -> the functions transforms are applied to in its body, with the application
         self._applied_in: dict[int, list[tuple[FunctionNode, _Application]]] = {}
+        #: what functions of the module return, by (function, argument kinds, caller's trace)
+        self.summaries: Summaries[Value] = Summaries(self._summarise, NOTHING)
+        self._wrappers: dict[int, str | None] = {}
+        self._module_wrappers: dict[str, Value] = {}
+        self._static_fields: frozenset[str] | None = None
         self._collect()
         self._resolve_calls()
         self._analyse()
@@ -232,7 +241,7 @@ class TracedFunctions:
         if key not in self.flows:
             scope = self.scopes.get(key, self.ctx.module_scope)
             flow = ValueFlow(self, function or self.ctx.module, {}, False, self._resolver(scope))
-            flow.run(function.body if function is not None else self.ctx.module.body)
+            flow.run(function if function is not None else self.ctx.module)
             self.flows[key] = flow
         return self.flows[key]
 
@@ -703,9 +712,8 @@ class TracedFunctions:
         flow = self.flows.get(id(outer)) if outer is not None else None
         seen = self._closures.setdefault(id(function), {})
         if flow is not None:
-            for name, kind in flow.closures.get(id(function), {}).items():
-                if kind > seen.get(name, Kind.NONE) or name not in seen:
-                    seen[name] = kind
+            for name, value in flow.closures.get(id(function), {}).items():
+                seen[name] = flow.join(seen[name], value) if name in seen else value
         return seen
 
     def _traced_flow(self, function: FunctionNode, info: TraceInfo, closure: State) -> ValueFlow:
@@ -717,8 +725,9 @@ class TracedFunctions:
                 kind = Kind.CONTAINER
             initial[param] = kind
         scope = self.scopes.get(id(function), self.ctx.module_scope)
-        flow = ValueFlow(self, function, initial, info.abstract, self._resolver(scope))
-        flow.run(function.body)
+        static_leaves = any(t.startswith(STATIC_LEAF_TRANSFORMS) for t in info.transforms)
+        flow = ValueFlow(self, function, initial, info.abstract, self._resolver(scope), static_leaves)
+        flow.run(function)
         return flow
 
     def _traced_params(self, function: FunctionNode, use: _Application) -> set[str]:
@@ -788,6 +797,73 @@ class TracedFunctions:
         return False
 
     # -- used by ValueFlow ---------------------------------------------------------------------
+    def call_result(self, function: FunctionNode, arguments: dict[str, Kind], caller: ValueFlow) -> Value:
+        """What a call of a function of the module returns, given the kinds of its arguments: a
+        transformed function's outputs are arrays (traced under a trace); others are summarised."""
+        wrapper = self._decorator_wrapper(function)
+        if wrapper is not None:
+            return caller.wrapper_result(wrapper, max(arguments.values(), default=Kind.NONE))
+        closure = caller.closures.get(id(function))
+        if closure is None and self._nested(function):
+            closure = next((flow.closures[id(function)] for flow in self.flows.values()
+                            if id(function) in flow.closures), None)
+        signature = (tuple(sorted(arguments.items())), caller.abstract, caller.static_leaves,
+                     frozenset(closure.items()) if closure else None)
+        return self.summaries.get(function, signature)
+
+    def _summarise(self, function: FunctionNode, signature) -> Value:
+        arguments, abstract, static_leaves, closure = signature
+        initial: dict[str, Value] = dict(closure or ())
+        containers = _container_params(function)
+        for param in _params(function):
+            initial[param] = NOTHING
+        for param, kind in arguments:
+            initial[param] = PLAIN[Kind.CONTAINER] if kind.traced and param in containers else PLAIN[kind]
+        scope = self.scopes.get(id(function), self.ctx.module_scope)
+        flow = ValueFlow(self, function, initial, abstract, self._resolver(scope), static_leaves)
+        flow.run(function)
+        return flow.returned if flow.returned is not None else NOTHING
+
+    def _nested(self, function: FunctionNode) -> bool:
+        scope = self.scopes.get(id(function))
+        return scope is not None and scope.parent is not None and scope.parent.kind == "function"
+
+    def _decorator_wrapper(self, function: FunctionNode) -> str | None:
+        """`@jax.jit` / `@partial(jax.grad, has_aux=True)`: what calling the decorated function returns."""
+        key = id(function)
+        if key not in self._wrappers:
+            found = None
+            scope = self.scopes.get(key)
+            outer = scope.parent if scope is not None and scope.parent is not None else self.ctx.module_scope
+            for decorator in getattr(function, "decorators", ()):
+                use = self.transform_use(decorator.decorator, outer)
+                if use is not None and use.transform in TRANSFORM_WRAPPERS:
+                    found = TRANSFORM_WRAPPERS[use.transform]
+                    if found in ("grad", "value_and_grad") and _is_true(use.keywords.get("has_aux")):
+                        found += "+aux"
+            self._wrappers[key] = found
+        return self._wrappers[key]
+
+    def module_wrapper(self, name: str) -> Value:
+        """A module-level name bound only to a transformed function (`fast = jax.jit(f)`)."""
+        found = self._module_wrappers.get(name)
+        if found is None:
+            found = NOTHING
+            values = ModuleState.of(self.ctx).module_values(name)
+            if values and all(isinstance(v, cst.Call) for v in values):
+                resolve = self._resolver(self.ctx.module_scope)
+                wrappers = {TRANSFORM_WRAPPERS.get(resolve(v.func)) for v in values}
+                if len(wrappers) == 1 and None not in wrappers:
+                    found = Value(Kind.NONE, wrapper=wrappers.pop())
+            self._module_wrappers[name] = found
+        return found
+
+    def static_fields(self) -> frozenset[str]:
+        """Field names that classes of the module declare static (never pytree leaves)."""
+        if self._static_fields is None:
+            self._static_fields = static_field_names(self.ctx.module)
+        return self._static_fields
+
     def function_called(self, func: cst.BaseExpression, call: cst.Call, flow: ValueFlow) -> FunctionNode | None:
         """The function of the module `call` runs directly (resolved once, after the collection walk);
         None for calls of a transform's wrapper, of other modules, or when the target is not certain."""
@@ -989,6 +1065,10 @@ def _star_params(function: FunctionNode) -> set[str]:
 def _has_default(function: FunctionNode, name: str) -> bool:
     p = function.params
     return any(x.name.value == name and x.default is not None for x in (*p.posonly_params, *p.params, *p.kwonly_params))
+
+
+def _is_true(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"
 
 
 def _ints(node: cst.BaseExpression | None) -> list[int]:

@@ -207,7 +207,7 @@ class TracedConcretization(Rule):
     def _method(self, node: cst.Call, func: cst.Attribute, positional: list, where: str, abstract: bool) -> None:
         method = func.attr.value
         receiver = self.ctx.kind(func.value)
-        if receiver not in (Kind.ARRAY, Kind.BOOL, Kind.PARAM) and not (
+        if receiver not in (Kind.ARRAY, Kind.BOOL, Kind.PARAM, Kind.TREE) and not (
                 method == "reshape" and receiver == Kind.JAX_ARRAY):
             return
         if method in ("item", "tolist") and not node.args:

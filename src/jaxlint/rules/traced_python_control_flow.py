@@ -1,4 +1,5 @@
-"""JAX201: Python control flow (`if`, `while`, `assert`, `and`/`or`/`not`, `x if c else y`) on a traced value."""
+"""JAX201: Python control flow (`if`, `while`, `assert`, `and`/`or`/`not`, `x if c else y`, chained
+comparisons `a < x < b`) on a traced value."""
 from __future__ import annotations
 
 import libcst as cst
@@ -8,6 +9,9 @@ from ..rule import Rule
 
 #: Nodes whose `test` Python converts to bool.
 TEST_OWNERS = (cst.If, cst.While, cst.Assert, cst.IfExp)
+#: Comparison operators that give a traced boolean array when an operand is traced.
+ORDERING = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
+EQUALITY = (cst.Equal, cst.NotEqual)
 
 
 class TracedPythonControlFlow(Rule):
@@ -33,6 +37,36 @@ class TracedPythonControlFlow(Rule):
     def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
         if isinstance(node.operator, cst.Not) and not self._in_test(node):
             self._test(node.expression, "`not`")
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        """`a < x < b` is `(a < x) and (x < b)`: Python converts every link but the last to bool."""
+        if len(node.comparisons) < 2 or self._in_test(node) or self._converted_by_parent(node):
+            return  # a chain that is a test is reported with its `if`/`while`/`assert`/`and`/`not`
+        info = self.ctx.trace_info()
+        if info is None or not info.abstract:
+            return
+        flow = self.ctx.traced.flow(self.ctx.function())
+        previous = node.left
+        for link in node.comparisons[:-1]:
+            operator, comparator = link.operator, link.comparator
+            operands = (previous, comparator)
+            previous = comparator
+            if isinstance(operator, EQUALITY) and any(flow.not_an_array(o) for o in operands):
+                continue  # `x == None`: Python's identity fallback, a plain bool
+            if isinstance(operator, ORDERING + EQUALITY) and any(self.ctx.kind(o).traced for o in operands):
+                self.report(node, (
+                    f"chained comparison on a traced value inside a function traced by `{info.label}`: Python "
+                    f"evaluates `a < x < b` as `(a < x) and (x < b)`, which needs a concrete bool "
+                    f"(TracerBoolConversionError); compare each side and combine them with `&` "
+                    f"(`(a < x) & (x < b)`), or use `jnp.logical_and`"))
+                return
+
+    def _converted_by_parent(self, node: cst.Comparison) -> bool:
+        """The left side of `and`/`or` or the operand of `not`: reported there, as a whole."""
+        parent = self.ctx.parent
+        if isinstance(parent, cst.BooleanOperation):
+            return parent.left is node
+        return isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)
 
     def _is_elif(self, node: cst.If) -> bool:
         parent = self.ctx.parent

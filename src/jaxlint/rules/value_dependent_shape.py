@@ -12,7 +12,7 @@ SIZED = frozenset({
     "jax.numpy.unique_values", "jax.numpy.unique_counts", "jax.numpy.unique_inverse", "jax.numpy.unique_all",
     "jax.numpy.setdiff1d", "jax.numpy.union1d", "jax.numpy.intersect1d",
 })
-_ARRAYS = (Kind.ARRAY, Kind.BOOL, Kind.PARAM, Kind.JAX_ARRAY)
+_ARRAYS = (Kind.ARRAY, Kind.BOOL, Kind.PARAM, Kind.TREE, Kind.JAX_ARRAY)
 
 
 class ValueDependentShape(Rule):

@@ -1,0 +1,516 @@
+"""One abstract interpreter for Python's control flow, parametrised by a value domain.
+
+`FlowInterpreter` runs over one function body (or a module's top level) in source order and owns
+everything that decides *which* state a statement sees: `if`/`elif`/`else` and `match` joins, loops
+run to a bounded fixed point, `try`/`except`/`else`/`finally`, `return`/`raise`/`break`/`continue`
+ending paths, `with`, comprehensions in their own scope, walrus bindings, and the environment a
+nested function or lambda closes over. The domain says what values *are*: how an expression
+evaluates, how values join, what iterating or unpacking one gives.
+
+The result holds the value of every expression it evaluated (by node id), the environment at the
+exit, the join of every `return` value, and the effects the domain emitted, in order. Code that no
+path reaches (after `return`, `raise`, `break`, `continue`) is not evaluated.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Generic, Iterable, Iterator, Protocol, Sequence, TypeVar
+
+import libcst as cst
+
+from ..facts.walk import ENUMERATORS, walk
+
+V = TypeVar("V")
+#: name -> value; None stands for "no path reaches here"
+Env = dict[str, V]
+
+#: how often a loop body is re-run before its head state is taken as it is
+MAX_LOOP_PASSES = 4
+
+COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+TRY_TYPES = (cst.Try, cst.TryStar) if hasattr(cst, "TryStar") else (cst.Try,)
+
+
+class Domain(Protocol[V]):
+    """What values are. The interpreter calls these; `evaluate` calls back `flow.eval(child)` for the
+    sub-expressions it reads, so that every evaluated expression gets its value recorded."""
+
+    def join(self, a: V, b: V) -> V:
+        """The value on a path that may have come either way."""
+
+    def unbound(self, name: str) -> V:
+        """A name the environment does not hold: a global, a builtin, a name from outside."""
+
+    def opaque(self, node: cst.CSTNode) -> V:
+        """What a binding the domain is not asked about holds (an import, a class, `except … as e`,
+        a `with … as f` target, a `match` capture)."""
+
+    def evaluate(self, node: cst.BaseExpression, flow: "FlowInterpreter[V]") -> V:
+        """Every expression but names, `:=`, lambdas and comprehensions, which the interpreter owns."""
+
+    def function(self, node: cst.FunctionDef | cst.Lambda) -> V:
+        """The value a `def` binds, or a lambda evaluates to."""
+
+    def comprehension(self, node: cst.BaseExpression, elements: Sequence[V]) -> V:
+        """The value of a comprehension whose element (for a dict: key, value) evaluated to `elements`."""
+
+    def iterate(self, target: cst.BaseExpression, iterable: cst.BaseExpression, value: V,
+                flow: "FlowInterpreter[V]") -> None:
+        """Binds a `for` target (through `flow.bind`) to what iterating `value` gives."""
+
+    def unpack(self, value: V, count: int, starred: int | None) -> list[V]:
+        """`a, *b, c = value`: the value bound to each of `count` targets (`starred`: the index of `*b`)."""
+
+    def augmented(self, current: V, operand: V, operator: cst.BaseAugOp) -> V:
+        """`x op= operand` where `x` held `current`."""
+
+    def assigned(self, name: str, value: V, source: cst.BaseExpression | None) -> None:
+        """Called for each name binding, with the expression it came from when there is one."""
+
+
+@dataclass
+class FlowResult(Generic[V]):
+    """What one run of the interpreter found."""
+
+    #: id(expression) -> its value where it was (last) evaluated
+    values: dict[int, Any]
+    #: the environment where the body ends normally; None when no path reaches the end
+    exit: dict[str, Any] | None
+    #: the join of every `return <value>`; None when the body never returns a value
+    returned: Any | None
+    #: what the domain emitted, in evaluation order
+    effects: list[Any] = field(default_factory=list)
+    #: id(nested def or lambda) -> the environment where it was defined
+    closures: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    def value_at(self, node: cst.CSTNode) -> Any | None:
+        return self.values.get(id(node))
+
+
+@dataclass
+class _Loop:
+    breaks: list[dict] = field(default_factory=list)
+    continues: list[dict] = field(default_factory=list)
+
+
+@dataclass
+class _Try:
+    #: the join of the states at every statement of the `try` body: where an exception may leave it
+    raised: dict | None = None
+
+
+class FlowInterpreter(Generic[V]):
+    """Runs a domain over one body. Create one per run; read the result from `run`."""
+
+    def __init__(self, domain: Domain[V]) -> None:
+        self.domain = domain
+        self.env: dict[str, V] | None = {}
+        self.values: dict[int, V] = {}
+        self.effects: list[Any] = []
+        self.closures: dict[int, dict[str, V]] = {}
+        self._returned: V | None = None
+        self._loops: list[_Loop] = []
+        self._tries: list[_Try] = []
+        #: evaluating unreachable code: its returns, breaks and raises reach nothing
+        self._dead = False
+
+    # -- entry ----------------------------------------------------------------------------------
+    def run(self, body: cst.CSTNode | Sequence[cst.CSTNode], entry: dict[str, V] | None = None) -> FlowResult[V]:
+        """Runs a function (its body), a module, a suite or a list of statements from `entry`."""
+        self.env = dict(entry or {})
+        if isinstance(body, (cst.FunctionDef, cst.Lambda)):
+            body = body.body
+        if isinstance(body, cst.BaseExpression):  # a lambda's body is what it returns
+            self._return(self.eval(body))
+        else:
+            self.block(body)
+        return FlowResult(self.values, self.env, self._returned, self.effects, self.closures)
+
+    def emit(self, effect: Any) -> None:
+        """Records an effect of the domain (a key consumed, work queued …) in evaluation order."""
+        self.effects.append(effect)
+
+    def value_at(self, node: cst.CSTNode) -> V | None:
+        return self.values.get(id(node))
+
+    # -- statements -----------------------------------------------------------------------------
+    def block(self, body: cst.CSTNode | Sequence[cst.CSTNode]) -> None:
+        if isinstance(body, (cst.Module, cst.BaseSuite)):
+            body = body.body
+        for index, statement in enumerate(body):
+            live = self.env
+            if live is None:
+                return
+            self.statement(statement)
+            if self.env is None and index + 1 < len(body):
+                self._unreachable(body[index + 1:], live)
+                return
+
+    def _unreachable(self, statements: Sequence[cst.CSTNode], state: dict[str, V]) -> None:
+        """Code no path reaches (after `return`, `raise`, `while True:` …) still gets values, read
+        in the last state before it, so that rules see it; nothing it does reaches a live path."""
+        dead = self._dead
+        self._dead = True
+        for statement in statements:
+            if self.env is None:
+                self.env = dict(state)
+            self.statement(statement)
+        self.env = None
+        self._dead = dead
+
+    def statement(self, node: cst.CSTNode) -> None:
+        if self._tries and not self._dead:
+            self._note_may_raise()
+        kind = type(node)
+        if kind is cst.SimpleStatementLine or kind is cst.SimpleStatementSuite:
+            for small in node.body:
+                if self.env is None:
+                    return
+                self.small_statement(small)
+        elif kind is cst.If:
+            self._if(node)
+        elif kind is cst.For or kind is cst.While:
+            self._loop(node)
+        elif kind is cst.FunctionDef:
+            self._def(node)
+        elif kind is cst.ClassDef:
+            for decorator in node.decorators:
+                self.eval(decorator.decorator)
+            for base in (*node.bases, *node.keywords):
+                self.eval(base.value)
+            self.bind_name(node.name.value, self.domain.opaque(node), None)
+        elif kind is cst.With:
+            for item in node.items:
+                value = self.eval(item.item)
+                if item.asname is not None:
+                    self.bind(item.asname.name, self.domain.opaque(item))
+            self.block(node.body)
+        elif kind in TRY_TYPES:
+            self._try(node)
+        elif kind is cst.Match:
+            self._match(node)
+
+    def small_statement(self, node: cst.BaseSmallStatement) -> None:
+        kind = type(node)
+        if kind is cst.Assign:
+            value = self.eval(node.value)
+            for target in node.targets:
+                self.bind(target.target, value, node.value)
+        elif kind is cst.Expr:
+            self.eval(node.value)
+        elif kind is cst.Return:
+            self._return(self.eval(node.value) if node.value is not None else None)
+        elif kind is cst.AugAssign:
+            operand = self.eval(node.value)
+            current = self.eval(node.target)
+            if isinstance(node.target, cst.Name):
+                self.bind_name(node.target.value, self.domain.augmented(current, operand, node.operator), None)
+        elif kind is cst.AnnAssign:
+            if node.value is not None:
+                self.bind(node.target, self.eval(node.value), node.value)
+        elif kind is cst.Raise:
+            for part in (node.exc, node.cause.item if node.cause is not None else None):
+                if part is not None:
+                    self.eval(part)
+            if self._tries and not self._dead:
+                self._note_may_raise()
+            self.env = None
+        elif kind is cst.Assert:
+            self.eval(node.test)
+            if node.msg is not None:
+                self.eval(node.msg)
+        elif kind is cst.Break:
+            if self._loops and not self._dead:
+                self._loops[-1].breaks.append(self.env)
+            self.env = None
+        elif kind is cst.Continue:
+            if self._loops and not self._dead:
+                self._loops[-1].continues.append(self.env)
+            self.env = None
+        elif kind is cst.Del:
+            self.eval(node.target)
+        elif kind is cst.Import or kind is cst.ImportFrom:
+            if not isinstance(node.names, cst.ImportStar):
+                for alias in node.names:
+                    local = alias.asname.name if alias.asname else alias.name
+                    while isinstance(local, cst.Attribute):  # `import a.b` binds `a`
+                        local = local.value
+                    if isinstance(local, cst.Name):
+                        self.bind_name(local.value, self.domain.opaque(alias), None)
+
+    def _return(self, value: V | None) -> None:
+        if self._dead:
+            self.env = None
+            return
+        if value is not None:
+            self._returned = value if self._returned is None else self.domain.join(self._returned, value)
+        if self._tries:
+            self._note_may_raise()  # a `finally` still runs
+        self.env = None
+
+    def _if(self, node: cst.If) -> None:
+        self.eval(node.test)
+        before = self.env
+        self.env = dict(before)
+        self.block(node.body)
+        after_body = self.env
+        self.env = dict(before)
+        if isinstance(node.orelse, cst.If):
+            self.statement(node.orelse)
+        elif node.orelse is not None:
+            self.block(node.orelse.body)
+        self.env = self.join_envs([after_body, self.env])
+
+    def _loop(self, node: cst.For | cst.While) -> None:
+        is_for = type(node) is cst.For
+        iterated = self.eval(node.iter) if is_for else None
+        loop = _Loop()
+        self._loops.append(loop)
+        head = self.env
+        for _ in range(MAX_LOOP_PASSES):
+            self.env = dict(head)
+            if is_for:
+                self.domain.iterate(node.target, node.iter, iterated, self)
+            else:
+                self.eval(node.test)
+            self.block(node.body)
+            back = self.join_envs([self.env, *loop.continues])
+            loop.continues.clear()
+            widened = self.join_envs([head, back])
+            if widened == head:
+                break
+            head = widened
+        self._loops.pop()
+        self.env = None if not is_for and _always_true(node.test) else dict(head)
+        if node.orelse is not None and self.env is not None:
+            self.block(node.orelse.body)
+        self.env = self.join_envs([self.env, *loop.breaks])
+
+    def _def(self, node: cst.FunctionDef) -> None:
+        for decorator in node.decorators:
+            self.eval(decorator.decorator)
+        self._defaults(node.params)
+        self.closures[id(node)] = dict(self.env)
+        self.bind_name(node.name.value, self.domain.function(node), None)
+
+    def _defaults(self, params: cst.Parameters) -> None:
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.default is not None:
+                self.eval(param.default)
+
+    def _try(self, node: cst.Try) -> None:
+        frame = _Try()
+        self._tries.append(frame)
+        self.block(node.body)
+        self._tries.pop()
+        body_end = self.env
+        handler_entry = self.join_envs([frame.raised, body_end])
+        if self._tries:  # what the handlers do not catch reaches the enclosing `try`
+            outer = self._tries[-1]
+            outer.raised = self.join_envs([outer.raised, frame.raised])
+        ends = []
+        self.env = body_end
+        if node.orelse is not None and self.env is not None:
+            self.block(node.orelse.body)
+        ends.append(self.env)
+        for handler in node.handlers:
+            self.env = dict(handler_entry)
+            if handler.type is not None:
+                self.eval(handler.type)
+            if handler.name is not None:
+                self.bind(handler.name.name, self.domain.opaque(handler))
+            self.block(handler.body)
+            ends.append(self.env)
+        normal = self.join_envs(ends)
+        if node.finalbody is not None:
+            # on the normal paths it runs from their join; on the others (return, raise) it runs too
+            self.env = normal if normal is not None else dict(handler_entry)
+            self.block(node.finalbody.body)
+            if normal is None:
+                self.env = None
+        else:
+            self.env = normal
+
+    def _match(self, node: cst.Match) -> None:
+        self.eval(node.subject)
+        before = self.env
+        ends = []
+        exhaustive = False
+        for case in node.cases:
+            self.env = dict(before)
+            for capture in _captures(case.pattern):
+                self.bind_name(capture.value, self.domain.opaque(capture), None)
+            if case.guard is not None:
+                self.eval(case.guard)
+            self.block(case.body)
+            ends.append(self.env)
+            if case.guard is None and _irrefutable(case.pattern):
+                exhaustive = True
+                break
+        if not exhaustive:
+            ends.append(before)
+        self.env = self.join_envs(ends)
+
+    def _note_may_raise(self) -> None:
+        frame = self._tries[-1]
+        joined = self.join_envs([frame.raised, self.env])
+        # the current state keeps changing in place: the frame keeps its own copy
+        frame.raised = dict(joined) if joined is self.env and joined is not None else joined
+
+    # -- bindings -------------------------------------------------------------------------------
+    def bind(self, target: cst.BaseExpression, value: V, source: cst.BaseExpression | None = None) -> None:
+        """Binds an assignment target (a name, a tuple/list of targets, an attribute or subscript)."""
+        kind = type(target)
+        if kind is cst.Name:
+            self.bind_name(target.value, value, source)
+        elif kind is cst.Tuple or kind is cst.List:
+            elements = target.elements
+            starred = next((i for i, e in enumerate(elements) if isinstance(e, cst.StarredElement)), None)
+            if (starred is None and isinstance(source, (cst.Tuple, cst.List)) and len(source.elements) == len(elements)
+                    and not any(isinstance(e, cst.StarredElement) for e in source.elements)):
+                # `a, b = x, y`: each target gets its own element
+                for element, given in zip(elements, source.elements):
+                    self.bind(element.value, self.values.get(id(given.value), value), given.value)
+                return
+            for element, part in zip(elements, self.domain.unpack(value, len(elements), starred)):
+                inner = element.value
+                self.bind(inner.value if isinstance(inner, cst.StarredElement) else inner, part)
+        elif kind is cst.StarredElement:
+            self.bind(target.value, value)
+        else:  # `obj.attr = v`, `x[i] = v`: the parts are read
+            self.eval(target)
+
+    def bind_name(self, name: str, value: V, source: cst.BaseExpression | None) -> None:
+        if self.env is not None:
+            self.env[name] = value
+        self.domain.assigned(name, value, source)
+
+    def join_envs(self, envs: Iterable[dict[str, V] | None]) -> dict[str, V] | None:
+        """The join of the states of several paths; None when none of them is reachable."""
+        live = [env for env in envs if env is not None]
+        if not live:
+            return None
+        if len(live) == 1:
+            return live[0]
+        first, join, unbound = live[0], self.domain.join, self.domain.unbound
+        merged = dict(first)
+        for env in live[1:]:
+            if env is first:
+                continue
+            for name, value in env.items():
+                current = merged.get(name)
+                if current is None:
+                    merged[name] = join(unbound(name), value)
+                elif current is not value and current != value:
+                    merged[name] = join(current, value)
+            for name in merged.keys() - env.keys():
+                merged[name] = join(merged[name], unbound(name))
+        return merged
+
+    # -- expressions ----------------------------------------------------------------------------
+    def eval(self, node: cst.BaseExpression) -> V:
+        """The value of an expression in the current state; recorded by node id."""
+        kind = type(node)
+        if kind is cst.Name:
+            env = self.env
+            value = env.get(node.value) if env is not None else None
+            if value is None:
+                value = self.domain.unbound(node.value)
+        elif kind is cst.NamedExpr:
+            value = self.eval(node.value)
+            self.bind(node.target, value, node.value)
+        elif kind is cst.Lambda:
+            self._defaults(node.params)
+            self.closures[id(node)] = dict(self.env or {})
+            value = self.domain.function(node)
+        elif kind in _COMPREHENSION_TYPES:
+            value = self._comprehension(node)
+        else:
+            value = self.domain.evaluate(node, self)
+        self.values[id(node)] = value
+        return value
+
+    def eval_children(self, node: cst.CSTNode) -> None:
+        """Evaluates every expression directly below a node (through arguments, slices, elements)."""
+        for child in expressions_below(node):
+            self.eval(child)
+
+    def _comprehension(self, node) -> V:
+        saved = self.env
+        self.env = dict(saved or {})
+        bound: set[str] = set()
+        comp: cst.CompFor | None = node.for_in
+        while comp is not None:
+            iterated = self.eval(comp.iter)
+            bound.update(_target_names(comp.target))
+            self.domain.iterate(comp.target, comp.iter, iterated, self)
+            for condition in comp.ifs:
+                self.eval(condition.test)
+            comp = comp.inner_for_in
+        if type(node) is cst.DictComp:
+            elements = [self.eval(node.key), self.eval(node.value)]
+        else:
+            elements = [self.eval(node.elt)]
+        # the loop variables are the comprehension's own; a `:=` inside binds in the enclosing scope
+        inner = self.env
+        self.env = saved
+        if saved is not None:
+            for name, value in inner.items():
+                if name not in bound:
+                    saved[name] = value
+        return self.domain.comprehension(node, elements)
+
+
+_COMPREHENSION_TYPES = frozenset(COMPREHENSIONS)
+
+
+def expressions_below(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
+    """The outermost expressions under a node that is not one (an argument, a slice, an element)."""
+    enumerator = ENUMERATORS[type(node)]
+    if enumerator is None:
+        return
+    for _, child in enumerator(node):
+        if isinstance(child, cst.BaseExpression):
+            yield child
+        else:
+            yield from expressions_below(child)
+
+
+def _target_names(target: cst.BaseExpression) -> Iterator[str]:
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _target_names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _target_names(target.value)
+
+
+def _always_true(test: cst.BaseExpression) -> bool:
+    """`while True:` / `while 1:`: the loop is left only through `break` (or return/raise)."""
+    if isinstance(test, cst.Name):
+        return test.value == "True"
+    return isinstance(test, cst.Integer) and test.value not in ("0", "0x0", "0o0", "0b0")
+
+
+def _captures(pattern: cst.MatchPattern) -> list[cst.Name]:
+    found: list[cst.Name] = []
+
+    def enter(node: cst.CSTNode, _field: str) -> bool:
+        if isinstance(node, (cst.MatchAs, cst.MatchStar)) and node.name is not None:
+            found.append(node.name)
+        elif isinstance(node, cst.MatchMapping) and node.rest is not None:
+            found.append(node.rest)
+        return not isinstance(node, cst.BaseExpression)
+
+    walk(pattern, enter, lambda node: None)
+    return found
+
+
+def _irrefutable(pattern: cst.MatchPattern) -> bool:
+    """`case _:` and `case name:` match anything."""
+    if isinstance(pattern, cst.MatchAs) and pattern.pattern is None:
+        return True
+    if isinstance(pattern, cst.MatchOr):
+        return any(_irrefutable(p.pattern) for p in pattern.patterns)
+    return False
