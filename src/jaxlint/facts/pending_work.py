@@ -113,26 +113,34 @@ class Queued(NamedTuple):
 
 @dataclass(frozen=True)
 class Queue:
-    """The device queue on one path: the clocks read so far and the work not known to be waited for."""
+    """The device queue on one path: the clocks read so far, the work not known to be waited for,
+    and the work waited for since it was last queued."""
 
     clocks: frozenset[int] = _NONE
     pending: dict[int, Queued] = field(default_factory=dict)
+    waited: frozenset[int] = _NONE
 
     def join(self, other: "Queue") -> "Queue":
+        """Work waited for on one of the paths counts as waited for: two tests of one flag
+        (`if jax_backend: y = step(x)` … `if jax_backend: y.block_until_ready()`) are not two
+        independent choices, and a loop that waits may run at least once."""
         if self is other or self == other:
             return self
-        pending = dict(self.pending)
+        waited = self.waited | other.waited
+        pending = {key: entry for key, entry in self.pending.items() if key not in waited}
         for key, entry in other.pending.items():
+            if key in waited:
+                continue
             mine = pending.get(key)
             pending[key] = entry if mine is None else Queued(
                 entry.weight, mine.after | entry.after, mine.before | entry.before)
-        return Queue(self.clocks | other.clocks, pending)
+        return Queue(self.clocks | other.clocks, pending, waited)
 
     def read_clock(self, clock: int) -> "Queue":
         """This read of `clock` comes after everything queued so far."""
         pending = {key: entry._replace(after=entry.after - {clock}) if clock in entry.after else entry
                    for key, entry in self.pending.items()}
-        return Queue(self.clocks | {clock}, pending)
+        return Queue(self.clocks | {clock}, pending, self.waited)
 
     def queue(self, work: int, weight: str) -> "Queue":
         if not self.clocks:
@@ -140,7 +148,7 @@ class Queue:
         pending = dict(self.pending)
         pending.pop(work, None)  # the older dispatch of the same code is before this one
         pending[work] = Queued(weight, self.clocks, frozenset(pending))
-        return Queue(self.clocks, pending)
+        return Queue(self.clocks, pending, self.waited - {work})
 
     def wait(self, work: frozenset[int]) -> "Queue":
         """Waiting for results of `work` waits for it and for everything queued before it."""
@@ -148,14 +156,23 @@ class Queue:
         if not waited:
             return self
         pending = dict(self.pending)
+        done = set(self.waited)
         while waited:
-            entry = pending.pop(waited.pop(), None)
+            key = waited.pop()
+            entry = pending.pop(key, None)
             if entry is not None:
-                waited.extend(key for key in entry.before if key in pending)
-        return Queue(self.clocks, pending)
+                done.add(key)
+                waited.extend(before for before in entry.before if before in pending)
+        return Queue(self.clocks, pending, frozenset(done))
 
     def wait_all(self) -> "Queue":
-        return Queue(self.clocks) if self.pending else self
+        return Queue(self.clocks, {}, self.waited | frozenset(self.pending)) if self.pending else self
+
+    def forget(self, work: frozenset[int]) -> "Queue":
+        """Drops pending work whose state is unknown, without counting it as waited for."""
+        if not any(key in work for key in self.pending):
+            return self
+        return Queue(self.clocks, {key: entry for key, entry in self.pending.items() if key not in work}, self.waited)
 
 
 @dataclass(frozen=True)
@@ -196,7 +213,14 @@ class PendingWork:
 
     def run(self, node: cst.CSTNode) -> dict[int, list[Unwaited]]:
         """Closing clock read id -> the work it leaves unwaited (at least one piece of work each)."""
-        result = self.flow.run(node, {QUEUE: Queue()})
+        entry: dict[str, Work | Queue] = {QUEUE: Queue()}
+        if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+            params = node.params
+            for param in (*params.posonly_params, *params.params, *params.kwonly_params,
+                          params.star_arg, params.star_kwarg):
+                if isinstance(param, cst.Param):
+                    entry[param.name.value] = UNKNOWN
+        result = self.flow.run(node, entry)
         openings: dict[int, set[int]] = {}
         for effect in result.effects:
             if isinstance(effect, Interval):
@@ -243,6 +267,11 @@ class PendingWork:
         return a | b
 
     def unbound(self, name: str) -> Work:
+        """A name of this scope not bound on a path holds nothing there (using it would fail: the
+        paths that go on bound it); any other name comes from outside and may hold anything."""
+        scope = self.scope
+        if name in scope.bindings and name not in scope.globals and name not in scope.nonlocals:
+            return NOTHING
         return UNKNOWN
 
     def opaque(self, node: cst.CSTNode) -> Work:
@@ -293,8 +322,7 @@ class PendingWork:
         inside = self._inside.get(id(node))
         if inside is None:
             inside = self._inside[id(node)] = _node_ids(node.body)
-        self._update(flow, lambda queue: Queue(queue.clocks, {
-            key: entry for key, entry in queue.pending.items() if key not in inside}))
+        self._update(flow, lambda queue: queue.forget(inside))
 
     # -- expressions ----------------------------------------------------------------------------
     def evaluate(self, node: cst.BaseExpression, flow: FlowInterpreter) -> Work:
