@@ -102,6 +102,24 @@ def test_the_flagged_timing_reports_the_dispatch_and_the_fixed_one_the_work():
     assert all(clock_stopped_after_the_work_was_done() for _ in range(TRIALS))
 
 
+def test_work_left_on_the_path_that_reads_the_clock_is_not_done():
+    """JAX504_paths: a wait on a path that returns or breaks early does not finish the work of the
+    path that reads the clock (the last step of a loop left by `break` before its wait)."""
+    paths = load("JAX504_paths")
+    x = busy_input(lambda p: paths.train_step(p, p), square)
+
+    def left_running(run):
+        out = run()
+        unfinished = not out.is_ready()
+        out.block_until_ready()
+        return unfinished
+
+    early_exit = lambda: paths.timed_step_with_early_exit(x, x, last_step=False)[0]  # noqa: E731
+    until = lambda: paths.run_steps_until(x, [x, x, x], 3)[0]  # noqa: E731
+    assert any(left_running(early_exit) for _ in range(TRIALS))
+    assert any(left_running(until) for _ in range(TRIALS))
+
+
 WAITS = {
     "float": lambda y: float(y[0, 0]),
     "int": lambda y: int(y[0, 0]),

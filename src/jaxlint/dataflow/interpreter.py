@@ -68,6 +68,16 @@ class Domain(Protocol[V]):
         """Called for each name binding, with the expression it came from when there is one."""
 
 
+#: Hooks a domain may define, for what Python does implicitly at a statement (looked up once):
+#:   truth(test, value, flow)      the value of an `if`/`while`/`assert` test, a comprehension's
+#:                                 `if` or a `match` subject is taken as a bool (or compared)
+#:   store(target, value, flow)    `obj.attr = value`, `obj[i] = value` (default: the target is read)
+#:   exit_with(node, flow)         a `with` block is left normally: its managers' `__exit__` run
+#:   enter_handler(node, handler, flow)  an `except` clause of `node` (a `try`) starts, in the
+#:                                 state where the exception left
+OPTIONAL_HOOKS = ("truth", "store", "exit_with", "enter_handler")
+
+
 @dataclass
 class FlowResult(Generic[V]):
     """What one run of the interpreter found."""
@@ -113,6 +123,8 @@ class FlowInterpreter(Generic[V]):
         self._tries: list[_Try] = []
         #: evaluating unreachable code: its returns, breaks and raises reach nothing
         self._dead = False
+        self._truth, self._store, self._exit_with, self._enter_handler = (
+            getattr(domain, hook, None) for hook in OPTIONAL_HOOKS)
 
     # -- entry ----------------------------------------------------------------------------------
     def run(self, body: cst.CSTNode | Sequence[cst.CSTNode], entry: dict[str, V] | None = None) -> FlowResult[V]:
@@ -185,6 +197,8 @@ class FlowInterpreter(Generic[V]):
                 if item.asname is not None:
                     self.bind(item.asname.name, self.domain.opaque(item))
             self.block(node.body)
+            if self._exit_with is not None and self.env is not None:
+                self._exit_with(node, self)
         elif kind in TRY_TYPES:
             self._try(node)
         elif kind is cst.Match:
@@ -216,7 +230,7 @@ class FlowInterpreter(Generic[V]):
                 self._note_may_raise()
             self.env = None
         elif kind is cst.Assert:
-            self.eval(node.test)
+            self.test(node.test)
             if node.msg is not None:
                 self.eval(node.msg)
         elif kind is cst.Break:
@@ -248,8 +262,15 @@ class FlowInterpreter(Generic[V]):
             self._note_may_raise()  # a `finally` still runs
         self.env = None
 
+    def test(self, node: cst.BaseExpression) -> V:
+        """Evaluates an expression whose value is taken as a bool."""
+        value = self.eval(node)
+        if self._truth is not None:
+            self._truth(node, value, self)
+        return value
+
     def _if(self, node: cst.If) -> None:
-        self.eval(node.test)
+        self.test(node.test)
         before = self.env
         self.env = dict(before)
         self.block(node.body)
@@ -267,12 +288,14 @@ class FlowInterpreter(Generic[V]):
         loop = _Loop()
         self._loops.append(loop)
         head = self.env
+        leaving = None  # a `while` is left from its head, once its test is evaluated false
         for _ in range(MAX_LOOP_PASSES):
             self.env = dict(head)
             if is_for:
                 self.domain.iterate(node.target, node.iter, iterated, self)
             else:
-                self.eval(node.test)
+                self.test(node.test)
+                leaving = dict(self.env)
             self.block(node.body)
             back = self.join_envs([self.env, *loop.continues])
             loop.continues.clear()
@@ -280,8 +303,16 @@ class FlowInterpreter(Generic[V]):
             if widened == head:
                 break
             head = widened
+        else:
+            if not is_for:  # no fixed point: the test is read once more in the last head state
+                self.env = dict(head)
+                self.test(node.test)
+                leaving = self.env
         self._loops.pop()
-        self.env = None if not is_for and _always_true(node.test) else dict(head)
+        if is_for:
+            self.env = dict(head)
+        else:
+            self.env = None if _always_true(node.test) else leaving
         if node.orelse is not None and self.env is not None:
             self.block(node.orelse.body)
         self.env = self.join_envs([self.env, *loop.breaks])
@@ -315,6 +346,8 @@ class FlowInterpreter(Generic[V]):
         ends.append(self.env)
         for handler in node.handlers:
             self.env = dict(handler_entry)
+            if self._enter_handler is not None:
+                self._enter_handler(node, handler, self)
             if handler.type is not None:
                 self.eval(handler.type)
             if handler.name is not None:
@@ -332,7 +365,7 @@ class FlowInterpreter(Generic[V]):
             self.env = normal
 
     def _match(self, node: cst.Match) -> None:
-        self.eval(node.subject)
+        self.test(node.subject)
         before = self.env
         ends = []
         exhaustive = False
@@ -377,7 +410,9 @@ class FlowInterpreter(Generic[V]):
                 self.bind(inner.value if isinstance(inner, cst.StarredElement) else inner, part)
         elif kind is cst.StarredElement:
             self.bind(target.value, value)
-        else:  # `obj.attr = v`, `x[i] = v`: the parts are read
+        elif self._store is not None:  # `obj.attr = v`, `x[i] = v`
+            self._store(target, value, self)
+        else:  # the parts are read
             self.eval(target)
 
     def bind_name(self, name: str, value: V, source: cst.BaseExpression | None) -> None:
@@ -445,7 +480,7 @@ class FlowInterpreter(Generic[V]):
             bound.update(_target_names(comp.target))
             self.domain.iterate(comp.target, comp.iter, iterated, self)
             for condition in comp.ifs:
-                self.eval(condition.test)
+                self.test(condition.test)
             comp = comp.inner_for_in
         if type(node) is cst.DictComp:
             elements = [self.eval(node.key), self.eval(node.value)]

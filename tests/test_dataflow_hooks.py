@@ -1,0 +1,153 @@
+"""The interpreter's optional hooks (what Python does implicitly at a statement) and the state a
+`while` loop is left in, pinned with a toy domain that records what it is told, in order."""
+import textwrap
+
+import libcst as cst
+
+from jaxlint.dataflow import FlowInterpreter
+from jaxlint.dataflow.interpreter import expressions_below
+
+
+class Recorder:
+    """Values are frozensets of the literals an expression may hold; the hooks append to `log`."""
+
+    def __init__(self, hooks=True):
+        self.log = []
+        if not hooks:
+            self.truth = self.store = self.exit_with = self.enter_handler = None
+
+    def join(self, a, b):
+        return a | b
+
+    def unbound(self, name):
+        return frozenset()
+
+    def opaque(self, node):
+        return frozenset({"opaque"})
+
+    def function(self, node):
+        return frozenset({"function"})
+
+    def evaluate(self, node, flow):
+        if isinstance(node, (cst.Integer, cst.SimpleString)):
+            return frozenset({node.value})
+        found = frozenset()
+        for child in expressions_below(node):
+            found |= flow.eval(child)
+        return found
+
+    def comprehension(self, node, elements):
+        return frozenset().union(*elements)
+
+    def iterate(self, target, iterable, value, flow):
+        flow.bind(target, value)
+
+    def unpack(self, value, count, starred):
+        return [value] * count
+
+    def augmented(self, current, operand, operator):
+        return current | operand
+
+    def assigned(self, name, value, source):
+        pass
+
+    # -- hooks
+    def truth(self, test, value, flow):
+        self.log.append(("truth", cst.Module([]).code_for_node(test), value))
+
+    def store(self, target, value, flow):
+        self.log.append(("store", cst.Module([]).code_for_node(target), value))
+
+    def exit_with(self, node, flow):
+        self.log.append(("exit_with", sorted(flow.env.get("x", ()))))
+
+    def enter_handler(self, node, handler, flow):
+        self.log.append(("enter_handler", sorted(flow.env.get("x", ()))))
+
+
+def run(source, domain=None):
+    domain = domain or Recorder()
+    module = cst.parse_module(textwrap.dedent(source))
+    return domain, FlowInterpreter(domain).run(module)
+
+
+def test_tests_are_reported_with_their_values():
+    domain, _ = run("""
+        x = 1
+        if x:
+            pass
+        elif "a":
+            pass
+        while x:
+            x = 2
+        assert x
+        ys = [y for y in (3,) if y]
+        match x:
+            case _:
+                pass
+    """)
+    tests = [(entry[1], sorted(entry[2])) for entry in domain.log if entry[0] == "truth"]
+    assert tests[:2] == [("x", ["1"]), ('"a"', ['"a"'])]
+    assert ("x", ["1", "2"]) in tests  # the while test at the loop head sees both
+    assert ("y", ["3"]) in tests
+    assert tests[-1] == ("x", ["1", "2"])  # the match subject
+
+
+def test_stores_into_objects_get_the_stored_value():
+    domain, _ = run("""
+        obj.attr = 1
+        table["k"] = "v"
+    """)
+    assert domain.log == [("store", "obj.attr", frozenset({"1"})), ("store", 'table["k"]', frozenset({'"v"'}))]
+
+
+def test_with_exit_runs_after_the_body_on_the_normal_path_only():
+    domain, _ = run("""
+        x = 1
+        with manager():
+            x = 2
+        with manager():
+            x = 3
+            raise E
+    """)
+    assert domain.log == [("exit_with", ["2"])]
+
+
+def test_handlers_start_in_the_state_the_exception_left():
+    domain, _ = run("""
+        x = 1
+        try:
+            x = 2
+            risky()
+        except E:
+            pass
+    """)
+    assert domain.log == [("enter_handler", ["1", "2"])]
+
+
+def test_a_while_loop_is_left_after_its_test():
+    _, result = run("""
+        x = 0
+        while (y := x):
+            raise StopIteration
+    """)
+    # the walrus in the test binds on the way out (the body never comes back to the head)
+    assert result.exit["y"] == {"0"}
+
+
+def test_a_while_loop_without_a_fixed_point_is_left_after_its_last_test():
+    from jaxlint.dataflow.interpreter import MAX_LOOP_PASSES
+
+    body = "\n".join(f"    x{i + 1} = x{i}" for i in range(MAX_LOOP_PASSES + 2))
+    _, result = run(f"x0 = 1\nwhile (y := x{MAX_LOOP_PASSES + 2}):\n{body}\n")
+    assert "y" in result.exit
+
+
+def test_without_hooks_targets_are_read_and_nothing_is_reported():
+    domain, result = run("""
+        obj.attr = 1
+        if x:
+            pass
+    """, Recorder(hooks=False))
+    assert domain.log == []
+    assert result.exit is not None
