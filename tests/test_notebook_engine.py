@@ -149,6 +149,7 @@ def test_names_are_judged_at_their_cell_and_line(tmp_path, monkeypatch):
     assert sorted((d["cell"], d["line"], d["code"]) for d in data) == expected and expected
 
 
+@pytest.mark.jax
 def test_jax_raises_only_at_the_reported_cells_and_lines(tmp_path, monkeypatch):
     """The cells run in order, statement by statement, as in a session: only the reported lines raise."""
     pytest.importorskip("jax")
