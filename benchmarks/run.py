@@ -10,7 +10,7 @@ hold even on a noisy machine where the absolute seconds do not.
 Measurements, all over the same list of `*.py` files:
 
   parse        read each file and `libcst.parse_module` it (the floor for any libcst linter);
-  check        read each file and `jaxlint.engine.check_source` it: jaxlint's whole per-file
+  check        read each file and `jaxlint.engine.checker.check_source` it: jaxlint's whole per-file
                analysis, parse included, in this process, no cache;
   cli -j1      `python -m jaxlint check --no-cache --jobs 1 --quiet --exit-zero FILES...`, wall time;
   cli          the same with the default number of jobs (all cores).
@@ -110,9 +110,9 @@ def main() -> int:
 
     import libcst
 
-    from jaxlint import engine
-    from jaxlint.config import Settings
-    from jaxlint.engine import RuleFailure, check_source, enabled_rules
+    from jaxlint.engine import checker as engine
+    from jaxlint.model.settings import Settings
+    from jaxlint.engine.checker import RuleFailure, check_source, enabled_rules
 
     if args.corpus is not None:
         corpus = args.corpus.resolve()

@@ -1,9 +1,9 @@
-"""Regenerate src/jaxlint/data/deprecations.tsv, the table rule JAX602 reads.
+"""Regenerate src/jaxlint/catalogue/data/deprecations.tsv, the table rule JAX602 reads.
 
 Inputs:
   * the symbols extracted from JAX's own `_deprecations` tables
     (default: ../shared/data/jax-deprecations.tsv, relative to the repository root);
-  * src/jaxlint/data/deprecations-curated.tsv, the single place for human decisions: which
+  * src/jaxlint/catalogue/data/deprecations-curated.tsv, the single place for human decisions: which
     renames are mechanical, since when the replacement exists, advice, corrected versions, and the
     deprecations JAX expressed in other ways. A curated cell overrides the generated one; an empty
     cell keeps it; a cell holding `-` clears it. Curated symbols absent from the input are added.
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "src" / "jaxlint" / "data"
+DATA = ROOT / "src" / "jaxlint" / "catalogue" / "data"
 DEFAULT_SOURCE = ROOT.parent / "shared" / "data" / "jax-deprecations.tsv"
 CURATED = DATA / "deprecations-curated.tsv"
 OUTPUT = DATA / "deprecations.tsv"

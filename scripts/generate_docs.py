@@ -9,7 +9,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def main() -> int:
     sys.path.insert(0, str(ROOT / "src"))
-    from jaxlint.catalogue import read_entry, render_pages
+    from jaxlint.catalogue.rule_docs import read_entry, render_pages
 
     docs = {}
     for path in sorted((ROOT / "rules").glob("JAX*.toml")):

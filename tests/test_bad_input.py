@@ -5,7 +5,7 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from jaxlint.cli import main
+from jaxlint.frontends.cli import main
 
 BAD = "import jax.numpy as np\n"
 
@@ -117,7 +117,7 @@ def test_symlink_loop_in_tree(tree):
 
 
 def test_fix_never_writes_a_file_that_does_not_parse(tree, monkeypatch):
-    import jaxlint.engine as engine
+    import jaxlint.engine.checker as engine
 
     original = engine.apply_fixes
 

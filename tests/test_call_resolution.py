@@ -4,10 +4,10 @@ import textwrap
 import libcst as cst
 import pytest
 
-from jaxlint.config import Settings
-from jaxlint.context import FileContext
-from jaxlint.engine import check_source, enabled_rules
-from jaxlint.facts.arguments import Passing, bind_arguments
+from jaxlint.model.settings import Settings
+from jaxlint.rulebase.context import FileContext
+from jaxlint.engine.checker import check_source, enabled_rules
+from jaxlint.syntax.arguments import Passing, bind_arguments
 
 from conftest import FIXTURES, expectations
 
@@ -203,7 +203,7 @@ def test_long_call_chains_are_followed_to_the_end():
 
 
 def test_each_function_is_analysed_again_only_when_its_inputs_grow(monkeypatch):
-    from jaxlint.facts.traced import TracedFunctions
+    from jaxlint.jaxmodel.traced import TracedFunctions
 
     source = textwrap.dedent('''
         import jax

@@ -4,11 +4,11 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from jaxlint.catalogue import FIELDS, load_catalogue, read_entry, render_pages
-from jaxlint.cli import main
-from jaxlint.config import Settings
-from jaxlint.engine import check_source, enabled_rules
-from jaxlint.registry import all_rules
+from jaxlint.catalogue.rule_docs import FIELDS, load_catalogue, read_entry, render_pages
+from jaxlint.frontends.cli import main
+from jaxlint.model.settings import Settings
+from jaxlint.engine.checker import check_source, enabled_rules
+from jaxlint.engine.registry import all_rules
 
 from conftest import ROOT
 

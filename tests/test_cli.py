@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from jaxlint.cli import main
-from jaxlint.registry import all_rules
+from jaxlint.frontends.cli import main
+from jaxlint.engine.registry import all_rules
 
 from conftest import ROOT
 

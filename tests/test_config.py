@@ -4,9 +4,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from jaxlint.cli import main
-from jaxlint.config import ConfigError, Settings, find_config, load_settings
-from jaxlint.registry import known_codes
+from jaxlint.frontends.cli import main
+from jaxlint.model.settings import ConfigError, Settings, find_config, load_settings
+from jaxlint.engine.registry import known_codes
 
 BAD = "import jax.numpy as np\nimport jax\nx = jax.tree_map(np.abs, [1])\n"
 
@@ -96,7 +96,7 @@ def test_exclude_and_per_file_ignores_apply_in_the_cli(tmp_path, monkeypatch):
 
 
 def test_target_version_limits_fixes(tmp_path):
-    from jaxlint.engine import check_source, enabled_rules
+    from jaxlint.engine.checker import check_source, enabled_rules
 
     source = "import jax\ny = jax.tree_map(abs, [1])\n"
     old = Settings(target_jax_version=(0, 4, 20))
@@ -108,7 +108,7 @@ def test_target_version_limits_fixes(tmp_path):
 
 
 def test_enable_x64_turns_the_x64_rule_off(tmp_path):
-    from jaxlint.engine import check_source, enabled_rules
+    from jaxlint.engine.checker import check_source, enabled_rules
 
     source = "import jax.numpy as jnp\nx = jnp.zeros(3, dtype=jnp.float64)\n"
     write(tmp_path / "pyproject.toml", "[tool.jaxlint]\nenable-x64 = true\n")

@@ -1,4 +1,4 @@
-"""The shipped deprecated-API table (src/jaxlint/data/deprecations.tsv) that rule JAX602 reads."""
+"""The shipped deprecated-API table (src/jaxlint/catalogue/data/deprecations.tsv) that rule JAX602 reads."""
 from __future__ import annotations
 
 import csv
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "src" / "jaxlint" / "data"
+DATA = ROOT / "src" / "jaxlint" / "catalogue" / "data"
 TABLE = DATA / "deprecations.tsv"
 CURATED = DATA / "deprecations-curated.tsv"
 SOURCE = ROOT.parent / "shared" / "data" / "jax-deprecations.tsv"
@@ -116,7 +116,7 @@ def test_extra_entries_are_present():
 
 
 def test_the_loader_reads_the_table():
-    from jaxlint.deprecations import load_table
+    from jaxlint.catalogue.deprecations import load_table
 
     table = load_table(TABLE)
     assert table.lookup("jax.tree_map").replacement == "jax.tree.map"

@@ -2,8 +2,8 @@ import os
 
 import pytest
 
-from jaxlint import discovery
-from jaxlint.discovery import DiscoveryProblem, discover
+from jaxlint.frontends import discovery
+from jaxlint.frontends.discovery import DiscoveryProblem, discover
 
 
 def make(base, *relpaths, text="x = 1\n"):

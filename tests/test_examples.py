@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from jaxlint.config import Settings
-from jaxlint.engine import check_file
-from jaxlint.registry import all_rules
+from jaxlint.model.settings import Settings
+from jaxlint.engine.checker import check_file
+from jaxlint.engine.registry import all_rules
 
 from conftest import ROOT
 from test_jax_agreement import RAISING_RULES, load, names, raised_at

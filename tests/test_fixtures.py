@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from jaxlint.config import Settings
-from jaxlint.engine import check_file
+from jaxlint.model.settings import Settings
+from jaxlint.engine.checker import check_file
 
 from conftest import FIXTURES, expectations
 
@@ -20,7 +20,7 @@ def test_fixture_findings_match_expectations(path: Path):
 
 
 def test_every_rule_has_fixture_positives_and_negatives():
-    from jaxlint.registry import all_rules
+    from jaxlint.engine.registry import all_rules
 
     texts = {p.name: p.read_text(encoding="utf-8") for p in FIXTURE_FILES}
     for code in all_rules():

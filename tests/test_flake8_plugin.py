@@ -63,6 +63,6 @@ def test_flake8_run_survives_unparsable_file(tmp_path):
 
 
 def test_plugin_module_import_is_light():
-    code = "import sys, jaxlint.flake8_plugin; print('libcst' in sys.modules, 'jax' in sys.modules)"
+    code = "import sys, jaxlint.frontends.flake8_plugin; print('libcst' in sys.modules, 'jax' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]

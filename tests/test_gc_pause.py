@@ -3,8 +3,8 @@ import gc
 
 import pytest
 
-from jaxlint.config import Settings
-from jaxlint.engine import check_source, enabled_rules
+from jaxlint.model.settings import Settings
+from jaxlint.engine.checker import check_source, enabled_rules
 
 SOURCES = {
     "clean": "import jax\n\ndef f(x):\n    return jax.numpy.sum(x)\n",
@@ -42,7 +42,7 @@ def test_collector_state_is_restored(name: str, enabled_before: bool, restore_gc
 
 
 def test_collector_is_off_during_the_analysis(monkeypatch, restore_gc):
-    from jaxlint import engine
+    from jaxlint.engine import checker as engine
 
     states = []
     original = engine._walk

@@ -5,8 +5,8 @@ import textwrap
 import libcst as cst
 import pytest
 
-from jaxlint.facts.names import NameResolver
-from jaxlint.facts.scopes import Scope
+from jaxlint.semantic.names import NameResolver
+from jaxlint.semantic.scopes import Scope
 
 
 def resolve(source: str, expression: str) -> str | None:

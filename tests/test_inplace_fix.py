@@ -5,8 +5,8 @@ import shutil
 import numpy as np
 import pytest
 
-from jaxlint.config import Settings
-from jaxlint.engine import check_file, check_source, enabled_rules
+from jaxlint.model.settings import Settings
+from jaxlint.engine.checker import check_file, check_source, enabled_rules
 
 from conftest import FIXTURES
 

@@ -11,8 +11,8 @@ import traceback
 
 import pytest
 
-from jaxlint.config import Settings
-from jaxlint.engine import check_file
+from jaxlint.model.settings import Settings
+from jaxlint.engine.checker import check_file
 
 from conftest import FIXTURES
 

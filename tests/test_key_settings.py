@@ -1,7 +1,7 @@
 """The settings of the key-reuse analysis: `key-names` and `unknown-calls-consume-keys`."""
 import pytest
 
-from jaxlint.config import Settings
+from jaxlint.model.settings import Settings
 
 SEED_PARAMETER = """\
 import jax
@@ -22,15 +22,15 @@ def setup(model, x):
 
 
 def key_findings(source, settings):
-    from jaxlint.engine import check_source, enabled_rules
+    from jaxlint.engine.checker import check_source, enabled_rules
 
     return [(f.start.line, f.code) for f in check_source(source, "model.py", settings, enabled_rules(settings, "model.py"))
             if f.code.startswith("JAX10")]
 
 
 def test_key_names_setting_replaces_the_parameter_names(tmp_path):
-    from jaxlint.config import load_settings
-    from jaxlint.registry import known_codes
+    from jaxlint.model.settings import load_settings
+    from jaxlint.engine.registry import known_codes
 
     assert key_findings(SEED_PARAMETER, Settings()) == []
     (tmp_path / "pyproject.toml").write_text('[tool.jaxlint]\nkey-names = ["seed", "*_key"]\n', encoding="utf-8")
@@ -43,8 +43,8 @@ def test_key_names_setting_replaces_the_parameter_names(tmp_path):
 
 
 def test_unknown_calls_can_be_taken_as_not_consuming(tmp_path):
-    from jaxlint.config import load_settings
-    from jaxlint.registry import known_codes
+    from jaxlint.model.settings import load_settings
+    from jaxlint.engine.registry import known_codes
 
     assert key_findings(UNKNOWN_CALL, Settings()) == [(6, "JAX101")]
     (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\nunknown-calls-consume-keys = false\n", encoding="utf-8")
@@ -56,8 +56,8 @@ def test_unknown_calls_can_be_taken_as_not_consuming(tmp_path):
 @pytest.mark.parametrize("text", ['key-names = "key"', 'key-names = ["my key"]', 'key-names = ["*"]',
                                   'unknown-calls-consume-keys = "no"'])
 def test_key_settings_are_validated(tmp_path, text):
-    from jaxlint.config import ConfigError, load_settings
-    from jaxlint.registry import known_codes
+    from jaxlint.model.settings import ConfigError, load_settings
+    from jaxlint.engine.registry import known_codes
 
     (tmp_path / "pyproject.toml").write_text(f"[tool.jaxlint]\n{text}\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="key-names|unknown-calls-consume-keys"):

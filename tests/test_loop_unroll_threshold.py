@@ -1,8 +1,8 @@
 """JAX205: the unroll threshold is configurable, and JAX really does unroll a Python loop."""
 import pytest
 
-from jaxlint.config import Settings
-from jaxlint.engine import check_source, enabled_rules
+from jaxlint.model.settings import Settings
+from jaxlint.engine.checker import check_source, enabled_rules
 
 SOURCE = """
 import jax

@@ -1,6 +1,6 @@
 import pytest
 
-from jaxlint.noqa import suppressed
+from jaxlint.syntax.noqa import suppressed
 
 
 @pytest.mark.parametrize("line, code, expected", [

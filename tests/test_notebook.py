@@ -5,7 +5,7 @@ import libcst
 import pytest
 
 from conftest import FIXTURES
-from jaxlint.notebook import Cell, NotebookError, mask, read_notebook, unmask, write_notebook
+from jaxlint.engine.notebook import Cell, NotebookError, mask, read_notebook, unmask, write_notebook
 
 TRAINING = FIXTURES / "notebooks" / "training.ipynb"
 

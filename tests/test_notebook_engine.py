@@ -7,7 +7,7 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from jaxlint.cli import main
+from jaxlint.frontends.cli import main
 
 from conftest import FIXTURES
 
@@ -96,7 +96,7 @@ def test_bundled_fixture_notebook(tmp_path, monkeypatch):
 
 
 def test_a_fix_that_cannot_be_written_back_is_refused_for_that_notebook_only(tmp_path, monkeypatch):
-    from jaxlint import notebook as nb
+    from jaxlint.engine import notebook as nb
 
     def refuse(cell, fixed_source):
         raise nb.NotebookError(f"cell {cell.index}: a fix removed the IPython line 1; not writing fixes")
@@ -130,7 +130,7 @@ def test_a_message_that_names_another_line_names_its_cell(tmp_path, monkeypatch)
 
 
 def _rebinding_notebook(tmp_path, monkeypatch):
-    from jaxlint.notebook import read_notebook
+    from jaxlint.engine.notebook import read_notebook
 
     monkeypatch.chdir(tmp_path)
     shutil.copy(FIXTURES / "notebooks" / "rebinding.ipynb", tmp_path / "rebinding.ipynb")

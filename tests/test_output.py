@@ -4,8 +4,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from jaxlint.finding import Applicability, Edit, Finding, Fix, Position, Severity
-from jaxlint.output import FORMATS, render, sarif_document, statistics, summary_line
+from jaxlint.model.finding import Applicability, Edit, Finding, Fix, Position, Severity
+from jaxlint.frontends.output import FORMATS, render, sarif_document, statistics, summary_line
 
 SPEC_KEYS = {"code", "name", "severity", "message", "path", "line", "column", "end_line", "end_column", "fix", "cell"}
 

@@ -4,11 +4,11 @@ import textwrap
 
 import pytest
 
-from jaxlint.config import Settings
-from jaxlint.engine import check_source
-from jaxlint.facts import pending_work
-from jaxlint.facts.dispatch import KEYS, WORK
-from jaxlint.facts.pending_work import Queue
+from jaxlint.model.settings import Settings
+from jaxlint.engine.checker import check_source
+from jaxlint.jaxmodel import pending_work
+from jaxlint.jaxmodel.dispatch import KEYS, WORK
+from jaxlint.jaxmodel.pending_work import Queue
 
 START, LATER = 1, 2  # clock reads
 A, B, C = 10, 11, 12  # pieces of work

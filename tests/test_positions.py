@@ -5,9 +5,9 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from jaxlint import engine
-from jaxlint.config import Settings
-from jaxlint.facts.positions import node_spans
+from jaxlint.engine import checker as engine
+from jaxlint.model.settings import Settings
+from jaxlint.syntax.positions import node_spans
 
 from conftest import FIXTURES, ROOT
 

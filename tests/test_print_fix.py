@@ -4,8 +4,8 @@ import shutil
 
 import pytest
 
-from jaxlint.config import Settings
-from jaxlint.engine import check_source, enabled_rules
+from jaxlint.model.settings import Settings
+from jaxlint.engine.checker import check_source, enabled_rules
 
 from conftest import FIXTURES
 
@@ -14,7 +14,7 @@ GOLDEN = FIXTURES / "fixes" / "print.fixed.py"
 
 
 def fixed_text(tmp_path):
-    from jaxlint.engine import check_file
+    from jaxlint.engine.checker import check_file
 
     target = tmp_path / "print.py"
     shutil.copy(SOURCE, target)
@@ -63,7 +63,7 @@ def test_original_prints_tracers_once(capfd):
 
 
 def test_constant_print_gets_no_fix_and_says_it_runs_at_trace_time():
-    from jaxlint.config import Settings
+    from jaxlint.model.settings import Settings
 
     source = 'import jax\n\n@jax.jit\ndef f(x):\n    print("compiling f")\n    return x\n'
     settings = Settings()

@@ -4,8 +4,8 @@ import textwrap
 import libcst as cst
 import pytest
 
-from jaxlint.facts.reaching import ScopeFlow
-from jaxlint.facts.scopes import Scope
+from jaxlint.semantic.reaching import ScopeFlow
+from jaxlint.semantic.scopes import Scope
 
 
 def reaching(source: str) -> dict[str, list[str]]:

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from jaxlint.config import ConfigError, RuntimeSettings, Settings, settings_from_table
-from jaxlint.engine import check_file
-from jaxlint.finding import Finding, Position, Severity
-from jaxlint.registry import known_codes
+from jaxlint.model.settings import ConfigError, RuntimeSettings, Settings, settings_from_table
+from jaxlint.engine.checker import check_file
+from jaxlint.model.finding import Finding, Position, Severity
+from jaxlint.engine.registry import known_codes
 from jaxlint.runtime import RuntimeOptions, confirm, drop_refuted, summary_line
 from jaxlint.runtime.planner import module_identity, plan_module, runs_at_runtime
 from jaxlint.runtime.specs import Spec, SpecError, parse_spec, read_annotation
@@ -273,7 +273,7 @@ def test_the_parent_side_never_imports_jax(tmp_path):
     (tmp_path / "m.py").write_text("import jax\n\n\n@jax.jit\ndef f(x):\n    if x > 0:\n        return x\n    return x\n")
     script = textwrap.dedent(f"""\
         import sys
-        from jaxlint.runner import RunOptions, run, resolve_settings
+        from jaxlint.frontends.runner import RunOptions, run, resolve_settings
         from jaxlint.runtime.planner import plan_module
         options = RunOptions(paths=[{str(tmp_path)!r}], use_cache=False)
         findings = run(options).findings

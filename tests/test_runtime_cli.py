@@ -14,7 +14,7 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
-from jaxlint.cli import main
+from jaxlint.frontends.cli import main
 
 PYPROJECT = """\
 [tool.jaxlint.runtime]

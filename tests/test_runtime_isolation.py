@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from jaxlint.config import load_settings
-from jaxlint.engine import check_file
-from jaxlint.registry import known_codes
+from jaxlint.model.settings import load_settings
+from jaxlint.engine.checker import check_file
+from jaxlint.engine.registry import known_codes
 from jaxlint.runtime import RuntimeOptions, confirm
 
 TIMEOUT = 8

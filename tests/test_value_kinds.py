@@ -3,9 +3,9 @@ import textwrap
 
 import libcst as cst
 
-from jaxlint.config import Settings
-from jaxlint.context import FileContext
-from jaxlint.facts.values import Kind
+from jaxlint.model.settings import Settings
+from jaxlint.rulebase.context import FileContext
+from jaxlint.jaxmodel.values import Kind
 
 SOURCE = textwrap.dedent('''
     import jax

@@ -5,9 +5,9 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from jaxlint.config import Settings
-from jaxlint.context import FileContext, Walker
-from jaxlint.facts.walk import NODE_TYPES, _ORDER, _SKIPPED_NAMES, _SKIPPED_PREFIXES, children, walk
+from jaxlint.model.settings import Settings
+from jaxlint.rulebase.context import FileContext, Walker
+from jaxlint.syntax.walk import NODE_TYPES, _ORDER, _SKIPPED_NAMES, _SKIPPED_PREFIXES, children, walk
 
 from conftest import FIXTURES, ROOT
 

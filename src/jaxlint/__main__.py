@@ -1,3 +1,3 @@
-from .cli import main
+from .frontends.cli import main
 
 main()

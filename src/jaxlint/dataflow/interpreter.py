@@ -18,7 +18,7 @@ from typing import Any, Generic, Iterable, Iterator, Protocol, Sequence, TypeVar
 
 import libcst as cst
 
-from ..facts.walk import ENUMERATORS, walk
+from ..syntax.walk import ENUMERATORS, walk
 
 V = TypeVar("V")
 #: name -> value; None stands for "no path reaches here"

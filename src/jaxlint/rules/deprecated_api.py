@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import is_reference
-from ..deprecations import Deprecation, load_table, version_text
-from ..facts.scopes import dotted_name, import_module_name
-from ..rule import NodeFix, Replace, Rule
+from ..rulebase.context import is_reference
+from ..catalogue.deprecations import Deprecation, load_table, version_text
+from ..semantic.scopes import dotted_name, import_module_name
+from ..rulebase.rule import NodeFix, Replace, Rule
 
 
 #: Exceptions a version-compatibility `try` catches when the newer spelling is missing.

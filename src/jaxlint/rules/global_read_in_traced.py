@@ -5,10 +5,10 @@ import builtins
 
 import libcst as cst
 
-from ..context import is_reference
-from ..facts.module_state import ModuleState
-from ..facts.traced import LAX_BODIES
-from ..rule import Rule
+from ..rulebase.context import is_reference
+from ..semantic.module_state import ModuleState
+from ..jaxmodel.traced import LAX_BODIES
+from ..rulebase.rule import Rule
 
 _BUILTINS = frozenset(dir(builtins))
 #: Parents whose Name child is always a binding or a declaration, not a read.

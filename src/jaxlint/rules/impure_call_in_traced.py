@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import is_reference
-from ..facts.module_state import ModuleState
-from ..rule import Rule
+from ..rulebase.context import is_reference
+from ..semantic.module_state import ModuleState
+from ..rulebase.rule import Rule
 
 #: Clock reads: the value is frozen at trace time.
 CLOCKS = frozenset(f"time.{name}" for name in (

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..facts.name_origins import NameOrigins
-from ..finding import Applicability
-from ..rule import NodeFix, Replace, Rule
+from ..jaxmodel.name_origins import NameOrigins
+from ..model.finding import Applicability
+from ..rulebase.rule import NodeFix, Replace, Rule
 
 #: Augmented operators with an `.at[...]` method of the same meaning.
 AT_METHOD_FOR = {

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import is_reference, name_occurrences
-from ..facts.scopes import Scope, dotted_name, import_module_name
-from ..rule import NodeFix, Replace, Rule
+from ..rulebase.context import is_reference, name_occurrences
+from ..semantic.scopes import Scope, dotted_name, import_module_name
+from ..rulebase.rule import NodeFix, Replace, Rule
 
 WANTED = "jnp"
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..rule import Rule
+from ..rulebase.rule import Rule
 
 
 class JitInLoop(Rule):

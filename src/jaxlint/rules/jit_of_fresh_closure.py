@@ -5,8 +5,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..facts.keys import is_test_file
-from ..rule import Rule
+from ..jaxmodel.keys import is_test_file
+from ..rulebase.rule import Rule
 from .jit_in_loop import _short
 
 #: Functions that run once per program (or per test): compiling there once is what the author wants.

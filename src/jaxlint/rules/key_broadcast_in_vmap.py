@@ -1,8 +1,8 @@
 """JAX104: a key broadcast to every element of a `vmap` (in_axes=None or closed over) and drawn from."""
 from __future__ import annotations
 
-from ..facts.keys import vmap_broadcast_keys
-from ..rule import Rule
+from ..jaxmodel.keys import vmap_broadcast_keys
+from ..rulebase.rule import Rule
 
 
 class KeyBroadcastInVmap(Rule):

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import is_reference, name_occurrences
-from ..facts.keys import in_test_function, is_test_file
-from ..rule import Rule
+from ..rulebase.context import is_reference, name_occurrences
+from ..jaxmodel.keys import in_test_function, is_test_file
+from ..rulebase.rule import Rule
 
 KEY_MAKERS = frozenset({"jax.random.key", "jax.random.PRNGKey"})
 

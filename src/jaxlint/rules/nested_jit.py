@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..rule import Rule
+from ..rulebase.rule import Rule
 from .jit_in_loop import _short
 
 #: Options with which an inner jit does more than the outer trace would (placement, sharding).

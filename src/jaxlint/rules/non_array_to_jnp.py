@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..facts.name_origins import NameOrigins
-from ..rule import Rule
+from ..jaxmodel.name_origins import NameOrigins
+from ..rulebase.rule import Rule
 
 
 def _table(prefix: str, positions: tuple[int, ...], names: str) -> dict[str, tuple[int, ...]]:

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..facts.values import Kind
-from ..rule import NodeFix, Replace, Rule
+from ..jaxmodel.values import Kind
+from ..rulebase.rule import NodeFix, Replace, Rule
 
 
 class PrintInTraced(Rule):

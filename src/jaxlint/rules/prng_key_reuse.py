@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..facts.keys import Consumption, KeyFlowFacts
-from ..rule import Rule
+from ..jaxmodel.keys import Consumption, KeyFlowFacts
+from ..rulebase.rule import Rule
 
 #: How many calls deep a message follows a key into the functions that consume it.
 MAX_CHAIN = 4

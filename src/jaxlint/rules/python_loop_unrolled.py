@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..facts.literals import Literals
-from ..facts.walk import children
-from ..rule import Rule
+from ..semantic.literals import Literals
+from ..syntax.walk import children
+from ..rulebase.rule import Rule
 
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 

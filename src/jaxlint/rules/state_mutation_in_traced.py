@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..facts.containers import MUTATING_METHODS, Containers
-from ..facts.keys import in_test_function, is_test_file
-from ..facts.scopes import Scope
-from ..facts.values import Kind
-from ..rule import Rule
+from ..semantic.containers import MUTATING_METHODS, Containers
+from ..jaxmodel.keys import in_test_function, is_test_file
+from ..semantic.scopes import Scope
+from ..jaxmodel.values import Kind
+from ..rulebase.rule import Rule
 
 #: Receivers whose attributes a method legitimately sets (flax.nnx modules under nnx.jit, …).
 _OWN_OBJECTS = frozenset({"self", "cls"})

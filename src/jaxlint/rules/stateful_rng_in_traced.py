@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..rule import Rule
+from ..rulebase.rule import Rule
 
 #: Draws of NumPy's and Python's global generators are `numpy.random.<f>` / `random.<f>` calls,
 #: except these, which make or configure generators rather than draw.

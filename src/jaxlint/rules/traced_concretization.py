@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..facts.literals import Literals
-from ..facts.values import Kind
-from ..rule import Rule
+from ..semantic.literals import Literals
+from ..jaxmodel.values import Kind
+from ..rulebase.rule import Rule
 
 #: NumPy ufuncs (called as `numpy.<name>`) that convert a tracer argument.
 NUMPY_UFUNCS = frozenset({

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..facts.values import Kind
-from ..rule import Rule
+from ..jaxmodel.values import Kind
+from ..rulebase.rule import Rule
 
 #: Nodes whose `test` Python converts to bool.
 TEST_OWNERS = (cst.If, cst.While, cst.Assert, cst.IfExp)

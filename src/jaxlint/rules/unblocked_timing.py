@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..facts.pending_work import CLOCK_NAMES, CLOCKS, SYNC_DISPATCH_FLAG, PendingWorkFacts, Unwaited
-from ..rule import Rule
+from ..jaxmodel.pending_work import CLOCK_NAMES, CLOCKS, SYNC_DISPATCH_FLAG, PendingWorkFacts, Unwaited
+from ..rulebase.rule import Rule
 
 
 class UnblockedTiming(Rule):

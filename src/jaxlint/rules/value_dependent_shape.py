@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..facts.values import Kind
-from ..rule import Rule
+from ..jaxmodel.values import Kind
+from ..rulebase.rule import Rule
 
 #: jax.numpy functions whose output size depends on the values unless `size=` is given.
 SIZED = frozenset({

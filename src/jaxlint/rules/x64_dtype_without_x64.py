@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..rule import Rule
+from ..rulebase.rule import Rule
 
 #: 64-bit dtype names (in `jax.numpy` and `numpy`) and the 32-bit type JAX gives instead.
 NARROWED = {

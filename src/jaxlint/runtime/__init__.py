@@ -13,8 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from ..config import Settings
-from ..finding import Finding
+from ..model.settings import Settings
+from ..model.finding import Finding
 
 VERDICTS = ("confirmed", "not-reproduced", "inconclusive")
 #: Worker processes at once, at most: each one imports JAX and may use several cores.

@@ -18,7 +18,7 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 
-from ..config import RuntimeSettings
+from ..model.settings import RuntimeSettings
 
 #: Worker processes one module may use: the first, and restarts after a finding killed one.
 MAX_RUNS = 3

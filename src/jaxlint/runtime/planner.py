@@ -16,8 +16,8 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from ..config import Settings
-from ..finding import Finding, Position
+from ..model.settings import Settings
+from ..model.finding import Finding, Position
 
 #: Rules whose findings the worker confirms by letting JAX raise the predicted exception.
 ERROR_RULES = frozenset({"JAX201", "JAX202", "JAX203", "JAX204", "JAX401", "JAX403"})
@@ -91,8 +91,8 @@ class _Notebook:
     lines masked), and the way back from lines of that module to cells."""
 
     def __init__(self, text: str) -> None:
-        from ..notebook import NotebookError, read_notebook
-        from ..notebook_check import JoinedCells
+        from ..engine.notebook import NotebookError, read_notebook
+        from ..engine.notebook_check import JoinedCells
 
         try:
             self.cells = read_notebook(text)
@@ -180,9 +180,9 @@ def examples_for(module_name: str, path: str, project_root: str, examples: dict[
 # -- functions and the findings inside them -----------------------------------------------------
 def _functions(module: cst.Module, source: str, path: str, settings: Settings) -> list[dict]:
     """Every def and lambda of the module with what the worker needs to find and call it."""
-    from ..context import FileContext
-    from ..facts.traced import TracedFunctions
-    from ..facts.walk import walk
+    from ..rulebase.context import FileContext
+    from ..jaxmodel.traced import TracedFunctions
+    from ..syntax.walk import walk
 
     ctx = FileContext(path, source, module, settings)
     traced = TracedFunctions(ctx)

@@ -1,0 +1,283 @@
+"""Checking and fixing one file: read it, parse it once, walk it once with every enabled rule."""
+from __future__ import annotations
+
+import ast
+import gc
+import io
+import tokenize
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator
+
+import libcst as cst
+
+from ..model.settings import Settings
+from ..rulebase.context import FileContext, Walker
+from ..syntax.positions import Span, node_spans
+from ..model.finding import Applicability, Edit, Finding, Fix, Position
+from ..syntax.fixes import apply_fixes
+from ..syntax.noqa import suppressed
+from .registry import all_rules
+
+PARSE_ERROR = "JAX000"
+#: Files that mention none of these cannot hold a finding; they are only syntax-checked.
+RELEVANT_WORDS = ("jax", "equinox", "flax")
+MAX_FIX_ROUNDS = 10
+
+
+class RuleFailure(Exception):
+    """Some rules raised while checking a file; the findings of the others are kept."""
+
+    def __init__(self, findings: list[Finding], failures: list[str]) -> None:
+        super().__init__("; ".join(failures))
+        self.findings = findings
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    #: the fixed text, when fixing changed something
+    fixed_text: str | None = None
+    original_text: str | None = None
+    fixed_count: int = 0
+    #: why fixes were not written, if they were not
+    fix_refused: str | None = None
+    #: a bug in jaxlint met while checking this file
+    internal_error: str | None = None
+
+
+def parse_error(path: str, message: str, line: int = 1, column: int = 1, cell: int | None = None) -> Finding:
+    from ..catalogue.rule_docs import load_catalogue
+
+    doc = load_catalogue()[PARSE_ERROR]
+    position = Position(line, column)
+    return Finding(PARSE_ERROR, doc.name, doc.severity, message, path, position, position, cell=cell)
+
+
+# -- reading ------------------------------------------------------------------------------------
+def decode(data: bytes, path: str) -> str | Finding:
+    """The text of a source file, or the JAX000 finding that says why it has none."""
+    if b"\x00" in data:
+        return parse_error(path, "cannot read: binary file (contains NUL bytes), not Python source")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        return parse_error(path, f"cannot read: {exc.msg}")
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return parse_error(path, f"cannot read: not valid {encoding} (byte 0x{data[exc.start]:02x} at offset {exc.start})", line)
+    except LookupError:
+        return parse_error(path, f"cannot read: unknown encoding {encoding!r}")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text
+
+
+def read_bytes(path: str) -> bytes | Finding:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        return parse_error(path, f"cannot read: {exc.strerror or exc}")
+
+
+def decode_file(path: str, data: bytes) -> str | Finding:
+    if path.endswith(".ipynb"):
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            return parse_error(path, "cannot read notebook: not valid UTF-8")
+    return decode(data, path)
+
+
+# -- checking -----------------------------------------------------------------------------------
+def enabled_rules(settings: Settings, path: str) -> frozenset[str]:
+    return settings.enabled_codes([PARSE_ERROR, *all_rules()], path)
+
+
+def check_source(source: str, path: str, settings: Settings, enabled: Iterable[str],
+                 apply_noqa: bool = True, line_label: Callable[[int], str] | None = None) -> list[Finding]:
+    """Findings for Python source text, positions relative to that text.
+
+    `line_label` names another line of the text in a message (a notebook's joined cells say
+    `cell 3, line 2` rather than the line of the joined text).
+    """
+    enabled = frozenset(enabled)
+    if not any(word in source for word in RELEVANT_WORDS):
+        error = _syntax_error(source, path)
+        return [error] if error and PARSE_ERROR in enabled else []
+    with _cyclic_gc_paused():
+        return _check_parsed(source, path, settings, enabled, apply_noqa, line_label)
+
+
+def _check_parsed(source: str, path: str, settings: Settings, enabled: frozenset[str],
+                  apply_noqa: bool, line_label: Callable[[int], str] | None = None) -> list[Finding]:
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        error = _syntax_error(source, path) or parse_error(
+            path, f"cannot parse: {exc.message.removeprefix('parser error: ')}", exc.raw_line, exc.raw_column + 1)
+        return [error] if PARSE_ERROR in enabled else []
+    except RecursionError:
+        return [parse_error(path, "cannot parse: nested too deeply")] if PARSE_ERROR in enabled else []
+    try:
+        findings = _walk(module, source, path, settings, enabled, line_label)
+    except RuleFailure as failure:
+        if apply_noqa:
+            failure.findings = _unsuppressed(failure.findings, source)
+        raise
+    return _unsuppressed(findings, source) if apply_noqa else findings
+
+
+@contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """Python's cycle collector off while one file is parsed and analysed.
+
+    libcst allocates several objects per token, and every few hundred allocations the collector
+    runs and traverses the young objects, again and again as they age: about a sixth of a whole
+    check, for nothing, since a libcst tree holds no reference cycles (nodes only point down).
+    Reference counting frees what the analysis drops as it goes; the cycles it makes (a context
+    and its rules and facts, which hold the tree) are collected in one pass after the file, when
+    the collector is back on.
+    """
+    if not gc.isenabled():  # the program embedding jaxlint turned it off: leave that alone
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _unsuppressed(findings: list[Finding], source: str) -> list[Finding]:
+    if not findings:
+        return findings
+    lines = source.splitlines()
+    return [f for f in findings if not suppressed(f.code, lines, f.start.line)]
+
+
+def _syntax_error(source: str, path: str) -> Finding | None:
+    try:
+        ast.parse(source, filename=path)
+    except SyntaxError as exc:
+        line = exc.lineno or 1
+        column = exc.offset or 1
+        return parse_error(path, f"cannot parse: {exc.msg}", line, column)
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return parse_error(path, f"cannot parse: {exc}")
+    return None
+
+
+def _walk(module: cst.Module, source: str, path: str, settings: Settings, enabled: frozenset[str],
+          line_label: Callable[[int], str] | None = None) -> list[Finding]:
+    rule_classes = [cls for code, cls in all_rules().items() if code in enabled]
+    if not rule_classes:
+        return []
+    ctx = FileContext(path, source, module, settings)
+    if line_label is not None:
+        ctx.line_label = line_label
+    rules = [cls(ctx) for cls in rule_classes]
+    walker = Walker(ctx, rules)
+    walker.run(module)
+    failed = {id(rule) for rule, _ in walker.failures}
+    for rule in rules:
+        if id(rule) not in failed:
+            try:
+                rule.finish()
+            except Exception as exc:
+                walker.failures.append((rule, exc))
+                failed.add(id(rule))
+    ctx.reports = [r for r in ctx.reports if id(r[0]) not in failed]
+    findings = _findings(ctx, module, path)
+    if walker.failures:
+        raise RuleFailure(findings, [f"{rule.code} failed: {type(exc).__name__}: {exc}" for rule, exc in walker.failures])
+    return findings
+
+
+def _findings(ctx: FileContext, module: cst.Module, path: str) -> list[Finding]:
+    if not ctx.reports:
+        return []
+    # Positions of the reported nodes and of the nodes their fixes replace, and of nothing else:
+    # libcst's PositionProvider (every node's range, then a visit of the whole tree) was about a
+    # sixth of a whole check.
+    nodes = [node for _, node, _, _ in ctx.reports]
+    nodes += [r.node for _, _, _, node_fix in ctx.reports if node_fix is not None for r in node_fix.replacements]
+    positions = node_spans(module, nodes)
+    findings = []
+    for rule, node, message, node_fix in ctx.reports:
+        start, end = _span(positions[id(node)])
+        fix = None
+        if node_fix is not None:
+            edits = tuple(Edit(*_span(positions[id(r.node)]), r.text) for r in node_fix.replacements)
+            fix = Fix(node_fix.title, edits, node_fix.applicability)
+        doc = rule.doc
+        findings.append(Finding(rule.code, doc.name, doc.severity, message, path, start, end, fix))
+    return findings
+
+
+def _span(span: Span) -> tuple[Position, Position]:
+    (start_line, start_column), (end_line, end_column) = span
+    return Position(start_line, start_column + 1), Position(end_line, end_column + 1)
+
+
+# -- whole files --------------------------------------------------------------------------------
+def check_file(path: str, settings: Settings, fix: bool = False, data: bytes | None = None) -> FileResult:
+    """Check one file; with `fix`, also compute the fixed text (the caller decides whether to write it)."""
+    enabled = enabled_rules(settings, path)
+    if data is None:
+        data = read_bytes(path)
+        if isinstance(data, Finding):
+            return FileResult(path, [data] if PARSE_ERROR in enabled else [])
+    text = decode_file(path, data)
+    if isinstance(text, Finding):
+        return FileResult(path, [text] if PARSE_ERROR in enabled else [])
+    if path.endswith(".ipynb"):
+        from .notebook_check import check_notebook_file
+
+        return check_notebook_file(text, path, settings, enabled, fix)
+    try:
+        findings = check_source(text, path, settings, enabled)
+    except RuleFailure as failure:
+        return FileResult(path, failure.findings, internal_error=f"{failure} (please report this)")
+    result = FileResult(path, findings, original_text=text)
+    if fix and has_safe_fix(findings):
+        fixed, count = fix_until_stable(text, findings, lambda src: check_source(src, path, settings, enabled))
+        if fixed != text:
+            refused = _syntax_error(fixed, path)
+            if refused is not None:
+                result.fix_refused = f"fixes not applied: the result would not parse ({refused.message})"
+            else:
+                result.fixed_text, result.fixed_count = fixed, count
+                result.findings = check_source(fixed, path, settings, enabled)
+    return result
+
+
+def has_safe_fix(findings: list[Finding]) -> bool:
+    return any(f.fix is not None and f.fix.applicability is Applicability.SAFE for f in findings)
+
+
+def fix_until_stable(text: str, findings: list[Finding], recheck) -> tuple[str, int]:
+    total = 0
+    for _ in range(MAX_FIX_ROUNDS):
+        new_text, applied = apply_fixes(text, findings)
+        if not applied or new_text == text:
+            break
+        text, total = new_text, total + applied
+        findings = recheck(text)
+        if any(f.code == PARSE_ERROR for f in findings) or not has_safe_fix(findings):
+            break
+    return text, total
+
+
+def encode_like(original: bytes, text: str, path: str) -> bytes:
+    """The fixed text in the original file's encoding, with its byte-order mark if it had one."""
+    if path.endswith(".ipynb"):
+        return text.encode("utf-8")
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(original).readline)
+    if encoding == "utf-8-sig":
+        return text.encode("utf-8-sig")
+    return text.encode(encoding)

@@ -1,0 +1,104 @@
+"""Checking and fixing a notebook: its code cells as one module, findings and fixes mapped to cells."""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from . import notebook as nb
+from ..model.settings import Settings
+from .checker import PARSE_ERROR, FileResult, RuleFailure, check_source, fix_until_stable, has_safe_fix, parse_error
+from ..model.finding import Edit, Finding, Fix, Position
+
+#: Between cells in the joined module: a comment, so it changes nothing, and a line to split on.
+BOUNDARY = "# jaxlint: cell boundary"
+_BOUNDARY_LINE = re.compile(rf"^{re.escape(BOUNDARY)}\n", re.MULTILINE)
+
+
+class JoinedCells:
+    """All code cells as one module, so later cells see the imports and names of earlier ones."""
+
+    def __init__(self, cells: list[nb.Cell]) -> None:
+        self.cells = cells
+        parts, self.first_lines, line = [], [], 1
+        for cell in cells:
+            source = cell.source if cell.source.endswith("\n") or not cell.source else cell.source + "\n"
+            self.first_lines.append(line)
+            parts.append(source + BOUNDARY + "\n")
+            line += source.count("\n") + 1
+        self.text = "".join(parts)
+
+    def _position(self, line: int) -> int:
+        position = 0
+        for number, first in enumerate(self.first_lines):
+            if first <= line:
+                position = number
+        return position
+
+    def to_cell(self, finding: Finding) -> Finding:
+        position = self._position(finding.start.line)
+        return shift(finding, self.cells[position].index, self.first_lines[position] - 1)
+
+    def line_label(self, line: int) -> str:
+        """A line of the joined text as the user sees it: `cell N, line M`, N counted from 1."""
+        position = self._position(line)
+        return f"cell {self.cells[position].index + 1}, line {line - self.first_lines[position] + 1}"
+
+    def split(self, text: str) -> list[str] | None:
+        """Cell sources from a (fixed) joined text; None if the boundaries did not survive."""
+        pieces = _BOUNDARY_LINE.split(text)
+        if len(pieces) != len(self.cells) + 1 or pieces[-1] != "":
+            return None
+        sources = []
+        for cell, piece in zip(self.cells, pieces):
+            added_newline = bool(cell.source) and not cell.source.endswith("\n")
+            sources.append(piece[:-1] if added_newline and piece.endswith("\n") else piece)
+        return sources
+
+
+def shift(finding: Finding, cell: int, offset: int) -> Finding:
+    def moved(p: Position) -> Position:
+        return Position(p.line - offset, p.column)
+
+    fix = finding.fix
+    if fix is not None:
+        fix = Fix(fix.title, tuple(Edit(moved(e.start), moved(e.end), e.content) for e in fix.edits), fix.applicability)
+    return replace(finding, start=moved(finding.start), end=moved(finding.end), fix=fix, cell=cell)
+
+
+def check_notebook_file(text: str, path: str, settings: Settings, enabled: frozenset[str], fix: bool) -> FileResult:
+    try:
+        cells = nb.read_notebook(text)
+    except nb.NotebookError as exc:
+        return FileResult(path, [parse_error(path, f"cannot read notebook: {exc}")] if PARSE_ERROR in enabled else [])
+    joined = JoinedCells(cells)
+    try:
+        findings = check_source(joined.text, path, settings, enabled, line_label=joined.line_label)
+    except RuleFailure as failure:
+        return FileResult(path, [joined.to_cell(f) for f in failure.findings], internal_error=str(failure))
+    if any(f.code == PARSE_ERROR for f in findings):
+        # One broken cell must not hide the others: check each cell on its own.
+        return FileResult(path, [shift(f, cell.index, 0) for cell in cells
+                                 for f in check_source(cell.source, path, settings, enabled)], original_text=text)
+    result = FileResult(path, [joined.to_cell(f) for f in findings], original_text=text)
+    if not (fix and has_safe_fix(findings)):
+        return result
+    fixed, count = fix_until_stable(joined.text, findings, lambda src: check_source(src, path, settings, enabled, line_label=joined.line_label))
+    sources = joined.split(fixed)
+    if sources is None:
+        result.fix_refused = "fixes not applied: the cell boundaries could not be kept"
+        return result
+    if any(f.code == PARSE_ERROR for f in check_source(fixed, path, settings, enabled)):
+        result.fix_refused = "fixes not applied: a fixed cell would not parse"
+        return result
+    try:
+        # Unmasking refuses (NotebookError) when a fix lost an IPython line: then nothing is written.
+        changed = {cell.index: nb.unmask(cell, source) for cell, source in zip(cells, sources) if source != cell.source}
+        if not changed:
+            return result
+        result.fixed_text = nb.write_notebook(text, changed)
+    except nb.NotebookError as exc:
+        result.fix_refused = f"fixes not applied: {exc}"
+        return result
+    result.fixed_count = count
+    result.findings = [joined.to_cell(f) for f in check_source(fixed, path, settings, enabled, line_label=joined.line_label)]
+    return result

@@ -1,1 +1,0 @@
-"""Facts about one file that several rules need, computed once and shared."""

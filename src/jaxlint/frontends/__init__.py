@@ -1,0 +1,1 @@
+"""Front ends over the engine: the command line, the runner, configuration, cache, output, flake8."""

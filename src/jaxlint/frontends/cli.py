@@ -1,0 +1,151 @@
+"""The `jaxlint` command: `check`, `rule CODE`, `rules`."""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Sequence
+
+import click
+
+from .. import __version__
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _codes(values: Sequence[str]) -> list[str]:
+    """Accept both `--select JAX1 --select JAX6` and `--select JAX1,JAX6`."""
+    return [code.strip() for value in values for code in value.split(",") if code.strip()]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="jaxlint")
+def main() -> None:
+    """jaxlint finds JAX's sharp bits before the code runs."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--select", multiple=True, metavar="CODES", help="Only these codes or prefixes (replaces the configured selection).")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Skip these codes or prefixes.")
+@click.option("--extend-select", multiple=True, metavar="CODES", help="Add these codes or prefixes to the selection.")
+@click.option("--output-format", type=click.Choice(["text", "json", "github", "sarif"]), default="text", show_default=True)
+@click.option("--fix", is_flag=True, help="Apply safe fixes to the files.")
+@click.option("--diff", is_flag=True, help="Show the safe fixes as a diff; write nothing.")
+@click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
+@click.option("--runtime", is_flag=True, help="Confirm findings by tracing the flagged functions with JAX (docs/runtime.md).")
+@click.option("--device", type=click.Choice(["cpu", "gpu", "tpu"]), default=None,
+              help="With --runtime: the JAX device to run on (default: JAX's default backend).")
+@click.option("--runtime-drop-refuted", is_flag=True, help="With --runtime: drop the findings JAX did not reproduce.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Parallel workers (default: all cores).")
+@click.option("--no-cache", is_flag=True, help="Analyse every file, ignoring and not writing the cache.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--quiet", "-q", is_flag=True, help="Print findings only: no summary, no progress.")
+def check(paths, select, ignore, extend_select, output_format, fix, diff, statistics, runtime, device,
+          runtime_drop_refuted, jobs, no_cache, exit_zero, quiet) -> None:
+    """Check PATHS (files or directories; default: the current directory)."""
+    from .runner import RunOptions, run
+
+    if runtime and (fix or diff):
+        _fail("--runtime cannot be combined with --fix or --diff: confirm findings first, "
+              "then fix them in a separate run")
+    if (device or runtime_drop_refuted) and not runtime:
+        _fail("--device and --runtime-drop-refuted only apply with --runtime")
+    if runtime:
+        from ..runtime import jax_available
+
+        if not jax_available():
+            _fail("--runtime needs JAX: install it with `pip install 'jaxlint[runtime]'`")
+    options = RunOptions(
+        paths=list(paths) or ["."], select=_codes(select), ignore=_codes(ignore),
+        extend_select=_codes(extend_select), fix=fix, diff=diff, jobs=jobs or os.cpu_count() or 1,
+        use_cache=not no_cache, progress=not quiet and _interactive(),
+    )
+    outcome = run(options)
+    for line in outcome.problems:
+        click.echo(f"jaxlint: {line}", err=True)
+    if outcome.config_error:
+        sys.exit(EXIT_ERROR)
+
+    from .output import render, statistics as render_statistics, summary_line
+    from ..engine.registry import all_rules
+
+    if diff:
+        text = "".join(outcome.diffs)
+        if text:
+            click.echo(text, nl=False)
+        if not quiet:
+            count = sum(r.fixed_count for r in outcome.results)
+            click.echo(f"{count} fix{'es' if count != 1 else ''} would be applied in {len(outcome.diffs)} file(s).", err=True)
+        sys.exit(EXIT_ERROR if outcome.fatal else (EXIT_FINDINGS if text and not exit_zero else EXIT_CLEAN))
+
+    findings = outcome.findings
+    runtime_summary = None
+    if runtime:
+        findings, runtime_summary = _confirm(findings, options, device, runtime_drop_refuted)
+    if statistics:
+        report = render_statistics(findings)
+        if report:
+            click.echo(report, nl=not report.endswith("\n"))
+    else:
+        rules = {code: cls.doc for code, cls in all_rules().items()}
+        report = render(findings, output_format, rules=rules)
+        if report:
+            click.echo(report, nl=False)
+    if not quiet and output_format == "text":
+        click.echo(summary_line(findings, len(outcome.results), fixed=outcome.fixed), err=True)
+    if runtime_summary and not quiet:
+        click.echo(runtime_summary, err=True)
+    if outcome.fatal:
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
+
+
+@main.command("rule")
+@click.argument("code")
+def rule_command(code: str) -> None:
+    """Print the documentation of rule CODE (e.g. JAX101)."""
+    from ..catalogue.rule_docs import load_catalogue, render_text
+
+    docs = load_catalogue()
+    wanted = code.strip().upper()
+    by_name = {doc.name: doc for doc in docs.values()}
+    doc = docs.get(wanted) or by_name.get(code.strip().lower())
+    if doc is None:
+        _fail(f"unknown rule {code!r}; `jaxlint rules` lists them")
+    click.echo(render_text(doc), nl=False)
+
+
+@main.command("rules")
+def rules_command() -> None:
+    """List every rule: code, name, severity, whether it can fix ([*]), summary."""
+    from ..catalogue.rule_docs import load_catalogue
+    from ..engine.registry import all_rules
+
+    rules = all_rules()
+    for doc in load_catalogue().values():
+        fixable = "[*]" if doc.code in rules and rules[doc.code].fixable else "   "
+        click.echo(f"{doc.code}  {doc.name:<30} {doc.severity.value:<8} {fixable} {doc.summary}")
+
+
+def _confirm(findings, options, device, drop):
+    """Runtime mode: verdicts on the findings, the refuted ones dropped if asked, and the summary."""
+    from .runner import resolve_settings
+    from ..runtime import RuntimeOptions, confirm, drop_refuted, summary_line as runtime_summary_line
+
+    settings = resolve_settings(options)
+    try:
+        checked = confirm(findings, settings, RuntimeOptions(device=device, jobs=options.jobs,
+                                                             progress=options.progress))
+    except Exception as exc:  # a bug in runtime mode: say so, do not print a traceback
+        _fail(f"runtime mode failed: {type(exc).__name__}: {exc} (please report this)")
+    kept = drop_refuted(checked) if drop else checked
+    return kept, runtime_summary_line(checked, dropped=len(checked) - len(kept))
+
+
+def _fail(message: str) -> None:
+    click.echo(f"jaxlint: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def _interactive() -> bool:
+    return sys.stderr.isatty() and not os.environ.get("CI")

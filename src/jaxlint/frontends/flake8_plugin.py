@@ -1,0 +1,62 @@
+"""The flake8 plugin: the same engine and messages; flake8 itself applies selection and `# noqa`.
+
+Importing this module is cheap (no libcst, no JAX): flake8 loads it for every run, and files that
+never mention JAX return before the engine is imported.
+"""
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from typing import Iterator
+
+from .. import __version__
+
+RELEVANT_WORDS = ("jax", "equinox", "flax")
+
+
+class JaxlintChecker:
+    name = "jaxlint"
+    version = __version__
+
+    def __init__(self, tree, filename: str, lines: list[str]) -> None:
+        self.filename = filename
+        self.lines = lines
+
+    def run(self) -> Iterator[tuple[int, int, str, type]]:
+        source = "".join(self.lines)
+        if not any(word in source for word in RELEVANT_WORDS):
+            return
+        try:
+            from ..engine.checker import RuleFailure, check_source
+
+            settings, enabled, config_error = _settings_for(os.path.dirname(os.path.abspath(self.filename)))
+            if config_error:
+                yield 1, 0, f"JAX000 invalid jaxlint configuration, defaults used: {config_error}", type(self)
+            try:
+                findings = check_source(source, self.filename, settings, enabled, apply_noqa=False)
+            except RuleFailure as failure:
+                findings = failure.findings
+                yield 1, 0, f"JAX000 jaxlint internal error, some rules skipped: {failure}", type(self)
+        except Exception as exc:  # a plugin that raises stops flake8's whole run
+            yield 1, 0, f"JAX000 jaxlint could not check this file: {type(exc).__name__}: {exc}", type(self)
+            return
+        for finding in findings:
+            yield finding.start.line, finding.start.column - 1, f"{finding.code} {finding.message}", type(self)
+
+
+@lru_cache(maxsize=64)
+def _settings_for(directory: str):
+    """Analysis settings from [tool.jaxlint] (selection is flake8's own business here)."""
+    from dataclasses import replace
+
+    from ..model.settings import ConfigError, Settings, installed_jax_version, load_settings
+    from ..engine.checker import PARSE_ERROR
+    from ..engine.registry import all_rules, known_codes
+
+    error = None
+    try:
+        settings = load_settings(directory, known_codes())
+    except ConfigError as exc:
+        settings, error = Settings(target_jax_version=installed_jax_version()), str(exc)
+    settings = replace(settings, select=("JAX",), ignore=(), extend_select=(), per_file_ignores=())
+    return settings, frozenset({PARSE_ERROR, *all_rules()}), error

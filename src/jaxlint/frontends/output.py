@@ -1,0 +1,339 @@
+"""Turning findings into reports: plain text, JSON, GitHub Actions annotations and SARIF.
+
+Every function here is pure apart from `show_source`, which reads the reported files to quote
+the offending line. Findings arrive already sorted; nothing here reorders them.
+
+Notebook cells: a finding's `cell` is the 0-based index into the notebook's `cells` list
+(markdown cells included), and that is what JSON reports. The formats meant for people (text,
+GitHub annotations, SARIF messages) say `cell N` with N counted from 1 from the top of the
+notebook, markdown cells included: `cell 1` is the first cell, so JSON `"cell": 2` is `cell 3`.
+"""
+from __future__ import annotations
+
+import json
+import posixpath
+from collections import Counter
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Mapping, Protocol, Sequence
+from urllib.parse import quote
+
+from ..model.finding import Applicability, Finding, Severity
+
+FORMATS = ("text", "json", "github", "sarif")
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SARIF_VERSION = "2.1.0"
+
+_SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+_GITHUB_COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+# Plural forms for the summary's severity breakdown, most severe first.
+_SEVERITY_WORDS = ((Severity.ERROR, "error", "errors"), (Severity.WARNING, "warning", "warnings"),
+                   (Severity.INFO, "info", "info"))
+
+
+class RuleInfo(Protocol):
+    """What the reports need to know about a rule; the registry's entries provide it."""
+
+    code: str
+    name: str
+    summary: str
+    severity: Severity
+    help_uri: str | None
+
+
+def render(findings: Sequence[Finding], fmt: str, *, rules: Mapping[str, RuleInfo] | None = None,
+           show_source: bool = False) -> str:
+    """Return the whole report for `findings` in format `fmt` (one of FORMATS).
+
+    The text ends with a newline unless it is empty; text and github reports of no findings are
+    empty, JSON is then `[]` and SARIF a run with no results. `rules` (by code) supplies rule
+    summaries, default severities and help links for SARIF; without it the findings' own names
+    and severities are used. `show_source` (text only) quotes each finding's line under it with
+    the reported span underlined.
+
+    Text lines look like `path:line:col: CODE message`, or `path:cell N, line M:col: CODE message`
+    for a notebook, where N counts cells from 1 (see the module docstring). ` [*]` marks a
+    finding whose fix `--fix` applies; a runtime verdict is appended as `[verdict: evidence]`.
+    """
+    if fmt == "text":
+        return _render_text(findings, show_source)
+    if fmt == "json":
+        return json.dumps([f.to_json() for f in findings], indent=2) + "\n"
+    if fmt == "github":
+        return "".join(_github_line(f, rules) + "\n" for f in findings)
+    if fmt == "sarif":
+        return json.dumps(sarif_document(findings, rules), indent=2) + "\n"
+    raise ValueError(f"unknown output format {fmt!r}; expected one of {', '.join(FORMATS)}")
+
+
+def is_fixable(finding: Finding) -> bool:
+    """True when `--fix` would apply the finding's fix."""
+    return finding.fix is not None and finding.fix.applicability == Applicability.SAFE
+
+
+def cell_label(finding: Finding) -> str | None:
+    """`cell N` (N counted from 1) for a notebook finding, None for a plain file."""
+    return None if finding.cell is None else f"cell {finding.cell + 1}"
+
+
+# -- text ----------------------------------------------------------------------------------------
+
+def _render_text(findings: Sequence[Finding], show_source: bool) -> str:
+    sources = _SourceCache() if show_source else None
+    out: list[str] = []
+    for finding in findings:
+        out.append(_text_line(finding) + "\n")
+        if sources is not None:
+            out.extend(line + "\n" for line in _source_excerpt(finding, sources))
+    return "".join(out)
+
+
+def _text_line(finding: Finding) -> str:
+    label = cell_label(finding)
+    where = (f"{finding.path}:{finding.start.line}:{finding.start.column}" if label is None
+             else f"{finding.path}:{label}, line {finding.start.line}:{finding.start.column}")
+    line = f"{where}: {finding.code} {_one_line(finding.message)}"
+    if is_fixable(finding):
+        line += " [*]"
+    runtime = _runtime_note(finding)
+    if runtime:
+        line += f" [{runtime}]"
+    return line
+
+
+def _runtime_note(finding: Finding) -> str | None:
+    """`verdict: evidence` from a runtime check, on one line; None when there was none."""
+    runtime = finding.runtime
+    if not runtime:
+        return None
+    verdict = str(runtime.get("verdict") or "runtime")
+    evidence = _one_line(str(runtime.get("evidence") or ""))
+    return f"{verdict}: {evidence}" if evidence else verdict
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()) if ("\n" in text or "\r" in text) else text
+
+
+class _SourceCache:
+    """Lines of the reported files (or notebook cells), read once each; None when unreadable."""
+
+    def __init__(self) -> None:
+        self._texts: dict[str, str | None] = {}
+        self._notebooks: dict[str, list | None] = {}
+
+    def lines(self, finding: Finding) -> list[str] | None:
+        if finding.cell is None:
+            if finding.path not in self._texts:
+                try:
+                    self._texts[finding.path] = Path(finding.path).read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    self._texts[finding.path] = None
+            text = self._texts[finding.path]
+        else:
+            cells = self._cells(finding.path)
+            if cells is None or not 0 <= finding.cell < len(cells):
+                return None
+            cell = cells[finding.cell]
+            source = cell.get("source", "") if isinstance(cell, dict) else ""
+            text = "".join(source) if isinstance(source, list) else str(source)
+        return None if text is None else text.splitlines()
+
+    def _cells(self, path: str) -> list | None:
+        if path not in self._notebooks:
+            try:
+                data = json.loads(Path(path).read_text(encoding="utf-8"))
+                cells = data.get("cells") if isinstance(data, dict) else None
+                self._notebooks[path] = cells if isinstance(cells, list) else None
+            except (OSError, UnicodeDecodeError, ValueError):
+                self._notebooks[path] = None
+        return self._notebooks[path]
+
+
+def _source_excerpt(finding: Finding, sources: _SourceCache) -> list[str]:
+    """The reported line, indented, with a caret line under the reported span (first line only)."""
+    lines = sources.lines(finding)
+    if lines is None or not 1 <= finding.start.line <= len(lines):
+        return []
+    text = lines[finding.start.line - 1].rstrip("\r\n")
+    start = max(finding.start.column - 1, 0)
+    if start > len(text):
+        return []
+    if finding.end.line == finding.start.line and finding.end.column > finding.start.column:
+        end = min(finding.end.column - 1, len(text))
+    else:
+        end = len(text)
+    width = max(end - start, 1)
+    # Keep tabs before the span so the carets line up under it in a terminal.
+    pad = "".join(ch if ch == "\t" else " " for ch in text[:start])
+    gutter = f"{finding.start.line:>5} | "
+    return [f"{gutter}{text}", f"{' ' * (len(gutter) - 2)}| {pad}{'^' * width}"]
+
+
+# -- GitHub Actions workflow commands ------------------------------------------------------------
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _github_line(finding: Finding, rules: Mapping[str, RuleInfo] | None) -> str:
+    properties = [
+        ("file", finding.path),
+        ("line", str(finding.start.line)),
+        ("col", str(finding.start.column)),
+        ("endLine", str(finding.end.line)),
+        ("endColumn", str(finding.end.column)),
+        ("title", f"{finding.code} ({_rule_name(finding, rules)})"),
+    ]
+    message = finding.message
+    label = cell_label(finding)
+    if label is not None:
+        message = f"{label}: {message}"
+    runtime = _runtime_note(finding)
+    if runtime:
+        message = f"{message} [{runtime}]"
+    props = ",".join(f"{key}={_escape_property(value)}" for key, value in properties)
+    return f"::{_GITHUB_COMMAND[finding.severity]} {props}::{_escape_data(message)}"
+
+
+# -- SARIF 2.1.0 ---------------------------------------------------------------------------------
+
+def sarif_document(findings: Sequence[Finding], rules: Mapping[str, RuleInfo] | None = None) -> dict:
+    """The SARIF log (as a dict) for `findings`: one run, one rule descriptor per code reported."""
+    first_of: dict[str, Finding] = {}
+    for finding in findings:
+        first_of.setdefault(finding.code, finding)
+    codes = sorted(first_of)
+    index_of = {code: i for i, code in enumerate(codes)}
+    driver: dict = {"name": "jaxlint", "version": _version()}
+    driver["rules"] = [_sarif_rule(code, first_of[code], (rules or {}).get(code)) for code in codes]
+    results = [_sarif_result(f, index_of[f.code]) for f in findings]
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": SARIF_VERSION,
+        "runs": [{"tool": {"driver": driver}, "columnKind": "unicodeCodePoints", "results": results}],
+    }
+
+
+def _version() -> str:
+    try:
+        from .. import __version__
+    except ImportError:
+        return "0"
+    return str(__version__)
+
+
+def _sarif_rule(code: str, example: Finding, info: RuleInfo | None) -> dict:
+    name = getattr(info, "name", None) or example.name
+    summary = getattr(info, "summary", None) or name
+    severity = getattr(info, "severity", None) or example.severity
+    descriptor: dict = {
+        "id": code,
+        "name": name,
+        "shortDescription": {"text": summary},
+        "defaultConfiguration": {"level": _SARIF_LEVEL[Severity(severity)]},
+    }
+    help_uri = getattr(info, "help_uri", None)
+    if help_uri:
+        descriptor["helpUri"] = help_uri
+    return descriptor
+
+
+def _sarif_artifact(path: str) -> dict:
+    """artifactLocation: a relative POSIX URI against %SRCROOT%, or a file: URI for absolute paths."""
+    if PureWindowsPath(path).is_absolute() and not PurePosixPath(path).is_absolute():
+        return {"uri": PureWindowsPath(path).as_uri()}
+    posix = path.replace("\\", "/")
+    if posix.startswith("/"):
+        return {"uri": PurePosixPath(posix).as_uri()}
+    posix = posixpath.normpath(posix)
+    return {"uri": quote(posix, safe="/"), "uriBaseId": "%SRCROOT%"}
+
+
+def _sarif_result(finding: Finding, rule_index: int) -> dict:
+    message = finding.message
+    label = cell_label(finding)
+    if label is not None:
+        message = f"{label}: {message}"
+    region = {
+        "startLine": finding.start.line,
+        "startColumn": finding.start.column,
+        "endLine": finding.end.line,
+        "endColumn": finding.end.column,
+    }
+    result: dict = {
+        "ruleId": finding.code,
+        "ruleIndex": rule_index,
+        "level": _SARIF_LEVEL[finding.severity],
+        "message": {"text": message},
+        "locations": [{"physicalLocation": {"artifactLocation": _sarif_artifact(finding.path),
+                                            "region": region}}],
+    }
+    properties: dict = {}
+    if finding.cell is not None:
+        properties["cell"] = finding.cell
+    if finding.runtime is not None:
+        properties["runtime"] = finding.runtime
+    if properties:
+        result["properties"] = properties
+    return result
+
+
+def _rule_name(finding: Finding, rules: Mapping[str, RuleInfo] | None) -> str:
+    info = (rules or {}).get(finding.code)
+    return getattr(info, "name", None) or finding.name
+
+
+# -- summary and statistics ----------------------------------------------------------------------
+
+def _plural(count: int, singular: str, plural: str | None = None) -> str:
+    return f"{count} {singular if count == 1 else (plural or singular + 's')}"
+
+
+def summary_line(findings: Sequence[Finding], files_checked: int, fixed: int = 0) -> str:
+    """One line for stderr after a text report.
+
+    `Found 3 findings (2 errors, 1 warning) in 2 of 12 files; 1 fixable with --fix.` (the file
+    count is the files with findings, out of those checked), or `All checks passed: 12 files, no
+    findings.` Fixes already applied come first: `Fixed 4 findings. ...`.
+    """
+    prefix = f"Fixed {_plural(fixed, 'finding')}. " if fixed > 0 else ""
+    if not findings:
+        left = " left" if fixed > 0 else ""
+        return f"{prefix}All checks passed: {_plural(files_checked, 'file')}, no findings{left}."
+    counts = Counter(f.severity for f in findings)
+    breakdown = ", ".join(_plural(counts[sev], one, many) for sev, one, many in _SEVERITY_WORDS if counts[sev])
+    with_findings = len({f.path for f in findings})
+    files = (f"{with_findings} of {_plural(files_checked, 'file')}" if files_checked > with_findings
+             else _plural(with_findings, "file"))
+    line = f"{prefix}Found {_plural(len(findings), 'finding')} ({breakdown}) in {files}"
+    fixable = sum(1 for f in findings if is_fixable(f))
+    return line + (f"; {fixable} fixable with --fix." if fixable else ".")
+
+
+def statistics(findings: Sequence[Finding]) -> str:
+    """A table of findings per code, most frequent first (ties by code): count, code, name, and
+    `[*]` when `--fix` can fix at least one of them. Empty when there are no findings."""
+    counts = Counter(f.code for f in findings)
+    if not counts:
+        return ""
+    names: dict[str, str] = {}
+    fixable: set[str] = set()
+    for finding in findings:
+        names.setdefault(finding.code, finding.name)
+        if is_fixable(finding):
+            fixable.add(finding.code)
+    rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    count_width = max(5, max(len(str(n)) for n in counts.values()))
+    code_width = max(len(code) for code in counts)
+    name_width = max(len(name) for name in names.values())
+    lines = []
+    for code, count in rows:
+        line = f"{count:>{count_width}}  {code:<{code_width}}  {names[code]:<{name_width}}"
+        line = f"{line}  [*]" if code in fixable else line.rstrip()
+        lines.append(line)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,1 @@
+"""What jaxlint knows about JAX, without rules: transforms, tracing, value kinds, keys, dispatch."""

@@ -1,0 +1,253 @@
+"""Which calls queue JAX work that finishes later, and which operations wait for a JAX result.
+
+Outside a trace, JAX returns from a jitted call, a `jax.numpy`/`jax.lax`/`jax.random` operation or
+a transfer (`jax.device_put`) as soon as the work is queued: the array it returns is a placeholder
+that the device fills in later ("asynchronous dispatch"; true on the CPU backend too). Reading the
+value waits for it: `.block_until_ready()`, `jax.block_until_ready(tree)`, `float()`/`int()`/
+`bool()`, `.item()`/`.tolist()`, NumPy conversion, `jax.device_get`, printing or formatting it.
+A device runs its queue in order, so waiting for one result also waits for everything queued
+before it.
+
+* `Dispatch.of(ctx).call(call, scope)`: WORK when the call queues a computation or transfer,
+  KEYS when it only makes or splits PRNG keys (cheap bookkeeping), None when it is not known to
+  queue anything (a function of unknown origin, a shape or dtype helper, a function factory).
+* `jitted(expr, scope)`: the expression names a callable made by `jax.jit`/`pmap`/`grad`/`vmap`
+  (a decorated function of the module, a name bound to `jax.jit(f)`, a compiled executable);
+  calling it outside a trace dispatches asynchronously.
+* `jax_value(expr, scope)`: the expression holds JAX arrays on every path through the scope,
+  which makes arithmetic and array methods on it dispatches too.
+"""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from .name_origins import NameOrigins
+from ..semantic.scopes import Scope
+from .values import ARRAY_MODULES, STATIC_CALLS
+
+if TYPE_CHECKING:
+    from ..rulebase.context import FileContext
+
+WORK = "work"
+KEYS = "keys"
+
+#: Transform modes (`traced.MODES`) whose wrapped function, called outside a trace, runs JAX work:
+#: the jit family compiles and dispatches; grad and vmap evaluate eagerly, one dispatch per operation.
+DISPATCH_MODES = frozenset({"jit", "grad", "vmap"})
+#: Functions that move data onto devices, asynchronously.
+TRANSFERS = frozenset({
+    "jax.device_put", "jax.device_put_replicated", "jax.device_put_sharded", "jax.make_array_from_callback",
+})
+#: PRNG key management: it dispatches, but so little that leaving it unwaited does not skew a timing.
+KEY_FUNCTIONS = frozenset(f"jax.random.{name}" for name in (
+    "key", "PRNGKey", "split", "fold_in", "key_data", "wrap_key_data", "clone",
+))
+#: Functions of the array modules that queue no device work: helpers on shapes and dtypes, factories
+#: of functions, print options, key metadata.
+NO_WORK = STATIC_CALLS | frozenset({
+    *(f"jax.numpy.{name}" for name in (
+        "broadcast_shapes", "can_cast", "einsum_path", "finfo", "iinfo", "dtype", "frompyfunc", "vectorize",
+        "get_printoptions", "set_printoptions", "printoptions", "iscomplexobj", "isdtype", "isrealobj", "isscalar",
+        "issubdtype", "iterable", "ndim", "shape", "size", "promote_types", "result_type", "ndarray", "ufunc",
+    )),
+    *(f"jax.lax.{name}" for name in (
+        "axis_size", "broadcast_shapes", "conv_dimension_numbers", "conv_general_permutations",
+        "conv_general_shape_tuple", "conv_shape_tuple", "conv_transpose_shape_tuple", "dtype", "padtype_to_pads",
+        "reduce_window_shape_tuple",
+    )),
+    "jax.nn.get_scaled_dot_general_config", "jax.random.key_dtype", "jax.random.key_impl",
+})
+#: Prefixes of the array modules whose functions build functions rather than arrays.
+NO_WORK_PREFIXES = ("jax.nn.initializers.",)
+#: `jnp.float32(x)` and friends: scalar constructors, as cheap as key bookkeeping.
+_SCALAR_TYPES = re.compile(r"jax\.numpy\.(bfloat16|bool_?|u?int\d*|float\w*|complex\w*|double|single|cdouble|csingle)$")
+#: Functions that wait for the JAX values passed to them (they read them on the host).
+WAIT_FUNCTIONS = frozenset({
+    "jax.block_until_ready", "jax.device_get", "numpy.asarray", "numpy.array", "numpy.asanyarray",
+    "numpy.ascontiguousarray", "numpy.copy", "numpy.save", "numpy.savez", "jax.numpy.save", "jax.numpy.savez",
+    "jax.numpy.array_repr", "jax.numpy.array_str", "builtins.float", "builtins.int", "builtins.bool",
+    "builtins.complex", "builtins.str", "builtins.repr", "builtins.format", "builtins.print",
+})
+#: Methods of a JAX array that wait for its value.
+WAIT_METHODS = frozenset({
+    "block_until_ready", "item", "tolist", "__array__", "__float__", "__int__", "__bool__", "__index__",
+    "__complex__", "__format__", "__str__", "__repr__",
+})
+#: Methods of a JAX array that queue a new computation.
+ARRAY_METHODS = frozenset({
+    "reshape", "astype", "transpose", "ravel", "flatten", "squeeze", "sum", "mean", "max", "min", "prod", "clip",
+    "round", "cumsum", "cumprod", "dot", "swapaxes", "conj", "conjugate", "std", "var", "argmax", "argmin", "all",
+    "any", "argsort", "sort", "take", "repeat", "diagonal", "trace", "nonzero", "choose", "compress", "ptp",
+})
+AT_METHODS = frozenset({"set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply", "get"})
+#: Annotations that declare a parameter to be a JAX array.
+ARRAY_ANNOTATIONS = frozenset({"jax.Array", "jax.numpy.ndarray"})
+_MAX_DEPTH = 6
+
+
+class Dispatch:
+    def __init__(self, ctx: "FileContext") -> None:
+        self.ctx = ctx
+        self.origins = NameOrigins.of(ctx)
+        self._visiting: set[tuple[int, str]] = set()
+        self._visiting_values: set[tuple[int, str]] = set()
+
+    @classmethod
+    def of(cls, ctx: "FileContext") -> "Dispatch":
+        return ctx.fact(cls)
+
+    # -- questions ------------------------------------------------------------------------------
+    def call(self, call: cst.Call, scope: Scope) -> str | None:
+        """WORK or KEYS when the call queues JAX work (returning before it is done), else None."""
+        func = call.func
+        if isinstance(func, cst.Call):
+            if self._transform_call(func, scope) or self._compiled(func, scope):
+                return WORK
+            return None
+        qname = self.ctx.names.qualified_name(func, scope)
+        if qname is not None:
+            if qname in KEY_FUNCTIONS or _SCALAR_TYPES.match(qname):
+                return KEYS
+            if qname in TRANSFERS:
+                return WORK
+            if qname.startswith(ARRAY_MODULES):
+                if qname in NO_WORK or qname.startswith(NO_WORK_PREFIXES) or qname in WAIT_FUNCTIONS:
+                    return None
+                if qname.rsplit(".", 1)[1][:1].isupper():  # classes: `lax.Precision`, `lax.GatherDimensionNumbers`
+                    return None
+                return WORK
+        if isinstance(func, cst.Name) and self.jitted(func, scope):
+            return WORK
+        if isinstance(func, cst.Attribute):
+            method, receiver = func.attr.value, func.value
+            if method in AT_METHODS and _is_at(receiver) and self.jax_value(receiver.value.value, scope):
+                return WORK
+            if method in ARRAY_METHODS and self.jax_value(receiver, scope):
+                return WORK
+        return None
+
+    def jitted(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> bool:
+        """Whether calling `expr` runs a jitted (or grad/vmap-transformed) function outside a trace."""
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(expr, cst.Call):
+            if self._transform_call(expr, scope) or self._compiled(expr, scope):
+                return True
+            # `functools.partial(step, config)` of a jitted `step`
+            if (self.ctx.names.qualified_name(expr.func, scope) == "functools.partial" and expr.args
+                    and expr.args[0].keyword is None and not expr.args[0].star):
+                return self.jitted(expr.args[0].value, scope, depth + 1)
+            return False
+        if not isinstance(expr, cst.Name):
+            return False
+        found = self.origins.origins(expr.value, scope)
+        if found is None:
+            return False
+        owner, origins = found
+        key = (id(owner.node), expr.value)
+        if key in self._visiting or not origins:
+            return False
+        self._visiting.add(key)
+        try:
+            decided = [self._jitted_origin(o, owner, depth) for o in origins if o.kind != "annotation"]
+        finally:
+            self._visiting.discard(key)
+        if not decided or not decided[-1]:
+            return False
+        # `def step(...)` followed by `step = jax.jit(step)`: the plain definition is shadowed
+        return all(ok or _is_def(o) for ok, o in zip(decided, [o for o in origins if o.kind != "annotation"]))
+
+    def jax_value(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> bool:
+        """Whether `expr` holds JAX arrays (or a pytree of them) on every path: never NumPy or Python values."""
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(expr, cst.Call):
+            return self.call(expr, scope) is not None
+        if isinstance(expr, cst.BinaryOperation):
+            # NumPy defers to JAX arrays (`__array_priority__`): the result is a JAX array either way
+            return self.jax_value(expr.left, scope, depth + 1) or self.jax_value(expr.right, scope, depth + 1)
+        if isinstance(expr, cst.UnaryOperation):
+            return not isinstance(expr.operator, cst.Not) and self.jax_value(expr.expression, scope, depth + 1)
+        if isinstance(expr, cst.Subscript):
+            return self.jax_value(expr.value, scope, depth + 1)
+        if isinstance(expr, cst.Attribute):
+            return expr.attr.value in ("T", "mT", "real", "imag") and self.jax_value(expr.value, scope, depth + 1)
+        if isinstance(expr, cst.Name):
+            return self._name_is_jax_value(expr.value, scope, depth)
+        return False
+
+    # -- helpers --------------------------------------------------------------------------------
+    def _transform_call(self, call: cst.Call, scope: Scope) -> bool:
+        """`jax.jit(f)`, `partial(jax.jit, …)(f)`, `jax.grad(f)`, `jax.vmap(f)`: a transformed callable."""
+        found = self.ctx.traced.application(call, scope)
+        return found is not None and found[0].mode in DISPATCH_MODES
+
+    def _compiled(self, call: cst.Call, scope: Scope) -> bool:
+        """`jitted.lower(x).compile()`: a compiled executable, whose calls dispatch like the jitted function's."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "compile"):
+            return False
+        lowered = func.value
+        if not (isinstance(lowered, cst.Call) and isinstance(lowered.func, cst.Attribute)
+                and lowered.func.attr.value == "lower"):
+            return False
+        return self.jitted(lowered.func.value, scope, 1)
+
+    def _jitted_origin(self, origin, owner: Scope, depth: int) -> bool:
+        if origin.kind == "value" and origin.value is not None:
+            return self.jitted(origin.value, owner, depth + 1)
+        node = origin.node
+        if origin.kind == "other" and isinstance(node, cst.FunctionDef) and node.decorators:
+            use = self.ctx.traced.transform_use(node.decorators[0].decorator, owner)
+            return use is not None and use.mode in DISPATCH_MODES
+        return False
+
+    def _name_is_jax_value(self, name: str, scope: Scope, depth: int) -> bool:
+        found = self.origins.origins(name, scope)
+        if found is None:
+            return False
+        owner, origins = found
+        key = (id(owner.node), name)
+        if key in self._visiting_values:
+            return True  # `x = x @ w`: the other bindings decide
+        self._visiting_values.add(key)
+        try:
+            decided = False
+            for origin in origins:
+                if origin.kind in ("annotation", "augmented"):
+                    continue
+                decided = True
+                if origin.kind in ("value", "element", "iteration"):
+                    # `params, loss = step(params, batch)`, `for row in x`: parts of JAX values are JAX values
+                    if origin.value is None or not self.jax_value(origin.value, owner, depth + 1):
+                        return False
+                elif origin.kind == "param":
+                    if not self._annotated_array(origin.node, owner):
+                        return False
+                else:
+                    return False
+            return decided
+        finally:
+            self._visiting_values.discard(key)
+
+    def _annotated_array(self, param: cst.CSTNode | None, scope: Scope) -> bool:
+        if not isinstance(param, cst.Param) or param.annotation is None:
+            return False
+        annotation = param.annotation.annotation
+        if isinstance(annotation, cst.Subscript) and annotation.slice:  # jaxtyping: Float[Array, "n"]
+            first = annotation.slice[0].slice
+            annotation = first.value if isinstance(first, cst.Index) else annotation
+        return self.ctx.names.qualified_name(annotation, scope) in ARRAY_ANNOTATIONS
+
+
+def _is_def(origin) -> bool:
+    return origin.kind == "other" and isinstance(origin.node, cst.FunctionDef)
+
+
+def _is_at(expr: cst.BaseExpression) -> bool:
+    """`x.at[i]`"""
+    return (isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute)
+            and expr.value.attr.value == "at")

@@ -1,0 +1,81 @@
+"""Which qualified names are JAX transforms, and how a wrapper expression names one."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from ..model.settings import Settings
+
+if TYPE_CHECKING:
+    from ..rulebase.context import FileContext
+
+#: Transforms whose body runs once per trace and is then cached.
+JIT_FAMILY = frozenset({
+    "jax.jit", "jax.pmap", "jax.pjit", "jax.experimental.pjit.pjit",
+    "equinox.filter_jit", "equinox.filter_pmap", "flax.nnx.jit", "flax.linen.jit",
+})
+#: Transforms that wrap a function in a new function object on every application.
+FUNCTION_WRAPPERS = frozenset({
+    "jax.grad", "jax.value_and_grad", "jax.jacfwd", "jax.jacrev", "jax.hessian", "jax.vmap",
+    "jax.checkpoint", "jax.remat", "jax.custom_jvp", "jax.custom_vjp", "equinox.filter_grad",
+    "equinox.filter_value_and_grad", "equinox.filter_vmap", "flax.nnx.grad", "flax.nnx.vmap",
+})
+PARTIAL = frozenset({"functools.partial"})
+
+
+class JaxNames:
+    def __init__(self, settings: Settings) -> None:
+        self.jit_family = JIT_FAMILY | frozenset(settings.extra_traced_decorators)
+
+    def jit_transform(self, expr: cst.BaseExpression, ctx: "FileContext") -> str | None:
+        """The jit-like transform an expression applies when called on a function, or None.
+
+        Recognises `jax.jit`, `partial(jax.jit, static_argnums=…)` and `jax.jit(static_argnames=…)`.
+        """
+        qname = ctx.qualified_name(expr)
+        if qname in self.jit_family:
+            return qname
+        if isinstance(expr, cst.Call):
+            callee = ctx.qualified_name(expr.func)
+            if callee in PARTIAL and expr.args and expr.args[0].keyword is None:
+                inner = ctx.qualified_name(expr.args[0].value)
+                return inner if inner in self.jit_family else None
+            if callee in self.jit_family and not any(a.keyword is None for a in expr.args):
+                return callee
+        return None
+
+    def jit_application(self, call: cst.Call, ctx: "FileContext") -> tuple[str, cst.BaseExpression] | None:
+        """For `jax.jit(f, …)` or `partial(jax.jit, …)(f)`: the transform and the function given to it."""
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if not positional:
+            return None
+        callee = ctx.qualified_name(call.func)
+        if callee in self.jit_family:
+            return callee, positional[0].value
+        transform = self.jit_transform(call.func, ctx) if isinstance(call.func, cst.Call) else None
+        if transform is not None:
+            return transform, positional[0].value
+        return None
+
+    def is_function_wrapper_call(self, expr: cst.BaseExpression, ctx: "FileContext") -> str | None:
+        """`jax.grad(f)`, `partial(f, …)`, `jax.vmap(f)`: calls that return a new function object."""
+        if not isinstance(expr, cst.Call):
+            return None
+        callee = ctx.qualified_name(expr.func)
+        if callee in FUNCTION_WRAPPERS or callee in PARTIAL:
+            return callee
+        return None
+
+    def inside_jitted_function(self, ctx: "FileContext") -> bool:
+        """Whether a function around the current node runs once per trace: jitted (decorated, or
+        `step = jax.jit(step)` later), a `lax` loop body, or called from one of those with traced values.
+
+        Wrapping or compiling there does not repeat at run time.
+        """
+        traced = ctx.traced
+        for function in ctx.enclosing_functions():
+            info = traced.info(function)
+            if info is not None and info.runs_once:
+                return True
+        return False

@@ -1,0 +1,1439 @@
+"""PRNG key flow: where a key is consumed, and where a consumed key is consumed again.
+
+The model follows JAX's own key-reuse checker (`jax.debug_key_reuse`): every `jax.random` sampler
+and `split` consume the key they are given; `fold_in`, `key_data` and `clone` do not. A key handed to
+a function of the same module is consumed when that function consumes its parameter (a summary per
+function, computed to a fixed point), also when the function is reached through `jax.jit`, `vmap`,
+`pmap` or `functools.partial`, or is a method of a class of the module (`obj.method(key)` for
+`obj = Class(...)`, `Class.method(key)`, `self.method(key)` unless a subclass here overrides it,
+`obj(key)` through `__call__`); a key handed to any other function counts as consumed (the
+`unknown-calls-consume-keys` setting), unless the function only inspects or stores it (builtins,
+`jax.numpy`, `jax.debug`, class constructors, `assert_*`/`is_*` checks, numpyro's `seed` handler).
+Returning a key or putting it in a container does not consume it.
+
+A small interpreter walks each scope (the module's top level and every function) in source order:
+`if` branches are exclusive and merge afterwards, a branch that returns, raises, breaks or continues
+does not flow on, and loop bodies (comprehensions too) run twice, so that a key consumed in one
+iteration and not rebound from a fresh `split` is seen consumed again in the next. A function given
+to `jax.tree.map` runs the same way, once per leaf, where it is called; the body of a `lax.scan`,
+`fori_loop` or `while_loop` is probed for carry keys it draws from and returns unchanged, which every
+iteration draws from again (reported at the loop call, as JAX's checker does). In test code only
+two direct `jax.random` draws from one key are reported: tests give one key to the code under test
+and to a reference on purpose.
+
+Cost: one walk of the file gathers what the interpreter needs ahead of time (call order, names bound
+to wrapped functions, attribute uses, the identifiers of each function); a function whose
+identifiers show no way to hold a key is not interpreted for findings; a function that makes no call,
+or has no parameter that can hold a key, needs no summary; and while summaries settle a function is
+interpreted again only when a summary it read has changed.
+
+`KeyFlowFacts.of(ctx)` computes everything once per file; rules read `.reuses` and `.summaries`.
+"""
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections import deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from ..model.settings import DEFAULT_KEY_NAMES
+from .jax_names import PARTIAL
+from ..semantic.scopes import COMPREHENSIONS, Scope
+from .traced import MODES
+
+if TYPE_CHECKING:
+    from ..rulebase.context import FileContext
+
+FunctionNode = cst.FunctionDef | cst.Lambda
+
+#: `jax.random` functions that make a fresh key without consuming one.
+KEY_MAKERS = frozenset({"jax.random.key", "jax.random.PRNGKey", "jax.random.wrap_key_data"})
+#: `jax.random` functions that return fresh keys from a key.
+KEY_DERIVERS = frozenset({"jax.random.split", "jax.random.fold_in", "jax.random.clone"})
+#: `jax.random` functions that read a key without consuming it.
+NON_CONSUMING_RANDOM = frozenset({
+    "jax.random.fold_in", "jax.random.key_data", "jax.random.key_impl", "jax.random.clone",
+    "jax.random.wrap_key_data", "jax.random.key", "jax.random.PRNGKey", "jax.random.default_prng_impl",
+})
+#: Calls that inspect, move or store a key but never draw from it.
+NON_CONSUMING_PREFIXES = (
+    "builtins.", "jax.numpy.", "numpy.", "jax.debug.", "jax.tree.", "jax.tree_util.", "logging.",
+    # lax's slicing and reshaping move keys around without drawing from them
+    "jax.lax.dynamic_", "jax.lax.slice", "jax.lax.index_in_dim", "jax.lax.concatenate", "jax.lax.select",
+    "jax.lax.squeeze", "jax.lax.expand_dims", "jax.lax.reshape", "jax.lax.broadcast", "jax.lax.transpose",
+    "jax.lax.rev", "jax.lax.gather",
+    "typing.", "jax.dtypes.", "pickle.", "copy.", "jax.typeof", "jax.device_put", "jax.device_get",
+    "jax.block_until_ready", "jax.lax.stop_gradient", "jax.ShapeDtypeStruct", "jax.eval_shape",
+    "jax.make_jaxpr", "jax.random.key_data",
+)
+#: Functions that keep a key for later (a handler seeded with it) without drawing from it.
+STORING_CALLS = frozenset({"numpyro.handlers.seed"})
+#: Called names that check or compare a key rather than draw from it (`assert_equal`, `is_valid_key`).
+INSPECTING_NAME = re.compile(r"^_*(assert|is_|has_)")
+#: Methods of a jitted function that trace or compile it for the arguments given, without running it.
+AHEAD_OF_TIME = frozenset({"lower", "trace"})
+#: Transforms whose wrapped function receives the arguments it is called with (`jax.jit(step)(state, key)`).
+PASS_THROUGH = frozenset({name for name in MODES if name not in ("jax.make_jaxpr", "jax.eval_shape")})
+#: How many times one function is interpreted while summaries settle (a bound on recursive cycles).
+MAX_SUMMARY_RUNS = 4
+#: Test files: `test_*.py`, `*_test.py`, `conftest.py`.
+TEST_FILE = re.compile(r"(^test_.*|_test|^conftest|^tests)\.pyi?$")
+#: lax loops: a key in their initial carry is consumed by the loop.
+LAX_LOOPS = frozenset({"jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop", "jax.lax.map"})
+#: lax loops with a carry: (position and keyword of the body, of the initial carry; index of the
+#: carry among the body's parameters; whether the body returns `(carry, output)` rather than the carry)
+CARRY_LOOPS = {
+    "jax.lax.scan": ((0, "f"), (1, "init"), 0, True),
+    "jax.lax.fori_loop": ((2, "body_fun"), (3, "init_val"), 1, False),
+    "jax.lax.while_loop": ((1, "body_fun"), (2, "init_val"), 0, False),
+}
+#: Functions that call the function they are given once per leaf of a pytree.
+TREE_MAPS = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map", "jax.tree.map_with_path",
+                       "jax.tree_util.tree_map_with_path"})
+
+#: Last name of every `jax.random` function that makes or derives a key (a call of one, however
+#: imported, is written with this name unless renamed on import).
+KEY_SOURCE_NAMES = frozenset({"key", "PRNGKey", "wrap_key_data", "split", "fold_in", "clone"})
+#: Words of the annotations KEY_ANNOTATIONS recognises.
+KEY_ANNOTATION_WORDS = frozenset({"PRNGKeyArray", "Key", "PRNGKey", "KeyArray"})
+#: Parameter names taken for keys by default (`key-names` in the configuration replaces them).
+KEY_NAME = re.compile(r"^(key|rng|prng_key|prng|keys|rngs|[A-Za-z0-9_]+_(key|rng|keys|rngs))$")
+#: Annotations that mark a parameter as a key.
+KEY_ANNOTATIONS = re.compile(r"(PRNGKeyArray|\bKey\[|PRNGKey\b|KeyArray)")
+ARRAY_ANNOTATION = re.compile(r"(jax\.Array|\bArray\b)")
+#: Attributes a key has; any other attribute use means the name is not a JAX key (a NumPy Generator).
+KEY_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size", "reshape", "T", "at", "block_until_ready",
+                            "sharding", "devices", "device", "squeeze", "copy", "astype"})
+
+
+@dataclass
+class Consumption:
+    node: cst.Call
+    #: source order of the node (KeyFlowFacts.line gives its line)
+    line: int
+    #: consumed by a known consumer (a sampler, `split`, a module function that does): not a guess
+    certain: bool
+    #: consumed by a `jax.random` call itself, not by a function it was passed to
+    direct: bool = False
+    #: consumed by a module function (or method): where that function consumes its parameter
+    via: "Consumption | None" = None
+
+
+@dataclass
+class KeyState:
+    """What a tracked name holds: a fresh key, or a key consumed at `consumed`."""
+
+    consumed: Consumption | None = None
+    #: a key for sure (made by jax.random, named or annotated as one), not just a parameter
+    known: bool = False
+    #: the parameter whose value this still is (for summaries)
+    param: str | None = None
+    #: loops whose body made this binding (fresh each iteration)
+    loop_depth: int = 0
+
+
+@dataclass
+class Reuse:
+    """A key consumed again: `node` is the second consuming call."""
+
+    node: cst.Call
+    name: str
+    first: Consumption
+    #: the loop (For, While, comprehension, a `jax.tree.map` call, a lax loop) whose next iteration
+    #: consumes it again, if that is how
+    loop: cst.CSTNode | None = None
+    #: "again" (two uses in a row), "loop" (Python loop or comprehension), "leaves" (a function mapped
+    #: over a pytree draws from a closed-over key once per leaf), "carry" (a lax loop body draws from a
+    #: key of its carry and returns it unchanged, `node` being the lax call)
+    kind: str = "again"
+
+
+@dataclass
+class Summary:
+    #: parameter -> its first consuming call in the body, and whether the consumer is known
+    consumed: dict[str, Consumption] = field(default_factory=dict)
+
+
+State = dict[str, KeyState]
+
+
+class KeyFlowFacts:
+    def __init__(self, ctx: "FileContext") -> None:
+        self.ctx = ctx
+        self._index: _FileIndex | None = None
+        self.traced = ctx.traced
+        self.functions: list[FunctionNode] = list(self.traced.functions)
+        self.summaries: dict[int, Summary] = {id(f): Summary() for f in self.functions}
+        self.reuses: list[Reuse] = []
+        self.test_file = is_test_file(ctx.path)
+        self.key_name = key_name_pattern(ctx.settings.key_names)
+        self.unknown_calls_consume = ctx.settings.unknown_calls_consume_keys
+        self._seen: set[int] = set()
+        self._carry_reuses: dict[tuple[int, int, bool], list[tuple[int | None, str, Consumption]]] = {}
+        #: id(Param) -> the source of its annotation
+        self._annotations: dict[int, str] = {}
+        self._compute()
+
+    @property
+    def lines(self) -> "_FileIndex":
+        if self._index is None:
+            self._index = _FileIndex(self.ctx.module)
+        return self._index
+
+    @classmethod
+    def of(cls, ctx: "FileContext") -> "KeyFlowFacts":
+        return ctx.fact(cls)
+
+    # -- driver ---------------------------------------------------------------------------------
+    def _compute(self) -> None:
+        if "random" not in self.ctx.source and "key" not in self.ctx.source:
+            return
+        # Parameter summaries, to a fixed point. Functions are interpreted in source order (helpers are
+        # mostly defined before their callers); when a summary changes, the functions that read it are
+        # interpreted again, each at most MAX_SUMMARY_RUNS times.
+        # A function that makes no call cannot consume its parameters: it needs no summary.
+        calling = self.lines.calling
+        with_params = [f for f in self.functions if id(f) in calling and _parameter_count(f)]
+        by_id = {id(f): f for f in with_params}
+        readers: dict[int, set[int]] = {}
+        runs: dict[int, int] = {}
+        pending = deque(with_params)
+        queued = set(by_id)
+        while pending:
+            function = pending.popleft()
+            queued.discard(id(function))
+            if runs.get(id(function), 0) >= MAX_SUMMARY_RUNS:
+                continue
+            runs[id(function)] = runs.get(id(function), 0) + 1
+            flow = self._flow(function, summary=True)
+            for consulted in flow.consulted:
+                readers.setdefault(consulted, set()).add(id(function))
+            consumed = flow.param_consumed
+            old = self.summaries[id(function)].consumed
+            if set(consumed) != set(old) or any(consumed[p].certain != old[p].certain for p in consumed):
+                self.summaries[id(function)] = Summary(consumed)
+                for reader in readers.get(id(function), ()):
+                    if reader not in queued and reader in by_id:
+                        queued.add(reader)
+                        pending.append(by_id[reader])
+        self._flow(None, summary=False)
+        for function in self.functions:
+            if self.may_hold_keys(function):
+                self._flow(function, summary=False)
+        self.reuses.sort(key=lambda r: self.lines.order(r.node))
+
+    def may_hold_keys(self, function: FunctionNode) -> bool:
+        """Whether a function can hold a key of its own to report on: a key-like name, a key
+        annotation, or a call that makes or splits a key (else its interpretation finds nothing)."""
+        if self.lines.may_hold_keys(function, self.key_name):
+            return True
+        params = function.params
+        return any(param.annotation is not None and self.key_annotated(param)
+                   for param in (*params.posonly_params, *params.params, *params.kwonly_params))
+
+    def key_annotated(self, param: cst.Param) -> bool:
+        return bool(KEY_ANNOTATIONS.search(self.annotation_text(param)))
+
+    def annotation_text(self, param: cst.Param) -> str:
+        text = self._annotations.get(id(param))
+        if text is None:
+            text = self._annotations[id(param)] = cst.Module([]).code_for_node(param.annotation.annotation)
+        return text
+
+    def _flow(self, function: FunctionNode | None, summary: bool) -> "_KeyFlow":
+        scope = self.traced.scopes.get(id(function), self.ctx.module_scope) if function else self.ctx.module_scope
+        flow = _KeyFlow(self, function, scope, summary)
+        if function is None:
+            flow.run(self.ctx.module.body)
+        else:
+            flow.start(function)
+        return flow
+
+    def record(self, reuse: Reuse) -> None:
+        if id(reuse.node) not in self._seen:
+            self._seen.add(id(reuse.node))
+            self.reuses.append(reuse)
+
+    # -- shared questions ---------------------------------------------------------------------
+    def function_for(self, func: cst.BaseExpression, scope: Scope) -> cst.FunctionDef | None:
+        """The module function a called name stands for (all its bindings are that `def`)."""
+        if not isinstance(func, cst.Name):
+            return None
+        found = scope.lookup(func.value)
+        if found is None:
+            return None
+        defs = [n for n in found[1].nodes if isinstance(n, cst.FunctionDef)]
+        return defs[-1] if defs and len(defs) == len(found[1].nodes) else None
+
+    def callee_function(self, func: cst.BaseExpression, scope: Scope) -> tuple[cst.FunctionDef, int] | None:
+        """The module function a call reaches, and how many leading positional parameters are already
+        bound: `f(...)`, `jax.jit(f)(...)`, or a name bound once to `jax.pmap(partial(f, a), …)`."""
+        function = self.function_for(func, scope)
+        if function is not None:
+            return function, 0
+        if isinstance(func, cst.Call):
+            return self._unwrap(func, scope, 0)
+        if isinstance(func, cst.Name):
+            found = scope.lookup(func.value)
+            if found is None or len(found[1].nodes) != 1:
+                return None
+            value = self.lines.assigned_calls.get(id(found[1].nodes[0]))
+            if value is not None:
+                return self._unwrap(value, found[0], 0) or self._method(self._class_of(value.func, found[0]),
+                                                                        "__call__", True)
+            return None
+        if isinstance(func, cst.Attribute):
+            return self.method_callee(func, scope)
+        return None
+
+    # Methods. Call resolution for attributes is kept small and local to the key flow: an object
+    # made from a class of this module, the class itself, or `self`/`cls` inside one of its methods.
+    def method_callee(self, func: cst.Attribute, scope: Scope) -> tuple[cst.FunctionDef, int] | None:
+        """The method `obj.name(...)` calls and how many leading parameters the call binds (`self`):
+        `obj` made by `Class(...)` (bound once), `Class` itself, `Class(...)`, or `self`/`cls` in a
+        method of a class that no subclass here overrides `name` in."""
+        owner, name = func.value, func.attr.value
+        if isinstance(owner, cst.Call):
+            return self._method(self._class_of(owner.func, scope), name, True)
+        if not isinstance(owner, cst.Name):
+            return None
+        receiver = self._receiver_class(owner.value, scope)
+        if receiver is not None:
+            cls, instance = receiver
+            if self.lines.overridden(cls, name):
+                return None
+            return self._method(cls, name, instance)
+        found = scope.lookup(owner.value)
+        if found is None or len(found[1].nodes) != 1:
+            return None
+        node = found[1].nodes[0]
+        if isinstance(node, cst.ClassDef):
+            return self._method(node, name, False)
+        value = self.lines.assigned_calls.get(id(node))
+        if value is None:
+            return None
+        return self._method(self._class_of(value.func, found[0]), name, True)
+
+    def _class_of(self, expr: cst.BaseExpression, scope: Scope) -> cst.ClassDef | None:
+        """The class of this module a name stands for (bound once, to a `class` statement)."""
+        if not isinstance(expr, cst.Name):
+            return None
+        found = scope.lookup(expr.value)
+        if found is None or len(found[1].nodes) != 1 or not isinstance(found[1].nodes[0], cst.ClassDef):
+            return None
+        return found[1].nodes[0]
+
+    def _receiver_class(self, name: str, scope: Scope) -> tuple[cst.ClassDef, bool] | None:
+        """(class, whether `name` is an instance) when `name` is the first parameter of the method
+        whose scope this is, never rebound there."""
+        function = scope.node
+        if not isinstance(function, cst.FunctionDef) or scope.parent is None or scope.parent.kind != "class":
+            return None
+        params = (*function.params.posonly_params, *function.params.params)
+        if not params or params[0].name.value != name or id(function) not in self.traced.methods:
+            return None
+        binding = scope.bindings.get(name)
+        if binding is None or len(binding.nodes) != 1:
+            return None
+        kind = self._method_kind(function, scope.parent)
+        if kind is None or kind == "static":
+            return None
+        return scope.parent.node, kind == "instance"
+
+    def _method(self, cls: cst.ClassDef | None, name: str, instance: bool) -> tuple[cst.FunctionDef, int] | None:
+        """The method `name` defined in the body of `cls`, and how many leading parameters a call
+        through an instance (or through the class) binds."""
+        if cls is None or not isinstance(cls.body, cst.IndentedBlock):
+            return None
+        found = None
+        for statement in cls.body.body:
+            if isinstance(statement, cst.FunctionDef) and statement.name.value == name:
+                found = statement
+        if found is None:
+            return None
+        method_scope = self.traced.scopes.get(id(found))
+        if method_scope is None or method_scope.parent is None:
+            return None
+        binding = method_scope.parent.bindings.get(name)
+        if binding is None or len(binding.nodes) != 1:
+            return None  # also assigned in the class body: which one a call reaches is not known here
+        kind = self._method_kind(found, method_scope.parent)
+        if kind is None:
+            return None
+        bound = {"static": 0, "class": 1, "instance": 1 if instance else 0}[kind]
+        return found, bound
+
+    def _method_kind(self, method: cst.FunctionDef, class_scope: Scope) -> str | None:
+        """"instance", "class" or "static"; None when a decorator may change how it is called."""
+        kind = "instance"
+        for decorator in method.decorators:
+            qualified = self.ctx.names.qualified_name(decorator.decorator, class_scope)
+            if qualified == "builtins.staticmethod":
+                kind = "static"
+            elif qualified == "builtins.classmethod":
+                kind = "class"
+            elif self.traced.transform_use(decorator.decorator, class_scope) is None:
+                return None
+        return kind
+
+    def _unwrap(self, expr: cst.BaseExpression, scope: Scope, bound: int, depth: int = 0) -> tuple[cst.FunctionDef, int] | None:
+        if isinstance(expr, cst.Name):
+            function = self.function_for(expr, scope)
+            return (function, bound) if function is not None else None
+        if not isinstance(expr, cst.Call) or depth > 4 or not expr.args or expr.args[0].keyword is not None \
+                or expr.args[0].star:
+            return None
+        callee = self.ctx.names.qualified_name(expr.func, scope)
+        if callee in PARTIAL:
+            extra = sum(1 for a in expr.args[1:] if a.keyword is None)
+            if any(a.star for a in expr.args[1:]):
+                return None
+            return self._unwrap(expr.args[0].value, scope, bound + extra, depth + 1)
+        if callee in PASS_THROUGH:
+            return self._unwrap(expr.args[0].value, scope, bound, depth + 1)
+        return None
+
+    def carry_reuse(self, function: FunctionNode, carry_index: int, pairs: bool) -> list[tuple[int | None, str, Consumption]]:
+        """Keys of the carry that a lax loop body draws from and returns unchanged, so that every
+        iteration draws from the same key: (carry position, name in the body, the draw)."""
+        cache_key = (id(function), carry_index, pairs)
+        found = self._carry_reuses.get(cache_key)
+        if found is not None:
+            return found
+        params = (*function.params.posonly_params, *function.params.params)
+        found = self._carry_reuses[cache_key] = []
+        if len(params) <= carry_index:
+            return found
+        scope = self.traced.scopes.get(id(function))
+        if scope is None:
+            return found
+        flow = _KeyFlow(self, function, scope, summary=True)
+        carry = params[carry_index].name.value
+        flow.carry = (carry, pairs)
+        flow.state[carry] = KeyState(param=_carry_marker(None))
+        if isinstance(function.body, cst.BaseExpression):
+            flow.expr(function.body)
+            flow.returned_carry(function.body)
+        else:
+            flow.run(function.body.body)
+        found.extend(flow.carry_reused)
+        return found
+
+    def order(self, node: cst.CSTNode) -> int:
+        return self.lines.order(node)
+
+    def line(self, node: cst.CSTNode) -> int:
+        """The 1-based line of a node (resolves positions for the whole file on first use)."""
+        return self.lines.line(node)
+
+
+class _FileIndex:
+    """One walk of the file, for everything the interpreter needs to know ahead of time:
+
+    * the source order of calls (a pre-order index), and lines of nodes, resolved only when asked;
+    * the calls assigned to a single name (`step = jax.jit(train_step)`), by the Name target;
+    * per function (and for the module): the names used in its body with an attribute a JAX key does
+      not have (`rng.normal(...)`: a NumPy Generator, never a key);
+    * per function: the identifiers written directly in it (not in nested functions), so that a
+      function that cannot hold a key (no key-like name, no call that makes one) is not interpreted.
+    """
+
+    def __init__(self, module: cst.Module) -> None:
+        from ..syntax.walk import walk
+
+        self.module = module
+        self.index: dict[int, int] = {}
+        self.assigned_calls: dict[int, cst.Call] = {}
+        self.identifiers: dict[int, set[str]] = {}
+        self.attribute_uses: dict[int, set[str]] = {}
+        #: local names for `jax.random.key/split/...` (`from jax.random import split as jsplit`)
+        self.key_aliases: set[str] = set()
+        index, assigned, identifiers, attribute_uses = self.index, self.assigned_calls, self.identifiers, self.attribute_uses
+        aliases = self.key_aliases
+        #: every `class` statement of the file
+        self.classes: list[cst.ClassDef] = []
+        classes = self.classes
+        #: ids of the functions with a call written directly in them (not only in nested functions)
+        self.calling: set[int] = set()
+        calling = self.calling
+        module_uses: set[str] = set()
+        attribute_uses[id(module)] = module_uses
+        #: enclosing functions: [node, identifiers, attribute uses, whether in its body yet, its body]
+        #: (the body is a function's last child: once entered, the rest of the function is body)
+        frames: list[list] = []
+        name_type, attribute_type, assign_type, call_type = cst.Name, cst.Attribute, cst.Assign, cst.Call
+        function_types = (cst.FunctionDef, cst.Lambda)
+
+        def enter(node: cst.CSTNode, field: str) -> bool:
+            if frames and node is frames[-1][4]:
+                frames[-1][3] = True
+            kind = type(node)
+            if kind is call_type:
+                index[id(node)] = len(index)
+                if frames:
+                    calling.add(id(frames[-1][0]))
+            elif kind is name_type:
+                if frames:
+                    frames[-1][1].add(node.value)
+            elif kind is attribute_type:
+                value = node.value
+                if type(value) is name_type and node.attr.value not in KEY_ATTRIBUTES:
+                    module_uses.add(value.value)
+                    for frame in frames:
+                        if frame[3]:
+                            frame[2].add(value.value)
+            elif kind is assign_type:
+                if len(node.targets) == 1 and type(node.value) is cst.Call:
+                    if type(node.targets[0].target) is name_type:
+                        assigned[id(node.targets[0].target)] = node.value
+                if _last_name(node.value) in KEY_SOURCE_NAMES:
+                    for target in node.targets:
+                        aliases.update(_target_names(target.target))
+            elif kind is cst.AnnAssign:
+                if type(node.value) is cst.Call and type(node.target) is name_type:
+                    assigned[id(node.target)] = node.value
+            elif kind is cst.ImportAlias:
+                if node.asname is not None and _last_name(node.name) in KEY_SOURCE_NAMES \
+                        and isinstance(node.asname.name, cst.Name):
+                    aliases.add(node.asname.name.value)
+            elif kind is cst.ClassDef:
+                classes.append(node)
+            elif kind in function_types:
+                own: set[str] = set()
+                uses: set[str] = set()
+                identifiers[id(node)] = own
+                attribute_uses[id(node)] = uses
+                frames.append([node, own, uses, False, node.body])
+            return True
+
+        def leave(node: cst.CSTNode) -> None:
+            if frames and frames[-1][0] is node:
+                frames.pop()
+
+        walk(module, enter, leave)
+        self._positions = None
+        self._overridden: dict[tuple[int, str], bool] = {}
+
+    def order(self, node: cst.CSTNode) -> int:
+        return self.index.get(id(node), -1)
+
+    def line(self, node: cst.CSTNode) -> int:
+        if self._positions is None:
+            wrapper = cst.metadata.MetadataWrapper(self.module, unsafe_skip_copy=True)
+            self._positions = wrapper.resolve(cst.metadata.PositionProvider)
+        return self._positions[node].start.line
+
+    def overridden(self, cls: cst.ClassDef, method: str) -> bool:
+        """Whether a class of this file derived from `cls` (by its name, at any depth) defines `method`."""
+        known = self._overridden.get((id(cls), method))
+        if known is None:
+            known = self._overridden[(id(cls), method)] = self._find_override(cls, method)
+        return known
+
+    def _find_override(self, cls: cst.ClassDef, method: str) -> bool:
+        derived = {cls.name.value}
+        grew = True
+        while grew:
+            grew = False
+            for other in self.classes:
+                if other.name.value in derived or other is cls:
+                    continue
+                if any(_last_name(base.value) in derived for base in other.bases):
+                    derived.add(other.name.value)
+                    grew = True
+                    if isinstance(other.body, cst.IndentedBlock) and any(
+                            isinstance(s, cst.FunctionDef) and s.name.value == method for s in other.body.body):
+                        return True
+        return False
+
+    def may_hold_keys(self, function: FunctionNode, key_name: "re.Pattern[str]") -> bool:
+        """Whether the function mentions anything a key can come from: a key-like name (a parameter or
+        a binding), a key annotation, or a call that makes or splits a key."""
+        words = self.identifiers.get(id(function))
+        if words is None:
+            return True
+        if not words.isdisjoint(KEY_SOURCE_NAMES) or not words.isdisjoint(self.key_aliases):
+            return True
+        return any(_key_like(word, key_name) for word in words)
+
+
+class _KeyFlow:
+    """The key interpreter for one scope."""
+
+    def __init__(self, facts: KeyFlowFacts, function: FunctionNode | None, scope: Scope, summary: bool) -> None:
+        self.facts = facts
+        self.function = function
+        self.scope = scope
+        self.summary = summary
+        self.state: State = {}
+        self.loop_depth = 0
+        #: loop line, continue states, break states
+        self.loops: list[tuple[cst.CSTNode, list[State], list[State]]] = []
+        self.param_consumed: dict[str, Consumption] = {}
+        #: ids of the functions whose summaries this interpretation read
+        self.consulted: set[int] = set()
+        self.pass_index: list[int] = []
+        self.not_keys = facts.lines.attribute_uses.get(id(function) if function is not None else id(facts.ctx.module), set())
+        #: in a test: a key given to two functions is how tests compare them, not a mistake
+        self.test_code = facts.test_file or in_test_function(scope)
+        names = facts.ctx.names
+        # the scope changes while a function mapped over a pytree is run in place
+        self.resolve = lambda expr: names.qualified_name(expr, self.scope)
+        #: states at `return` statements, collected while a mapped function is run in place
+        self.returns: list[State] | None = None
+        #: ids of the functions being run in place (a function mapping itself is not run again)
+        self.inlined: set[int] = set()
+        #: for a lax loop body: (its carry parameter, whether it returns `(carry, output)`)
+        self.carry: tuple[str, bool] | None = None
+        #: (carry position or None for the whole carry, name, consumption) of carry keys drawn
+        #: from and returned unchanged
+        self.carry_reused: list[tuple[int | None, str, Consumption]] = []
+
+    # -- entry ----------------------------------------------------------------------------------
+    def start(self, function: FunctionNode) -> None:
+        params = function.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            name = param.name.value
+            if name in ("self", "cls"):
+                continue
+            known = self._param_is_key(param)
+            if known is False:
+                continue
+            if self.summary or known:
+                # a parameter only *named* like a key (`key` is also attention's query/key/value)
+                # counts as a key for sure consumers only, not for unknown functions
+                self.state[name] = KeyState(known=known == "annotated", param=name)
+        if self.summary and not self.state:
+            return  # no parameter can hold a key: the summary is empty
+        if isinstance(function.body, cst.BaseExpression):
+            self.expr(function.body)
+        else:
+            self.run(function.body.body)
+
+    def _param_is_key(self, param: cst.Param) -> "bool | str | None":
+        """"annotated": a key type; True: named like a key; False: not one (annotated otherwise, or
+        used like a NumPy Generator); None: unknown."""
+        name = param.name.value
+        if name in self.not_keys:
+            return False
+        if param.annotation is not None:
+            text = self.facts.annotation_text(param)
+            if KEY_ANNOTATIONS.search(text):
+                if _mixed_container(param.annotation.annotation):
+                    # `carry: Tuple[Array, PRNGKey]`: some of its elements are keys, not the value itself
+                    return True if self.facts.key_name.match(name) else None
+                return "annotated"
+            if ARRAY_ANNOTATION.search(text) and self.facts.key_name.match(name):
+                return True
+            return False
+        return True if self.facts.key_name.match(name) else None
+
+    # -- statements -----------------------------------------------------------------------------
+    def run(self, body) -> bool:
+        """Runs statements; False when control leaves (return, raise, break, continue)."""
+        if isinstance(body, cst.BaseSuite):
+            body = body.body
+        for statement in body:
+            if not self.statement(statement):
+                return False
+        return True
+
+    def statement(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.SimpleStatementLine):
+            for small in node.body:
+                if not self.small(small):
+                    return False
+            return True
+        if isinstance(node, cst.If):
+            self.expr(node.test)
+            before = _copy(self.state)
+            goes_on = self.run(node.body)
+            after_body = self.state
+            self.state = _copy(before)
+            if node.orelse is not None:
+                other = self.statement(node.orelse) if isinstance(node.orelse, cst.If) else self.run(node.orelse.body)
+            else:
+                other = True
+            return self._join([(after_body, goes_on), (self.state, other)])
+        if isinstance(node, (cst.For, cst.While)):
+            return self.loop(node)
+        if isinstance(node, cst.With):
+            for item in node.items:
+                self.expr(item.item)
+                if item.asname is not None:
+                    self.bind(item.asname.name, None)
+            return self.run(node.body)
+        if isinstance(node, cst.Try) or isinstance(node, getattr(cst, "TryStar", cst.Try)):
+            before = _copy(self.state)
+            goes_on = self.run(node.body)
+            if goes_on and node.orelse is not None:
+                goes_on = self.run(node.orelse.body)
+            # a handler may start anywhere in the body: from before it, or after it
+            entry = _merge(before, self.state)
+            paths = [(self.state, goes_on)]
+            for handler in node.handlers:
+                self.state = _copy(entry)
+                if handler.name is not None:
+                    self.bind(handler.name.name, None)
+                paths.append((self.state, self.run(handler.body)))
+            goes_on = self._join(paths)
+            if node.finalbody is not None:
+                goes_on = self.run(node.finalbody.body) and goes_on
+            return goes_on
+        if isinstance(node, cst.FunctionDef):
+            for decorator in node.decorators:
+                self.expr(decorator.decorator)
+            self.state.pop(node.name.value, None)
+            return True
+        if isinstance(node, cst.ClassDef):
+            self.state.pop(node.name.value, None)
+            return True
+        if isinstance(node, cst.Match):
+            self.expr(node.subject)
+            before = _copy(self.state)
+            paths = []
+            for case in node.cases:
+                self.state = _copy(before)
+                paths.append((self.state, self.run(case.body)))
+            paths.append((before, True))
+            return self._join(paths)
+        return True
+
+    def _join(self, paths: list[tuple[State, bool]]) -> bool:
+        live = [state for state, goes_on in paths if goes_on]
+        if not live:
+            self.state = paths[0][0]
+            return False
+        merged = live[0]
+        for other in live[1:]:
+            merged = _merge(merged, other)
+        self.state = merged
+        return True
+
+    def loop(self, node: cst.For | cst.While) -> bool:
+        if isinstance(node, cst.For):
+            self.expr(node.iter)
+        before = _copy(self.state)
+        line = node
+        self.loop_depth += 1
+        breaks: list[State] = []
+        for iteration in range(2):
+            self.loops.append((line, [], breaks))
+            if isinstance(node, cst.For):
+                self.bind_iteration(node.target, node.iter)
+            else:
+                self.expr(node.test)
+            self.pass_index.append(iteration)
+            goes_on = self.run(node.body)
+            self.pass_index.pop()
+            _, continues, _ = self.loops.pop()
+            ends = ([self.state] if goes_on else []) + continues
+            if not ends:
+                break
+            merged = ends[0]
+            for other in ends[1:]:
+                merged = _merge(merged, other)
+            self.state = merged
+        self.loop_depth -= 1
+        self.state = _merge(before, self.state)
+        for state in breaks:
+            self.state = _merge(self.state, state)
+        if node.orelse is not None:
+            self.run(node.orelse.body)
+        return True
+
+    def small(self, node: cst.BaseSmallStatement) -> bool:
+        if isinstance(node, cst.Assign):
+            value = self.expr(node.value)
+            for target in node.targets:
+                self.bind(target.target, value, node.value)
+        elif isinstance(node, cst.AnnAssign):
+            if node.value is not None:
+                self.bind(node.target, self.expr(node.value), node.value)
+        elif isinstance(node, cst.AugAssign):
+            self.expr(node.value)
+            self.bind(node.target, None)
+        elif isinstance(node, cst.Return):
+            if node.value is not None:
+                self.expr(node.value)
+                if self.carry is not None:
+                    self.returned_carry(node.value)
+            if self.returns is not None:
+                self.returns.append(_copy(self.state))
+            return False
+        elif isinstance(node, cst.Raise):
+            if node.exc is not None:
+                self.expr(node.exc)
+            return False
+        elif isinstance(node, (cst.Continue, cst.Break)):
+            if self.loops:
+                target = self.loops[-1][1] if isinstance(node, cst.Continue) else self.loops[-1][2]
+                target.append(_copy(self.state))
+            return False
+        elif isinstance(node, cst.Expr):
+            self.expr(node.value)
+        elif isinstance(node, cst.Assert):
+            self.expr(node.test)
+        elif isinstance(node, cst.Del):
+            self.bind(node.target, None)
+        elif isinstance(node, (cst.Import, cst.ImportFrom)):
+            names = node.names if not isinstance(node.names, cst.ImportStar) else []
+            for alias in names:
+                local = alias.asname.name if alias.asname else alias.name
+                if isinstance(local, cst.Name):
+                    self.state.pop(local.value, None)
+        return True
+
+    # -- binding --------------------------------------------------------------------------------
+    def bind(self, target: cst.BaseExpression, value: "str | None", value_node: cst.BaseExpression | None = None) -> None:
+        """Binds a target to a value: "key" (a fresh key), "keys" (a batch of fresh keys), or None."""
+        if isinstance(target, cst.Name):
+            name = target.value
+            position = self._carry_position(value_node)
+            if position is not None:
+                self.state[name] = KeyState(param=_carry_marker(position), loop_depth=self.loop_depth)
+            elif value in ("key", "keys") and name not in self.not_keys:
+                self.state[name] = KeyState(known=True, loop_depth=self.loop_depth)
+            elif (value == "maybe" and self.facts.key_name.match(name) and name not in self.not_keys):
+                # `key, x = carry`: named like a key; sure consumers only
+                self.state[name] = KeyState(known=False, loop_depth=self.loop_depth)
+            else:
+                self.state.pop(name, None)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            if self.carry is not None and self._is_carry(value_node) and not any(
+                    isinstance(e, cst.StarredElement) for e in target.elements):
+                # `params, key = carry` in a lax loop body: each element keeps its carry position
+                for position, element in enumerate(target.elements):
+                    if isinstance(element.value, cst.Name):
+                        self.state[element.value.value] = KeyState(param=_carry_marker(position),
+                                                                   loop_depth=self.loop_depth)
+                    else:
+                        self.bind(element.value, None)
+                return
+            values = value_node.elements if isinstance(value_node, (cst.Tuple, cst.List)) else None
+            if values is not None and len(values) == len(target.elements) and not any(
+                    isinstance(e, cst.StarredElement) for e in (*target.elements, *values)):
+                for element, item in zip(target.elements, values):
+                    self.bind(element.value, self._kinds.get(id(item.value)), item.value)
+                return
+            element_value = "key" if value == "keys" else ("maybe" if value in (None, "maybe") and isinstance(
+                value_node, (cst.Name, cst.Subscript, cst.Attribute)) else None)
+            for element in target.elements:
+                if isinstance(element, cst.StarredElement):
+                    self.bind(element.value, "keys" if value == "keys" else None)
+                else:
+                    self.bind(element.value, element_value)
+        elif isinstance(target, cst.StarredElement):
+            self.bind(target.value, None)
+        else:
+            self.expr(target)
+
+    def _is_carry(self, node: cst.BaseExpression | None) -> bool:
+        """Whether a node is the untouched carry parameter of the lax loop body being probed."""
+        if not isinstance(node, cst.Name):
+            return False
+        held = self.state.get(node.value)
+        return held is not None and held.param == _carry_marker(None)
+
+    def _carry_position(self, node: cst.BaseExpression | None) -> int | None:
+        """`carry[1]` in a lax loop body being probed: 1."""
+        if self.carry is None or not isinstance(node, cst.Subscript) or not self._is_carry(node.value) \
+                or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return None
+        index = node.slice[0].slice.value
+        return index.evaluated_value if isinstance(index, cst.Integer) else None
+
+    def bind_iteration(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
+        value = self._kinds.get(id(iterable))
+        if value == "keys":
+            self.bind(target, "key")
+        elif isinstance(iterable, cst.Call) and isinstance(target, cst.Tuple) and len(target.elements) == 2 \
+                and self.resolve(iterable.func) == "builtins.enumerate" and iterable.args \
+                and self._kinds.get(id(iterable.args[0].value)) == "keys":
+            self.bind(target.elements[0].value, None)
+            self.bind(target.elements[1].value, "key")
+        else:
+            self.bind(target, None)
+
+    # -- expressions ----------------------------------------------------------------------------
+    @property
+    def _kinds(self) -> dict[int, str]:
+        if not hasattr(self, "_kind_table"):
+            self._kind_table: dict[int, str] = {}
+        return self._kind_table
+
+    def expr(self, node: cst.BaseExpression) -> "str | None":
+        value = self._expr(node)
+        if value is not None:
+            self._kinds[id(node)] = value
+        else:
+            self._kinds.pop(id(node), None)
+        return value
+
+    def _expr(self, node: cst.BaseExpression) -> "str | None":
+        if isinstance(node, cst.Name):
+            held = self.state.get(node.value)
+            return "key" if held is not None and held.known else None
+        if isinstance(node, cst.Call):
+            return self.call(node)
+        if isinstance(node, cst.Subscript):
+            base = self.expr(node.value)
+            for element in node.slice:
+                for part in element.children:
+                    if isinstance(part, cst.BaseExpression):
+                        self.expr(part)
+            if base == "key" and isinstance(node.value, cst.Name):
+                return "key"
+            return None
+        if isinstance(node, COMPREHENSIONS):
+            self.comprehension(node)
+            return None
+        if isinstance(node, cst.Lambda):
+            return None
+        if isinstance(node, cst.NamedExpr):
+            value = self.expr(node.value)
+            self.bind(node.target, value)
+            return value
+        if isinstance(node, cst.IfExp):
+            self.expr(node.test)
+            before = _copy(self.state)
+            self.expr(node.body)
+            after = self.state
+            self.state = before
+            self.expr(node.orelse)
+            self.state = _merge(after, self.state)
+            return None
+        if isinstance(node, cst.BooleanOperation):
+            self.expr(node.left)
+            before = _copy(self.state)
+            self.expr(node.right)
+            self.state = _merge(before, self.state)
+            return None
+        for child in _child_expressions(node):
+            self.expr(child)
+        return None
+
+    def comprehension(self, node) -> None:
+        outer = _copy(self.state)
+        comp: cst.CompFor | None = node.for_in
+        bound: set[str] = set()
+        self.expr(comp.iter)
+        self.loop_depth += 1
+        self.loops.append((node, [], []))
+        for _ in range(2):
+            comp = node.for_in
+            first = True
+            while comp is not None:
+                if not first:
+                    self.expr(comp.iter)
+                first = False
+                self.bind_iteration(comp.target, comp.iter)
+                bound |= _target_names(comp.target)
+                for condition in comp.ifs:
+                    self.expr(condition.test)
+                comp = comp.inner_for_in
+            if isinstance(node, cst.DictComp):
+                self.expr(node.key)
+                self.expr(node.value)
+            else:
+                self.expr(node.elt)
+        self.loops.pop()
+        self.loop_depth -= 1
+        for name in bound:  # comprehension variables are local to it
+            if name in outer:
+                self.state[name] = outer[name]
+            else:
+                self.state.pop(name, None)
+
+    def call(self, node: cst.Call) -> "str | None":
+        func = node.func
+        callee = self.resolve(func)
+        if isinstance(func, cst.Attribute):
+            self.expr(func.value)
+        elif isinstance(func, cst.Call):
+            self.expr(func)
+        for arg in node.args:
+            self.expr(arg.value)
+        consumed = self._consumed_arguments(node, callee)
+        for name, certain, direct, via in consumed:
+            self.consume(name, node, certain, direct, via)
+        if callee in TREE_MAPS:
+            self.map_over_leaves(node)
+        elif callee in CARRY_LOOPS and not self.summary:
+            self.carry_loop(node, callee)
+        if callee in KEY_MAKERS or callee == "jax.random.fold_in" or callee == "jax.random.clone":
+            return "key"
+        if callee == "jax.random.split":
+            return "keys"
+        return None
+
+    def map_over_leaves(self, node: cst.Call) -> None:
+        """`jax.tree.map(f, tree)`: `f` runs once per leaf, here, like a loop body, so that a key it
+        closes over and draws from is seen consumed again by the next leaf."""
+        function = self._function_argument(node, 0, "f")
+        if function is None or id(function) in self.inlined:
+            return
+        inner = self.facts.traced.scopes.get(id(function))
+        if inner is None:
+            return
+        local = set(inner.bindings)
+        outer = {name: self.state[name] for name in local if name in self.state}
+        scope, returns = self.scope, self.returns
+        self.scope = inner
+        self.inlined.add(id(function))
+        self.loop_depth += 1
+        self.loops.append((node, [], []))
+        for _ in range(2):
+            for name in local:
+                self.state.pop(name, None)
+            if isinstance(function.body, cst.BaseExpression):
+                self.expr(function.body)
+                continue
+            self.returns = []
+            goes_on = self.run(function.body.body)
+            ends = self.returns + ([self.state] if goes_on else [])
+            if ends:
+                merged = ends[0]
+                for other in ends[1:]:
+                    merged = _merge(merged, other)
+                self.state = merged
+        self.loops.pop()
+        self.loop_depth -= 1
+        self.inlined.discard(id(function))
+        self.scope, self.returns = scope, returns
+        for name in local:
+            self.state.pop(name, None)
+        self.state.update(outer)
+
+    def carry_loop(self, node: cst.Call, callee: str) -> None:
+        """`lax.scan(body, (params, key), xs)`: a body that draws from a key of its carry and returns
+        that same key draws the same numbers in every iteration (JAX's checker raises at this call)."""
+        (body_at, body_keyword), _, carry_index, pairs = CARRY_LOOPS[callee]
+        function = self._function_argument(node, body_at, body_keyword)
+        bound = 0
+        if function is None:
+            # `lax.scan(partial(step, model), carry, xs)`: the carry comes after the bound arguments
+            value = self._argument(node, body_at, body_keyword)
+            reached = self.facts.callee_function(value, self.scope) if isinstance(value, cst.Call) else None
+            if reached is None:
+                return
+            function, bound = reached
+        for _, name, first in self.facts.carry_reuse(function, carry_index + bound, pairs):
+            if self.test_code and not first.direct:
+                continue
+            self.facts.record(Reuse(node, name, first, loop=node, kind="carry"))
+
+    @staticmethod
+    def _argument(node: cst.Call, index: int, keyword: str) -> cst.BaseExpression | None:
+        """The argument given at this position or by this keyword (None after a `*args`)."""
+        if any(a.star for a in node.args):
+            return None
+        positional = [a for a in node.args if a.keyword is None]
+        if index < len(positional):
+            return positional[index].value
+        return next((a.value for a in node.args if a.keyword is not None and a.keyword.value == keyword), None)
+
+    def _function_argument(self, node: cst.Call, index: int, keyword: str) -> FunctionNode | None:
+        """The lambda or function of this module given to a call at this position or keyword."""
+        value = self._argument(node, index, keyword)
+        if isinstance(value, cst.Lambda):
+            return value
+        if value is not None:
+            return self.facts.function_for(value, self.scope)
+        return None
+
+    def returned_carry(self, value: cst.BaseExpression) -> None:
+        """At a `return` of a lax loop body: the carry keys it returns as they came, after drawing."""
+        carry_param, pairs = self.carry
+        if pairs:
+            if not isinstance(value, (cst.Tuple, cst.List)) or len(value.elements) != 2:
+                return
+            value = value.elements[0].value
+        if isinstance(value, cst.Name):
+            returned = [(None, value.value)]
+        elif isinstance(value, (cst.Tuple, cst.List)):
+            returned = [(i, e.value.value) for i, e in enumerate(value.elements) if isinstance(e.value, cst.Name)]
+        else:
+            return
+        for position, name in returned:
+            held = self.state.get(name)
+            if held is not None and held.param == _carry_marker(position) and held.consumed is not None \
+                    and held.consumed.certain:
+                self.carry_reused.append((position, name, held.consumed))
+
+    def _consumed_arguments(self, node: cst.Call, callee: str | None) -> list[tuple[str, bool, bool, Consumption | None]]:
+        """The tracked names this call consumes, each with whether the consumer is known, whether
+        it is a `jax.random` call itself, and where a module function it reaches consumes it."""
+        tracked = [(arg, arg.value.value) for arg in node.args
+                   if isinstance(arg.value, cst.Name) and arg.value.value in self.state and not arg.star]
+        if callee is not None and callee.startswith("jax.random."):
+            if callee in NON_CONSUMING_RANDOM:
+                return []
+            key_args = [(a, n) for a, n in tracked if a.keyword is None or a.keyword.value == "key"]
+            return [(n, True, True, None) for a, n in key_args[:1]
+                    if a is node.args[0] or (a.keyword and a.keyword.value == "key")]
+        if callee in LAX_LOOPS:
+            names = [n for _, n in tracked]
+            for arg in node.args:
+                if isinstance(arg.value, (cst.Tuple, cst.List)):
+                    names += [e.value.value for e in arg.value.elements
+                              if isinstance(e.value, cst.Name) and e.value.value in self.state]
+            return [(n, False, False, None) for n in names]
+        if not tracked:
+            return []
+        reached = self.facts.callee_function(node.func, self.scope)
+        if reached is not None:
+            function, bound = reached
+            self.consulted.add(id(function))
+            summary = self.facts.summaries.get(id(function))
+            if summary is None:
+                return []
+            names = _parameter_names(function)[bound:]
+            result = []
+            index = 0
+            for arg in node.args:
+                if arg.star:
+                    break
+                if arg.keyword is not None:
+                    param = arg.keyword.value
+                else:
+                    param = names[index] if index < len(names) else None
+                    index += 1
+                if param in summary.consumed and isinstance(arg.value, cst.Name) and arg.value.value in self.state:
+                    inner = summary.consumed[param]
+                    result.append((arg.value.value, inner.certain, False, inner))
+            return result
+        if callee is not None and (callee.startswith(NON_CONSUMING_PREFIXES) or callee in NON_CONSUMING_RANDOM
+                                   or callee in STORING_CALLS):
+            return []
+        short = _callee_name(node.func)
+        if short in AHEAD_OF_TIME and isinstance(node.func, cst.Attribute):
+            return []  # `jax.jit(f).lower(key, x)`: compiled for the key's type, nothing drawn
+        if short is None or short[:1].isupper() or INSPECTING_NAME.match(short) or short in (
+                "append", "extend", "insert", "update", "setdefault", "put", "add", "info", "debug",
+                "warning", "log", "write", "format"):
+            return []
+        if not self.facts.unknown_calls_consume:
+            return []
+        return [(n, False, False, None) for _, n in tracked]
+
+    def consume(self, name: str, node: cst.Call, certain: bool, direct: bool, via: Consumption | None = None) -> None:
+        held = self.state.get(name)
+        if held is None:
+            return
+        line = self.facts.order(node)
+        if held.consumed is not None:
+            if self.test_code and not (direct and held.consumed.direct):
+                # tests hand one key to the code under test and to a reference, or twice to check
+                # determinism: only two `jax.random` draws from one key are reported there
+                return
+            if not self.summary and (held.known or (certain and held.consumed.certain)):
+                first = held.consumed
+                loop, kind = None, "again"
+                if self.loops and first.line >= line:
+                    loop = self.loops[-1][0]  # consumed by the previous iteration (or leaf)
+                    kind = "leaves" if isinstance(loop, cst.Call) else "loop"
+                self.facts.record(Reuse(node, name, first, loop, kind))
+            return
+        consumption = Consumption(node, line, certain, direct, via)
+        self.state[name] = KeyState(consumption, held.known, held.param, held.loop_depth)
+        if held.param is not None and held.param not in self.param_consumed:
+            self.param_consumed[held.param] = consumption
+
+
+# -- helpers ------------------------------------------------------------------------------------
+def is_test_file(path: str | None) -> bool:
+    """`test_*.py`, `*_test.py`, `conftest.py`: where fixed seeds and shared keys are deliberate."""
+    if not path:
+        return False
+    return TEST_FILE.search(path.replace("\\", "/").rsplit("/", 1)[-1]) is not None
+
+
+def in_test_function(scope: Scope | None) -> bool:
+    """Whether a scope is, or is nested in, a function named `test*`."""
+    while scope is not None:
+        node = scope.node
+        if isinstance(node, cst.FunctionDef) and node.name.value.startswith("test"):
+            return True
+        scope = scope.parent
+    return False
+
+
+def _carry_marker(position: int | None) -> str:
+    """The `param` of a key state that is the carry of a lax loop body (or its element `position`)."""
+    return "<carry>" if position is None else f"<carry {position}>"
+
+
+def _copy(state: State) -> State:
+    return dict(state)
+
+
+def _merge(a: State, b: State) -> State:
+    """Names tracked on both paths; consumed on either path means consumed."""
+    merged: State = {}
+    for name, left in a.items():
+        right = b.get(name)
+        if right is None:
+            continue
+        if left.consumed is not None and right.consumed is not None:
+            first = left.consumed if left.consumed.line <= right.consumed.line else right.consumed
+        else:
+            first = left.consumed or right.consumed
+        param = left.param if left.param == right.param else None
+        merged[name] = KeyState(first, left.known and right.known, param, max(left.loop_depth, right.loop_depth))
+    return merged
+
+
+_WRAPPERS = frozenset({cst.Element, cst.DictElement, cst.StarredDictElement, cst.Arg, cst.ComparisonTarget,
+                       cst.FormattedStringExpression, cst.Index, cst.Slice, cst.SubscriptElement})
+#: node type -> is it an expression (an `isinstance` against libcst's abstract classes is slow)
+_IS_EXPRESSION: dict[type, bool] = {}
+
+
+def _child_expressions(node: cst.CSTNode):
+    """The expressions directly under a node, looking through arguments, elements and slices."""
+    from ..syntax.walk import children
+
+    for _, child in children(node):
+        kind = type(child)
+        is_expression = _IS_EXPRESSION.get(kind)
+        if is_expression is None:
+            is_expression = _IS_EXPRESSION[kind] = issubclass(kind, cst.BaseExpression)
+        if is_expression:
+            yield child
+        elif kind in _WRAPPERS:
+            yield from _child_expressions(child)
+
+
+def _target_names(target: cst.BaseExpression) -> set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return {n for e in target.elements for n in _target_names(e.value)}
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return set()
+
+
+def _parameter_count(function: FunctionNode) -> int:
+    """Parameters a summary can be about (`self` and `cls` are never keys)."""
+    p = function.params
+    return sum(1 for x in (*p.posonly_params, *p.params, *p.kwonly_params) if x.name.value not in ("self", "cls"))
+
+
+def _parameter_names(function: FunctionNode) -> list[str]:
+    p = function.params
+    return [x.name.value for x in (*p.posonly_params, *p.params)]
+
+
+def _callee_name(func: cst.BaseExpression) -> str | None:
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return None
+
+
+def _last_name(node: cst.CSTNode) -> str | None:
+    """`c` for `a.b.c` or `c`; None for anything else."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return None
+
+
+#: pattern -> name -> whether it is key-like (cached: names repeat a lot)
+_KEY_LIKE: dict["re.Pattern[str]", dict[str, bool]] = {}
+
+
+def _key_like(word: str, key_name: "re.Pattern[str]") -> bool:
+    """A name a key may be bound to, or a word of a key annotation."""
+    known = _KEY_LIKE.get(key_name)
+    if known is None:
+        known = _KEY_LIKE[key_name] = {}
+    found = known.get(word)
+    if found is None:
+        found = bool(key_name.match(word)) or word in KEY_ANNOTATION_WORDS
+        if len(known) < 100_000:
+            known[word] = found
+    return found
+
+
+_PATTERNS: dict[tuple[str, ...], "re.Pattern[str]"] = {DEFAULT_KEY_NAMES: KEY_NAME}
+
+
+def key_name_pattern(names: tuple[str, ...]) -> "re.Pattern[str]":
+    """One regular expression for the configured key parameter names (glob patterns)."""
+    found = _PATTERNS.get(names)
+    if found is None:
+        found = _PATTERNS[names] = re.compile("|".join(f"(?:{fnmatch.translate(n)})" for n in names) or "(?!)")
+    return found
+
+
+# -- keys broadcast by vmap ---------------------------------------------------------------------
+VMAP_TRANSFORMS = frozenset({"jax.vmap", "equinox.filter_vmap", "flax.nnx.vmap"})
+
+
+def vmap_broadcast_keys(ctx: "FileContext") -> list[tuple[cst.Call, str, str]]:
+    """(consuming call, key name, how it reaches the function) for keys a vmapped function draws from
+    while every batch element sees the same key: a parameter mapped with `in_axes=None`, or a key
+    closed over from the enclosing scope. Only sure consumers count (samplers, `split`)."""
+    facts = KeyFlowFacts.of(ctx)
+    traced = ctx.traced
+    found: list[tuple[cst.Call, str, str]] = []
+    for function in traced.functions:
+        for use in traced.applications.get(id(function), ()):
+            if use.transform not in VMAP_TRANSFORMS or id(function) in traced.methods:
+                continue
+            positional = _parameter_names(function)[use.bound_positional:]
+            for param in _broadcast(use, positional):
+                consumption = facts.summaries.get(id(function), Summary()).consumed.get(param)
+                if consumption is not None and consumption.certain \
+                        and not _given_none(ctx, function, positional.index(param)):
+                    found.append((consumption.node, param, "in_axes=None"))
+            for node, name in _closed_over_draws(facts, function):
+                found.append((node, name, "closure"))
+    seen: set[int] = set()
+    unique = []
+    for item in found:
+        if id(item[0]) not in seen:
+            seen.add(id(item[0]))
+            unique.append(item)
+    return unique
+
+
+def _given_none(ctx: "FileContext", function: FunctionNode, index: int) -> bool:
+    """Whether every call of `jax.vmap(function, ...)(...)` passes a literal `None` at this position
+    (`vmap(sample, in_axes=(None, None, 0))(state, None, values)`): no key reaches the function there.
+    False when the vmapped function is kept and called elsewhere, out of sight."""
+    from ..syntax.walk import walk
+
+    if not isinstance(function, cst.FunctionDef):
+        return False
+    name = function.name.value
+    applied: list[cst.Call] = []
+    called: dict[int, cst.Call] = {}
+
+    def enter(node: cst.CSTNode, field: str) -> bool:
+        if isinstance(node, cst.Call):
+            if node.args and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == name \
+                    and ctx.qualified_name(node.func) in VMAP_TRANSFORMS:
+                applied.append(node)
+            if isinstance(node.func, cst.Call):
+                called[id(node.func)] = node
+        return True
+
+    walk(ctx.module, enter, lambda node: None)
+    for vmapped in applied:
+        outer = called.get(id(vmapped))
+        if outer is None:
+            return False
+        given = [a for a in outer.args if a.keyword is None]
+        if any(a.star for a in given) or index >= len(given):
+            return False
+        value = given[index].value
+        if not (isinstance(value, cst.Name) and value.value == "None"):
+            return False
+    return bool(applied)
+
+
+#: Containers whose annotation lists the type of each element (or of the keys and values).
+_ELEMENT_ANNOTATED = frozenset({"Tuple", "tuple", "List", "list", "Dict", "dict", "Sequence", "Mapping"})
+
+
+def _mixed_container(annotation: cst.BaseExpression) -> bool:
+    """`Tuple[Array, PRNGKey]`: a container whose element types are not all keys."""
+    if not isinstance(annotation, cst.Subscript):
+        return False
+    outer = annotation.value.attr if isinstance(annotation.value, cst.Attribute) else annotation.value
+    if not isinstance(outer, cst.Name) or outer.value not in _ELEMENT_ANNOTATED:
+        return False
+    code = cst.Module([]).code_for_node
+    return any(not (isinstance(e.slice, cst.Index) and KEY_ANNOTATIONS.search(code(e.slice.value))
+                    or isinstance(e.slice, cst.Index) and code(e.slice.value).strip() == "...")
+               for e in annotation.slice)
+
+
+def _broadcast(use, positional: list[str]) -> list[str]:
+    axes = use.keywords.get("in_axes", use.extra_positional[0] if use.extra_positional else None)
+    if axes is None:
+        return []
+    if isinstance(axes, cst.Name) and axes.value == "None":
+        return list(positional)
+    if isinstance(axes, (cst.Tuple, cst.List)):
+        return [name for name, element in zip(positional, axes.elements)
+                if isinstance(element.value, cst.Name) and element.value.value == "None"]
+    return []
+
+
+def _closed_over_draws(facts: KeyFlowFacts, function: FunctionNode) -> list[tuple[cst.Call, str]]:
+    """Sampler/split calls in the function body whose key is a name from an enclosing scope."""
+    from ..syntax.walk import walk
+
+    scope = facts.traced.scopes.get(id(function))
+    if scope is None:
+        return []
+    local = set(scope.bindings)
+    draws: list[tuple[cst.Call, str]] = []
+
+    def enter(node: cst.CSTNode, field: str) -> bool:
+        if node is not function and isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return False
+        if isinstance(node, cst.Call) and node.args and node.args[0].keyword is None:
+            callee = facts.ctx.names.qualified_name(node.func, scope)
+            key = node.args[0].value
+            if callee is not None and callee.startswith("jax.random.") and callee not in NON_CONSUMING_RANDOM \
+                    and isinstance(key, cst.Name) and key.value not in local and _is_outer_key(facts, scope, key.value):
+                draws.append((node, key.value))
+        return True
+
+    body = function.body
+    walk(body, enter, lambda node: None)
+    return draws
+
+
+def _is_outer_key(facts: KeyFlowFacts, scope: Scope, name: str) -> bool:
+    """Whether an enclosing scope binds `name` to a key (made by jax.random, or a key-named parameter)."""
+    found = scope.lookup(name)
+    if found is None:
+        return False
+    owner, binding = found
+    for node in binding.nodes:
+        if isinstance(node, cst.Param):
+            if not facts.key_name.match(name):
+                return False
+            continue
+        return False if not _bound_to_key(facts, owner, node) else True
+    return bool(binding.nodes)
+
+
+def _bound_to_key(facts: KeyFlowFacts, owner: Scope, target: cst.CSTNode) -> bool:
+    """A Name target assigned from `jax.random.key/PRNGKey/split/fold_in(...)` (directly or unpacked)."""
+    from ..syntax.walk import walk
+
+    result = [False]
+
+    def enter(node: cst.CSTNode, field: str) -> bool:
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call):
+            if any(_contains(t.target, target) for t in node.targets):
+                callee = facts.ctx.names.qualified_name(node.value.func, owner)
+                result[0] = callee in KEY_MAKERS or callee in KEY_DERIVERS
+            return False
+        return not isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) or node is owner.node
+
+    walk(owner.node, enter, lambda node: None)
+    return result[0]
+
+
+def _contains(target: cst.BaseExpression, node: cst.CSTNode) -> bool:
+    if target is node:
+        return True
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return any(_contains(e.value, node) for e in target.elements)
+    if isinstance(target, cst.StarredElement):
+        return _contains(target.value, node)
+    return False

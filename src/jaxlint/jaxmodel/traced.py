@@ -1,0 +1,1097 @@
+"""Which functions JAX traces, how, with which parameters traced, and the value kinds inside them.
+
+Computed once per file, on the first question a rule asks:
+1. a walk collects every function and class, every transform applied to a function (decorators,
+   `jax.jit(f)`, `lax.scan(body, …)`, lambdas), and every call;
+2. after the walk, each call is resolved to the function of the module it reaches, when that is
+   certain: a plain name, a `functools.partial` of one, a method through `self`, its class or an
+   instance made in the module, `instance(x)` for `__call__`;
+3. traced functions are interpreted (`values.ValueFlow`) to a fixed point: calls they make with
+   traced arguments, `jax.tree.map` over traced trees, and functions defined inside them make
+   other functions traced, and those are analysed in turn.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Iterable, Iterator
+
+import libcst as cst
+
+from ..dataflow import Summaries
+from ..syntax.arguments import Passed, Passing, bind_arguments
+from .jax_names import JIT_FAMILY, PARTIAL
+from ..semantic.module_state import ModuleState
+from ..semantic.scopes import Binding, Scope
+from .values import (
+    NOTHING, PLAIN, STATIC_LEAF_TRANSFORMS, TRANSFORM_WRAPPERS, Kind, State, Value, ValueFlow, static_field_names,
+)
+
+if TYPE_CHECKING:
+    from ..rulebase.context import FileContext
+
+FunctionNode = cst.FunctionDef | cst.Lambda
+
+#: transform -> mode. jit: traced abstractly, runs once per trace and is cached; lax: a lax body
+#: (abstract, runs once per loop); vmap/abstract: traced abstractly; grad: evaluated on concrete values.
+MODES = {
+    **{name: "jit" for name in JIT_FAMILY},
+    "jax.vmap": "vmap", "equinox.filter_vmap": "vmap", "flax.nnx.vmap": "vmap", "flax.linen.vmap": "vmap",
+    "jax.grad": "grad", "jax.value_and_grad": "grad", "jax.jacfwd": "grad", "jax.jacrev": "grad",
+    "jax.hessian": "grad", "equinox.filter_grad": "grad", "equinox.filter_value_and_grad": "grad",
+    "flax.nnx.grad": "grad", "flax.nnx.value_and_grad": "grad",
+    "jax.checkpoint": "abstract", "jax.remat": "abstract", "jax.ad_checkpoint.checkpoint": "abstract",
+    "jax.shard_map": "abstract", "jax.experimental.shard_map.shard_map": "abstract",
+    "jax.make_jaxpr": "abstract", "jax.eval_shape": "abstract", "flax.nnx.remat": "abstract",
+    "flax.linen.remat": "abstract", "flax.linen.checkpoint": "abstract",
+}
+#: lax control flow: which positional arguments (or keywords) are traced bodies.
+LAX_BODIES = {
+    "jax.lax.scan": ((0,), ("f",)),
+    "jax.lax.fori_loop": ((2,), ("body_fun",)),
+    "jax.lax.while_loop": ((0, 1), ("cond_fun", "body_fun")),
+    "jax.lax.cond": ((1, 2), ("true_fun", "false_fun")),
+    "jax.lax.switch": ((1,), ("branches",)),
+    "jax.lax.map": ((0,), ("f",)),
+    "jax.lax.associative_scan": ((0,), ("fn",)),
+}
+#: Functions handed to these run on the host when the compiled code runs, not while JAX traces.
+HOST_CALLBACKS = frozenset({
+    "jax.debug.callback", "jax.pure_callback", "jax.experimental.io_callback",
+    "jax.experimental.host_callback.id_tap", "jax.experimental.host_callback.call",
+    "jax.experimental.host_callback.id_print",
+})
+ABSTRACT_MODES = frozenset({"jit", "lax", "vmap", "abstract"})
+RUNS_ONCE_MODES = frozenset({"jit", "lax"})
+
+
+@dataclass
+class TraceInfo:
+    node: FunctionNode
+    #: how it is traced: transform names (`jax.jit`, `jax.lax.scan`, `called from f`)
+    transforms: list[str] = field(default_factory=list)
+    modes: set[str] = field(default_factory=set)
+    #: parameters that receive traced values: a container of traced leaves, or a traced value
+    param_kinds: dict[str, Kind] = field(default_factory=dict)
+    #: how many calls away from a transform (0: transformed itself)
+    depth: int = 0
+    #: functions of the module that call this one while they are traced
+    callers: list[str] = field(default_factory=list)
+
+    @property
+    def traced_params(self) -> set[str]:
+        return set(self.param_kinds)
+
+    @property
+    def abstract(self) -> bool:
+        """Traced with abstract values: Python control flow on them fails."""
+        return bool(self.modes & ABSTRACT_MODES)
+
+    @property
+    def runs_once(self) -> bool:
+        """Its body runs once per trace (jit family) or once per loop (lax bodies), then is cached."""
+        return bool(self.modes & RUNS_ONCE_MODES)
+
+    @property
+    def label(self) -> str:
+        return self.transforms[0] if self.transforms else "a transform"
+
+
+@dataclass(frozen=True)
+class Callee:
+    """A function of the module that a call (or a function expression) reaches, and how."""
+
+    function: FunctionNode
+    #: a bound method: `self`/`cls` is passed implicitly
+    receiver: bool = False
+    #: arguments bound before the call's own by `functools.partial`
+    prefix: tuple[cst.Arg, ...] = ()
+
+    def bind(self, args: Iterable[cst.Arg], bound_positional: int = 0,
+             bound_keywords: Iterable[str] = ()) -> dict[str, Passed]:
+        return bind_arguments(self.function, [*self.prefix, *args], bound_positional=bound_positional,
+                              bound_keywords=bound_keywords, receiver=self.receiver)
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """A call that reaches a function, directly or through a transform's wrapper."""
+
+    call: cst.Call
+    callee: Callee
+    #: what a `functools.partial` inside the wrapper bound (`jax.jit(partial(f, a))`)
+    bound_positional: int = 0
+    bound_keywords: frozenset[str] = frozenset()
+
+    def bind(self) -> dict[str, Passed]:
+        return self.callee.bind(self.call.args, self.bound_positional, self.bound_keywords)
+
+
+@dataclass
+class _Application:
+    """One transform applied to one function, with the arguments that configure it."""
+
+    transform: str
+    mode: str
+    keywords: dict[str, cst.BaseExpression]
+    extra_positional: list[cst.BaseExpression]
+    #: positional parameters bound by `functools.partial(f, a, b)` and keywords bound by it
+    bound_positional: int = 0
+    bound_keywords: frozenset[str] = frozenset()
+    #: a lax body or a lambda: JAX passes every parameter
+    all_params: bool = False
+    #: calls of the wrapper this application makes (`fast = jax.jit(f)`, then `fast(x)`); None for a
+    #: decorator, whose wrapper every call of the function's name reaches
+    sites: list[CallSite] | None = None
+
+    def bound_by(self, positional: int, keywords: Iterable[str]) -> "_Application":
+        """This application to a function of which a partial (or a bound method) fixed more arguments."""
+        return replace(self, bound_positional=self.bound_positional + positional,
+                       bound_keywords=self.bound_keywords | frozenset(keywords),
+                       sites=None if self.sites is None else [])
+
+
+@dataclass(eq=False)
+class _MethodGiven:
+    """A method or a name bound to a partial given to a transform (`jax.jit(self.update)`), resolved
+    after the walk."""
+
+    expr: cst.BaseExpression
+    scope: Scope
+    use: _Application
+    #: (scope node id, name) of `fast = jax.jit(agent.act)`
+    alias: tuple[int, str] | None = None
+    #: `jax.jit(agent.act)(x)`
+    called_by: cst.Call | None = None
+
+
+@dataclass(eq=False)
+class _Class:
+    """A class defined in the module: its body's scope and what its methods assign on `self`."""
+
+    node: cst.ClassDef
+    scope: Scope
+    #: attributes assigned on `self` in its methods: they shadow methods of the same name
+    instance_attributes: set[str] = field(default_factory=set)
+
+
+#: `jax.tree.map` and its aliases -> how many leading parameters of the mapped function are not leaves
+TREE_MAPS = {
+    "jax.tree.map": 0, "jax.tree_util.tree_map": 0, "jax.tree_map": 0,
+    "jax.tree.map_with_path": 1, "jax.tree_util.tree_map_with_path": 1,
+}
+#: decorators that leave a method callable as written
+_PLAIN_METHOD_DECORATORS = frozenset({"abc.abstractmethod", "typing.override", "typing_extensions.override"})
+
+
+class TracedFunctions:
+    def __init__(self, ctx: "FileContext") -> None:
+        self.ctx = ctx
+        self.infos: dict[int, TraceInfo] = {}
+        self.flows: dict[int, ValueFlow] = {}
+        self.scopes: dict[int, Scope] = {}
+        self.functions: list[FunctionNode] = []
+        self.methods: set[int] = set()
+        #: id(function) -> the calls that reach it (by name, as a method, through a partial or a wrapper)
+        self.call_sites: dict[int, list[CallSite]] = {}
+        #: id(call) -> the function of the module it calls directly
+        self.callees: dict[int, Callee] = {}
+        self.applications: dict[int, list[_Application]] = {}
+        #: (scope node id, name) -> functions a name was bound to through a transform (`fast = jax.jit(f)`)
+        self.aliases: dict[tuple[int, str], list[tuple[FunctionNode, _Application]]] = {}
+        #: id(Name target) of `f = jax.jit(f, …)`: the name still stands for the same function, transformed
+        self.self_wraps: set[int] = set()
+        #: id() of functions handed to a host callback (`jax.debug.callback(log, x)`)
+        self.host_callbacks: set[int] = set()
+        #: id(ClassDef) -> the class; id(method) -> its class
+        self.classes: dict[int, _Class] = {}
+        self.method_class: dict[int, _Class] = {}
+        #: id(Name target) -> the call assigned to it (`agent = Agent(…)`, `step = partial(f, …)`)
+        self.assigned_calls: dict[int, cst.Call] = {}
+        #: id(Name target) -> the lambda assigned to it (`relu = lambda x: …`)
+        self.assigned_lambdas: dict[int, cst.Lambda] = {}
+        #: id(function) -> the functions defined directly inside it (comprehensions are looked through)
+        self.nested: dict[int, list[FunctionNode]] = {}
+        self.enclosing: dict[int, FunctionNode] = {}
+        self._calls: list[tuple[cst.Call, Scope]] = []
+        #: id(function) -> `jax.tree.map` calls in its body, with their scope and the non-leaf parameter count
+        self._tree_maps: dict[int, list[tuple[cst.Call, Scope, int]]] = {}
+        self._subclasses: dict[int, list[_Class]] | None = None
+        self._methods_given: list[_MethodGiven] = []
+        #: id(function) -> `functools.partial(f, …)` given to a transform in its body, with the scope
+        self._partials_given: dict[int, list[tuple[cst.Call, Scope]]] = {}
+        #: id(function) -> the functions transforms are applied to in its body, with the application
+        self._applied_in: dict[int, list[tuple[FunctionNode, _Application]]] = {}
+        #: what functions of the module return, by (function, argument kinds, caller's trace)
+        self.summaries: Summaries[Value] = Summaries(self._summarise, NOTHING)
+        self._wrappers: dict[int, str | None] = {}
+        self._module_wrappers: dict[str, Value] = {}
+        self._static_fields: frozenset[str] | None = None
+        self._collect()
+        self._resolve_calls()
+        self._analyse()
+
+    # -- questions rules ask --------------------------------------------------------------------
+    def info(self, function: FunctionNode | None) -> TraceInfo | None:
+        return self.infos.get(id(function)) if function is not None else None
+
+    def flow(self, function: FunctionNode | None) -> ValueFlow:
+        """The value kinds of a scope: a traced function's, or a plain one's (computed on demand)."""
+        key = id(function) if function is not None else id(self.ctx.module)
+        if key not in self.flows:
+            scope = self.scopes.get(key, self.ctx.module_scope)
+            flow = ValueFlow(self, function or self.ctx.module, {}, False, self._resolver(scope))
+            flow.run(function if function is not None else self.ctx.module)
+            self.flows[key] = flow
+        return self.flows[key]
+
+    def kind(self, expr: cst.BaseExpression, function: FunctionNode | None) -> Kind:
+        return self.flow(function).kinds.get(id(expr), Kind.NONE)
+
+    # -- collection -----------------------------------------------------------------------------
+    def _collect(self) -> None:
+        from ..rulebase.context import Walker
+
+        collector = _Collector(self)
+        walk_ctx = self.ctx.sibling()
+        collector.ctx = walk_ctx
+        self.walk_ctx = walk_ctx
+        Walker(walk_ctx, [collector]).run(self.ctx.module)
+
+    def application(self, call: cst.Call, scope: Scope) -> tuple[_Application, list[cst.BaseExpression]] | None:
+        """A transform applied to functions by this call, and the function expressions it is given."""
+        resolve = self._resolver(scope)
+        callee = resolve(call.func)
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        if callee in LAX_BODIES:
+            indices, names = LAX_BODIES[callee]
+            bodies = [positional[i] for i in indices if i < len(positional)]
+            bodies += [keywords[n] for n in names if n in keywords]
+            expanded = []
+            for body in bodies:
+                if isinstance(body, (cst.List, cst.Tuple)):  # lax.switch branches
+                    expanded.extend(e.value for e in body.elements)
+                else:
+                    expanded.append(body)
+            return _Application(callee, "lax", {}, [], all_params=True), expanded
+        use = self.transform_use(call.func, scope)
+        if use is not None and positional:
+            use.keywords.update(keywords)
+            use.extra_positional = positional[1:]
+            use.sites = []
+            return use, [positional[0]]
+        if callee in MODES and positional:
+            return _Application(callee, MODES[callee], keywords, positional[1:], sites=[]), [positional[0]]
+        return None
+
+    def transform_use(self, expr: cst.BaseExpression, scope: Scope) -> _Application | None:
+        """`jax.jit`, `partial(jax.jit, …)` or `jax.jit(static_argnames=…)` used as a decorator."""
+        resolve = self._resolver(scope)
+        name = resolve(expr)
+        extra = set(self.ctx.settings.extra_traced_decorators)
+        if name in MODES:
+            return _Application(name, MODES[name], {}, [])
+        if name in extra:
+            return _Application(name, "jit", {}, [])
+        if isinstance(expr, cst.Call):
+            callee = resolve(expr.func)
+            keywords = {a.keyword.value: a.value for a in expr.args if a.keyword is not None}
+            positional = [a.value for a in expr.args if a.keyword is None]
+            if callee in PARTIAL and positional:
+                inner = resolve(positional[0])
+                if inner in MODES or inner in extra:
+                    return _Application(inner, MODES.get(inner, "jit"), keywords, positional[1:])
+            if (callee in MODES or callee in extra) and not positional:
+                return _Application(callee, MODES.get(callee, "jit"), keywords, [])
+        return None
+
+    def functions_of(self, expr: cst.BaseExpression, scope: Scope, use: _Application) -> list[tuple[FunctionNode, _Application]]:
+        """The module's functions an expression given to a transform stands for."""
+        if isinstance(expr, cst.Lambda):
+            return [(expr, use)]
+        if isinstance(expr, cst.Name):
+            found = scope.lookup(expr.value)
+            if found is not None and len(found[1].nodes) == 1 and id(found[1].nodes[0]) in self.assigned_lambdas:
+                return [(self.assigned_lambdas[id(found[1].nodes[0])], use)]  # `f = lambda x: …`
+            value = self.assigned_calls.get(id(found[1].nodes[0])) if found is not None and len(found[1].nodes) == 1 else None
+            if value is not None and self._resolver(found[0])(value.func) in PARTIAL:
+                # `step = partial(f, …)`, `jax.jit(step)`: resolved after the walk, with the rest
+                self._methods_given.append(_MethodGiven(expr, scope, use))
+                return []
+            if found is None or not all(
+                    isinstance(n, cst.FunctionDef) or id(n) in self.self_wraps for n in found[1].nodes):
+                return []  # rebound (`f = partial(f, flag=True)`): what it holds is not known here
+            return [(node, use) for node in found[1].nodes if isinstance(node, cst.FunctionDef)]
+        if isinstance(expr, cst.Call):
+            resolve = self._resolver(scope)
+            if resolve(expr.func) in PARTIAL and expr.args and expr.args[0].keyword is None:
+                bound = [a for a in expr.args[1:] if a.keyword is None]
+                # a copy: the branches of one `lax.cond` share the application
+                use = use.bound_by(len(bound), {a.keyword.value for a in expr.args if a.keyword is not None})
+                owner = _function_scope(scope)
+                if owner is not None:  # what it binds is known once the function around it is analysed
+                    self._partials_given.setdefault(id(owner.node), []).append((expr, scope))
+                return self.functions_of(expr.args[0].value, scope, use)
+            inner = self.application(expr, scope)
+            if inner is not None:  # jax.vmap(jax.grad(f)): f is also under the outer transform
+                return [pair for e in inner[1] for pair in self.functions_of(e, scope, use)]
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            # `jax.jit(self.update)`, `lax.scan(agent.step, …)`: known once every class is collected
+            self._methods_given.append(_MethodGiven(expr, scope, use))
+        return []
+
+    def _resolver(self, scope: Scope):
+        names = self.ctx.names
+        return lambda expr: names.qualified_name(expr, scope)
+
+    # -- which function a call reaches ------------------------------------------------------------
+    def _resolve_calls(self) -> None:
+        """After the walk, when every class, method and assignment of the module is known."""
+        for given in self._methods_given:
+            self._apply_to_method(given)
+        self._methods_given = []
+        for function in self.functions:
+            scope = self.scopes.get(id(function))
+            outer = _function_scope(scope.parent if scope is not None else None)
+            if outer is not None and id(function) not in self.host_callbacks:
+                self.nested.setdefault(id(outer.node), []).append(function)
+                self.enclosing[id(function)] = outer.node
+        for call, scope in self._calls:
+            callee = self.callee(call.func, scope)
+            if callee is not None:
+                self.callees[id(call)] = callee
+                self.call_sites.setdefault(id(callee.function), []).append(CallSite(call, callee))
+            if isinstance(call.func, cst.Name):  # `fast = jax.jit(f)`, then `fast(x)`
+                found = scope.lookup(call.func.value)
+                if found is None:
+                    continue
+                for function, use in self.aliases.get((id(found[0].node), call.func.value), ()):
+                    site = CallSite(call, Callee(function), use.bound_positional, use.bound_keywords)
+                    if use.sites is not None:
+                        use.sites.append(site)
+                    self.call_sites.setdefault(id(function), []).append(site)
+        self._calls = []
+
+    def _apply_to_method(self, given: "_MethodGiven") -> None:
+        """A transform given a method or a name bound to a partial: a bound method passes `self`
+        itself, a partial its arguments, before the wrapper's."""
+        callee = self.callee(given.expr, given.scope)
+        if callee is None:
+            return
+        positional = sum(1 for a in callee.prefix if a.keyword is None and not a.star)
+        keywords = [a.keyword.value for a in callee.prefix if a.keyword is not None]
+        if any(a.star for a in callee.prefix):
+            return  # `partial(f, *args)`: which parameters it binds is not known
+        use, function = given.use.bound_by(int(callee.receiver) + positional, keywords), callee.function
+        self.applications.setdefault(id(function), []).append(use)
+        self._note_applied_in(given.scope, function, use)
+        if given.alias is not None:
+            self.aliases.setdefault(given.alias, []).append((function, use))
+        if given.called_by is not None and use.sites is not None:
+            use.sites.append(CallSite(given.called_by, Callee(function), use.bound_positional, use.bound_keywords))
+
+    def _note_applied_in(self, scope: Scope, function: FunctionNode, use: _Application) -> None:
+        owner = _function_scope(scope)
+        if owner is not None:
+            self._applied_in.setdefault(id(owner.node), []).append((function, use))
+
+    def callee(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> Callee | None:
+        """The function of the module that calling `expr` runs, when it is certain; else None.
+
+        A plain name bound only to `def`s, a lambda, `functools.partial` of one, a method reached
+        through `self`/`cls`, its class, or a name bound only to an instance of a class of the module
+        (`agent.act(x)`, `agent(x)` for `__call__`).
+        """
+        if depth > 4:
+            return None
+        if isinstance(expr, cst.Lambda):
+            return Callee(expr)
+        if isinstance(expr, cst.Name):
+            found = scope.lookup(expr.value)
+            if found is None:
+                return None
+            owner, binding = found
+            nodes = binding.nodes
+            defs = [n for n in nodes if isinstance(n, cst.FunctionDef)]
+            if defs:
+                return Callee(defs[-1]) if len(defs) == len(nodes) else None
+            if len(nodes) == 1:
+                if id(nodes[0]) in self.assigned_lambdas:
+                    return Callee(self.assigned_lambdas[id(nodes[0])])
+                value = self.assigned_calls.get(id(nodes[0]))
+                if value is not None and self._resolver(owner)(value.func) in PARTIAL:
+                    return self._partial(value, owner, depth)
+            instance = self._instance_of(expr, scope)
+            if instance is not None:
+                return self._method(instance[0], "__call__", instance[1])
+            return None
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and self.classes:
+            attr = expr.attr.value
+            found = scope.lookup(expr.value.value)
+            if found is None:
+                return None
+            cls = self.classes.get(id(found[1].nodes[0])) if len(found[1].nodes) == 1 else None
+            if cls is not None:
+                return self._method(cls, attr, "class")
+            instance = self._instance_of(expr.value, scope, found)
+            if instance is not None:
+                return self._method(instance[0], attr, instance[1])
+            return None
+        if isinstance(expr, cst.Call) and self._resolver(scope)(expr.func) in PARTIAL:
+            return self._partial(expr, scope, depth)
+        return None
+
+    def _partial(self, call: cst.Call, scope: Scope, depth: int) -> Callee | None:
+        if not call.args or call.args[0].keyword is not None or call.args[0].star:
+            return None
+        inner = self.callee(call.args[0].value, scope, depth + 1)
+        if inner is None:
+            return None
+        return Callee(inner.function, inner.receiver, (*inner.prefix, *call.args[1:]))
+
+    def _class_named(self, name: cst.Name, scope: Scope) -> _Class | None:
+        found = scope.lookup(name.value)
+        if found is None or len(found[1].nodes) != 1:
+            return None
+        return self.classes.get(id(found[1].nodes[0]))
+
+    def _instance_of(self, name: cst.Name, scope: Scope,
+                     found: "tuple[Scope, Binding] | None" = None) -> tuple[_Class, str] | None:
+        """The class a name holds an instance of, and how: "self" (maybe a subclass), "cls" (the class
+        itself, maybe a subclass) or "instance" (made here by calling the class)."""
+        if not self.classes:
+            return None
+        found = found or scope.lookup(name.value)
+        if found is None:
+            return None
+        owner, binding = found
+        nodes = binding.nodes
+        if len(nodes) == 1 and isinstance(nodes[0], cst.Param):
+            function = owner.node
+            cls = self.method_class.get(id(function))
+            if cls is None or _positional(function)[:1] != [name.value]:
+                return None
+            resolve = self._resolver(cls.scope)
+            decorators = {resolve(d.decorator) for d in function.decorators}
+            if "builtins.staticmethod" in decorators:
+                return None
+            return (cls, "cls") if "builtins.classmethod" in decorators else (cls, "self")
+        classes = set()
+        for node in nodes:
+            value = self.assigned_calls.get(id(node))
+            cls = self._class_named(value.func, owner) if value is not None and isinstance(value.func, cst.Name) else None
+            if cls is None:
+                return None
+            classes.add(cls)
+        return (classes.pop(), "instance") if len(classes) == 1 else None
+
+    def _method(self, cls: _Class, attr: str, how: str) -> Callee | None:
+        """`attr` looked up on an instance of `cls` ("self", "instance") or on the class ("cls", "class")."""
+        if how in ("self", "instance") and any(attr in c.instance_attributes for c in self._bases(cls) if c):
+            return None
+        method = None
+        for owner in self._bases(cls):
+            if owner is None:
+                return None  # a base class from elsewhere may define it
+            binding = owner.scope.bindings.get(attr)
+            if binding is None:
+                continue
+            if not all(isinstance(n, cst.FunctionDef) for n in binding.nodes):
+                return None
+            method = binding.nodes[-1]
+            break
+        if method is None:
+            return None
+        if how in ("self", "cls") and self._overridden(cls, attr):
+            return None  # a subclass of the module overrides it: which one runs is not known
+        kind = self._method_kind(method, self.method_class[id(method)])
+        if kind is None:
+            return None
+        if kind == "static":
+            return Callee(method)
+        if kind == "class":
+            return Callee(method, receiver=True)
+        return Callee(method, receiver=how in ("self", "instance"))
+
+    def _method_kind(self, function: cst.FunctionDef, cls: _Class) -> str | None:
+        """"instance", "static" or "class"; None for properties and unknown wrappers."""
+        kind = "instance"
+        resolve = self._resolver(cls.scope)
+        for decorator in function.decorators:
+            name = resolve(decorator.decorator)
+            if name == "builtins.staticmethod":
+                kind = "static"
+            elif name == "builtins.classmethod":
+                kind = "class"
+            elif name not in _PLAIN_METHOD_DECORATORS and self.transform_use(decorator.decorator, cls.scope) is None:
+                return None
+        return kind
+
+    def _bases(self, cls: _Class) -> Iterator[_Class | None]:
+        """The class, then its bases depth first; None for a base defined elsewhere (not `object`)."""
+        seen: set[int] = set()
+        stack = [cls]
+        while stack:
+            current = stack.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            yield current
+            bases, elsewhere = self._direct_bases(current)
+            if elsewhere:
+                yield None
+                return
+            stack.extend(reversed(bases))
+
+    def _direct_bases(self, cls: _Class) -> tuple[list[_Class], bool]:
+        """The bases of a class defined in the module, and whether it has others (`object` aside)."""
+        parent = cls.scope.parent
+        bases, elsewhere = [], False
+        for arg in cls.node.bases:
+            if arg.keyword is not None or parent is None:
+                continue
+            base = self._class_named(arg.value, parent) if isinstance(arg.value, cst.Name) else None
+            if base is not None:
+                bases.append(base)
+            elif self._resolver(parent)(arg.value) != "builtins.object":
+                elsewhere = True
+        return bases, elsewhere
+
+    def _overridden(self, cls: _Class, attr: str) -> bool:
+        """Whether a class of the module derived from `cls` (at any depth) defines `attr`."""
+        if self._subclasses is None:
+            self._subclasses = {}
+            for other in self.classes.values():
+                for base in self._direct_bases(other)[0]:
+                    self._subclasses.setdefault(id(base), []).append(other)
+        seen: set[int] = set()
+        pending = list(self._subclasses.get(id(cls), ()))
+        while pending:
+            sub = pending.pop()
+            if id(sub) in seen:
+                continue
+            seen.add(id(sub))
+            if attr in sub.scope.bindings:
+                return True
+            pending.extend(self._subclasses.get(id(sub), ()))
+        return False
+
+    # -- analysis -------------------------------------------------------------------------------
+    def _analyse(self) -> None:
+        """Traced functions to a fixed point: a function is analysed again only when what it is
+        given grows (traced parameters, modes, the traced values it closes over)."""
+        self._queue: deque[FunctionNode] = deque()
+        self._queued: set[int] = set()
+        self._analysed_with: dict[int, tuple] = {}
+        self._closures: dict[int, State] = {}
+        for function in self.functions:
+            for use in self.applications.get(id(function), ()):
+                info = self.infos.setdefault(id(function), TraceInfo(function))
+                info.transforms.append(use.transform)
+                info.modes.add(use.mode)
+                for param in self._traced_params(function, use):
+                    info.param_kinds[param] = Kind.PARAM
+            if id(function) in self.infos:
+                self._enqueue(function)
+        while self._queue:
+            function = self._queue.popleft()
+            self._queued.discard(id(function))
+            info = self.infos[id(function)]
+            closure = self._closure(function)
+            given = (tuple(sorted(info.param_kinds.items())), frozenset(info.modes), tuple(sorted(closure.items())))
+            if self._analysed_with.get(id(function)) == given:
+                continue
+            self._analysed_with[id(function)] = given
+            flow = self._traced_flow(function, info, closure)
+            self.flows[id(function)] = flow
+            for callee, arguments in flow.calls:
+                self._reach(function, callee, arguments)
+            for call, scope, skipped in self._tree_maps.get(id(function), ()):
+                self._map_over_leaves(function, call, scope, skipped, flow)
+            for call, scope in self._partials_given.get(id(function), ()):
+                self._bind_partial(function, call, scope, flow)
+            for inner, use in self._applied_in.get(id(function), ()):
+                self._transformed_inside(function, inner, use, flow)
+            for inner in self.nested.get(id(function), ()):
+                self._inherit(function, inner)
+
+    def _enqueue(self, function: FunctionNode) -> None:
+        if id(function) not in self._queued:
+            self._queued.add(id(function))
+            self._queue.append(function)
+
+    def _reach(self, caller: FunctionNode, callee: FunctionNode, arguments: dict[str, Kind],
+               under_trace: bool = False) -> None:
+        """A traced function calls `callee` with these argument kinds (`under_trace`: through a
+        transform applied there, which runs under the caller's trace whatever the arguments)."""
+        traced = {name: (Kind.CONTAINER if kind == Kind.CONTAINER else Kind.PARAM)
+                  for name, kind in arguments.items() if kind.traced or kind == Kind.CONTAINER}
+        if not traced and not under_trace:
+            return
+        info = self.infos[id(caller)]
+        target = self.infos.get(id(callee))
+        if target is None:
+            target = self.infos[id(callee)] = TraceInfo(callee, depth=info.depth + 1)
+        grew = not info.modes <= target.modes
+        for name, kind in traced.items():
+            if target.param_kinds.get(name, Kind.NONE) < kind:
+                target.param_kinds[name] = kind
+                grew = True
+        if grew:
+            if under_trace and not target.abstract and info.abstract:
+                target.transforms.insert(0, info.label)  # `jax.grad(loss)(p)` in a jitted step: jit's trace
+            else:
+                target.transforms.append(info.label)
+            target.modes |= info.modes
+            target.callers.append(_name(caller))
+            self._enqueue(callee)
+
+    def _transformed_inside(self, function: FunctionNode, inner: FunctionNode, use: _Application,
+                            flow: ValueFlow) -> None:
+        """A transform applied inside a traced function traces `inner` under the same trace; calls of
+        the wrapper made there pass it the caller's values (`jax.value_and_grad(loss)(params, batch)`)."""
+        kinds: dict[str, Kind] = {}
+        for site in use.sites or ():
+            if id(site.call) not in flow.kinds:
+                continue  # a call made elsewhere
+            for name, passed in site.bind().items():
+                kind = _passed_kind(passed, lambda e: flow.kinds.get(id(e), Kind.NONE))
+                kinds[name] = max(kinds.get(name, Kind.NONE), kind)
+        self._reach(function, inner, kinds, under_trace=True)
+
+    def _map_over_leaves(self, function: FunctionNode, call: cst.Call, scope: Scope, skipped: int,
+                         flow: ValueFlow) -> None:
+        """`jax.tree.map(f, tree, *rest)`: `f` is called with one leaf of each tree (after the path)."""
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if len(positional) < 2 or len(positional) != len([a for a in call.args if a.keyword is None]):
+            return
+        callee = self.callee(positional[0].value, scope)
+        if callee is None:
+            return
+        leaves: dict[int, Kind] = {}
+        for arg in positional[1:]:
+            # a container built here may hold Python values (`jax.tree.map(_is_none, grads)` gives
+            # bools): only a traced tree is known to have traced leaves
+            tree = flow.kinds.get(id(arg.value), Kind.NONE)
+            leaves[id(arg.value)] = Kind.PARAM if tree.traced else Kind.NONE
+        if not any(kind.traced for kind in leaves.values()):
+            return
+        paths = [cst.Arg(cst.Name("path")) for _ in range(skipped)]
+        passed = callee.bind([*paths, *positional[1:]])
+        kinds = {name: _passed_kind(p, lambda e: leaves.get(id(e), flow.kinds.get(id(e), Kind.NONE)))
+                 for name, p in passed.items()}
+        self._reach(function, callee.function, kinds)
+
+    def _bind_partial(self, function: FunctionNode, call: cst.Call, scope: Scope, flow: ValueFlow) -> None:
+        """`lax.scan(partial(body, params), …)` inside a traced function: `params` reaches `body` traced."""
+        callee = self.callee(call, scope)
+        if callee is None:
+            return
+        kinds = {name: _passed_kind(p, lambda e: flow.kinds.get(id(e), Kind.NONE))
+                 for name, p in callee.bind(()).items()}
+        self._reach(function, callee.function, kinds)
+
+    def _inherit(self, outer: FunctionNode, function: FunctionNode) -> None:
+        """A function defined inside a traced one runs under the same trace whenever it runs (called
+        there, or handed to `jax.tree.map` or a Python loop) — unless it is a host callback.
+        Its parameters stay unknown; the traced values it closes over are known from the outer flow."""
+        outer_info = self.infos[id(outer)]
+        own = self.infos.get(id(function))
+        if own is None:
+            self.infos[id(function)] = TraceInfo(function, transforms=[outer_info.label], modes=set(outer_info.modes),
+                                                 depth=outer_info.depth, callers=[_name(outer)])
+        elif not outer_info.modes <= own.modes:  # `jax.grad(loss)` inside a jitted step
+            own.modes |= outer_info.modes
+            own.transforms.insert(0, outer_info.label)
+        self._enqueue(function)  # analysed again only if its closure or its trace grew
+
+    def _closure(self, function: FunctionNode) -> State:
+        """The traced values a nested function closes over, joined over every run of its enclosing one."""
+        outer = self.enclosing.get(id(function))
+        flow = self.flows.get(id(outer)) if outer is not None else None
+        seen = self._closures.setdefault(id(function), {})
+        if flow is not None:
+            for name, value in flow.closures.get(id(function), {}).items():
+                seen[name] = flow.join(seen[name], value) if name in seen else value
+        return seen
+
+    def _traced_flow(self, function: FunctionNode, info: TraceInfo, closure: State) -> ValueFlow:
+        initial = dict(closure)
+        containers = _container_params(function)
+        for param in _params(function):
+            kind = info.param_kinds.get(param, Kind.NONE)
+            if kind.traced and param in containers:
+                kind = Kind.CONTAINER
+            initial[param] = kind
+        scope = self.scopes.get(id(function), self.ctx.module_scope)
+        static_leaves = any(t.startswith(STATIC_LEAF_TRANSFORMS) for t in info.transforms)
+        flow = ValueFlow(self, function, initial, info.abstract, self._resolver(scope), static_leaves)
+        flow.run(function)
+        return flow
+
+    def _traced_params(self, function: FunctionNode, use: _Application) -> set[str]:
+        positional = _positional(function)
+        # self/cls: never known to be traced. A transform decorating a method wraps the plain function,
+        # so `static_argnums`, `in_axes` and `argnums` count `self` as argument 0.
+        receiver = positional[0] if id(function) in self.methods and positional else None
+        positional = positional[use.bound_positional:]
+        every = set(positional) | set(_keyword_only(function)) | _star_params(function)
+        every -= use.bound_keywords
+        if use.all_params:  # lax passes exactly the positional arguments its body needs
+            return {p for p in every if not _has_default(function, p) and p != receiver}
+        if use.mode == "jit":
+            traced = every - self._static(function, use, positional)
+        elif use.mode == "vmap":
+            traced = self._mapped(use, positional, every)
+        elif use.mode == "grad":
+            traced = self._differentiated(use, positional)
+        else:
+            traced = every
+        return {p for p in traced if p != receiver and self._passed(function, p, use)}
+
+    def _static(self, function: FunctionNode, use: _Application, positional: list[str]) -> set[str]:
+        static: set[str] = set()
+        # `pmap` names its static positions `static_broadcasted_argnums`
+        numbers = use.keywords.get("static_argnums", use.keywords.get("static_broadcasted_argnums"))
+        for number in _ints(numbers):
+            if -len(positional) <= number < len(positional):
+                static.add(positional[number])
+        names = use.keywords.get("static_argnames")
+        static |= set(_strings(names))
+        if numbers is not None and not _ints(numbers) or names is not None and not _strings(names):
+            return set(_params(function))  # computed elsewhere: unknown, so assume everything static
+        return static
+
+    def _mapped(self, use: _Application, positional: list[str], every: set[str]) -> set[str]:
+        axes = use.keywords.get("in_axes", use.extra_positional[0] if use.extra_positional else None)
+        if axes is None:
+            return every
+        if isinstance(axes, cst.Name) and axes.value == "None":
+            return set()
+        if isinstance(axes, (cst.Integer, cst.UnaryOperation)):
+            return every
+        if isinstance(axes, (cst.Tuple, cst.List)):
+            mapped = set()
+            for name, element in zip(positional, axes.elements):
+                if not (isinstance(element.value, cst.Name) and element.value.value == "None"):
+                    mapped.add(name)
+            return mapped
+        return set()
+
+    def _differentiated(self, use: _Application, positional: list[str]) -> set[str]:
+        argnums = use.keywords.get("argnums", use.extra_positional[0] if use.extra_positional else None)
+        numbers = _ints(argnums) if argnums is not None else [0]
+        return {positional[n] for n in numbers if -len(positional) <= n < len(positional)}
+
+    def _passed(self, function: FunctionNode, param: str, use: _Application) -> bool:
+        """A parameter with a default is only known to be traced when some call of the transformed
+        function passes it: calls of the decorated name, or of the wrapper this application made."""
+        if isinstance(function, cst.Lambda) or not _has_default(function, param):
+            return True
+        sites = use.sites if use.sites is not None else self.call_sites.get(id(function), ())
+        for site in sites:
+            passed = site.bind().get(param)
+            if passed is not None and passed.explicit:
+                return True
+        return False
+
+    # -- used by ValueFlow ---------------------------------------------------------------------
+    def call_result(self, function: FunctionNode, arguments: dict[str, Kind], caller: ValueFlow) -> Value:
+        """What a call of a function of the module returns, given the kinds of its arguments: a
+        transformed function's outputs are arrays (traced under a trace); others are summarised."""
+        wrapper = self._decorator_wrapper(function)
+        if wrapper is not None:
+            return caller.wrapper_result(wrapper, max(arguments.values(), default=Kind.NONE))
+        closure = caller.closures.get(id(function))
+        if closure is None and self._nested(function):
+            closure = next((flow.closures[id(function)] for flow in self.flows.values()
+                            if id(function) in flow.closures), None)
+        signature = (tuple(sorted(arguments.items())), caller.abstract, caller.static_leaves,
+                     frozenset(closure.items()) if closure else None)
+        return self.summaries.get(function, signature)
+
+    def _summarise(self, function: FunctionNode, signature) -> Value:
+        arguments, abstract, static_leaves, closure = signature
+        initial: dict[str, Value] = dict(closure or ())
+        containers = _container_params(function)
+        for param in _params(function):
+            initial[param] = NOTHING
+        for param, kind in arguments:
+            initial[param] = PLAIN[Kind.CONTAINER] if kind.traced and param in containers else PLAIN[kind]
+        scope = self.scopes.get(id(function), self.ctx.module_scope)
+        flow = ValueFlow(self, function, initial, abstract, self._resolver(scope), static_leaves)
+        flow.run(function)
+        return flow.returned if flow.returned is not None else NOTHING
+
+    def _nested(self, function: FunctionNode) -> bool:
+        scope = self.scopes.get(id(function))
+        return scope is not None and scope.parent is not None and scope.parent.kind == "function"
+
+    def _decorator_wrapper(self, function: FunctionNode) -> str | None:
+        """`@jax.jit` / `@partial(jax.grad, has_aux=True)`: what calling the decorated function returns."""
+        key = id(function)
+        if key not in self._wrappers:
+            found = None
+            scope = self.scopes.get(key)
+            outer = scope.parent if scope is not None and scope.parent is not None else self.ctx.module_scope
+            for decorator in getattr(function, "decorators", ()):
+                use = self.transform_use(decorator.decorator, outer)
+                if use is not None and use.transform in TRANSFORM_WRAPPERS:
+                    found = TRANSFORM_WRAPPERS[use.transform]
+                    if found in ("grad", "value_and_grad") and _is_true(use.keywords.get("has_aux")):
+                        found += "+aux"
+            self._wrappers[key] = found
+        return self._wrappers[key]
+
+    def module_wrapper(self, name: str) -> Value:
+        """A module-level name bound only to a transformed function (`fast = jax.jit(f)`)."""
+        found = self._module_wrappers.get(name)
+        if found is None:
+            found = NOTHING
+            values = ModuleState.of(self.ctx).module_values(name)
+            if values and all(isinstance(v, cst.Call) for v in values):
+                resolve = self._resolver(self.ctx.module_scope)
+                wrappers = {TRANSFORM_WRAPPERS.get(resolve(v.func)) for v in values}
+                if len(wrappers) == 1 and None not in wrappers:
+                    found = Value(Kind.NONE, wrapper=wrappers.pop())
+            self._module_wrappers[name] = found
+        return found
+
+    def static_fields(self) -> frozenset[str]:
+        """Field names that classes of the module declare static (never pytree leaves)."""
+        if self._static_fields is None:
+            self._static_fields = static_field_names(self.ctx.module)
+        return self._static_fields
+
+    def function_called(self, func: cst.BaseExpression, call: cst.Call, flow: ValueFlow) -> FunctionNode | None:
+        """The function of the module `call` runs directly (resolved once, after the collection walk);
+        None for calls of a transform's wrapper, of other modules, or when the target is not certain."""
+        callee = self.callees.get(id(call))
+        return callee.function if callee is not None else None
+
+    def argument_kinds(self, function: FunctionNode, call: cst.Call, flow: ValueFlow) -> dict[str, Kind]:
+        """The kind each parameter of `function` receives at `call` (those it is given, defaults aside),
+        from the kinds `flow.kinds` holds for the argument expressions (and for the arguments a
+        `functools.partial` bound first). `self`/`cls` of a method is never counted as traced."""
+        callee = self.callees.get(id(call))
+        if callee is None or callee.function is not function:
+            callee = Callee(function)
+        kinds = {name: _passed_kind(passed, lambda e: flow.kinds.get(id(e), Kind.NONE))
+                 for name, passed in callee.bind(call.args).items()}
+        if id(function) in self.methods:
+            positional = _positional(function)
+            if positional:
+                kinds[positional[0]] = Kind.NONE
+        return kinds
+
+
+def _function_scope(scope: Scope | None) -> Scope | None:
+    """The function scope a scope is in (through comprehensions), or None at class or module level."""
+    while scope is not None and scope.kind == "comprehension":
+        scope = scope.parent
+    return scope if scope is not None and scope.kind == "function" else None
+
+
+def _passed_kind(passed: Passed, kind_of) -> Kind:
+    """The kind of what a parameter receives, from the kinds of the argument expressions."""
+    if passed.how is Passing.PACKED:
+        inner = max((kind_of(e) for e in (*passed.values, *passed.spread)), default=Kind.NONE)
+        return Kind.CONTAINER if inner.traced or inner == Kind.CONTAINER else Kind.NONE
+    if passed.how is Passing.ARGUMENT:
+        return kind_of(passed.values[0])
+    if passed.how is Passing.SPREAD:
+        kinds = [kind_of(e) for e in passed.values]
+        kinds += [Kind.PARAM if kind_of(e).traced or kind_of(e) == Kind.CONTAINER else Kind.NONE for e in passed.spread]
+        return max(kinds, default=Kind.NONE)
+    return Kind.NONE
+
+
+class _Collector:
+    """The collection walk: functions, classes, transforms applied to functions, and calls."""
+
+    ctx: "FileContext"
+
+    def __init__(self, traced: TracedFunctions) -> None:
+        self.traced = traced
+        #: id(Call) -> the name it is assigned to (`fast = jax.jit(f)`)
+        self._assigned_to: dict[int, cst.Name] = {}
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.traced.classes[id(node)] = _Class(node, Scope(node, self.ctx.scope))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        traced, scope = self.traced, self.ctx.scope
+        traced.functions.append(node)
+        traced.scopes[id(node)] = Scope(node, scope)
+        if scope.kind == "class":
+            cls = traced.classes.get(id(scope.node))
+            if cls is not None:
+                traced.method_class[id(node)] = cls
+            if not any(self.ctx.qualified_name(d.decorator) == "builtins.staticmethod" for d in node.decorators):
+                traced.methods.add(id(node))
+        for decorator in node.decorators:
+            use = traced.transform_use(decorator.decorator, scope)
+            if use is not None:
+                traced.applications.setdefault(id(node), []).append(use)
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.traced.functions.append(node)
+        self.traced.scopes[id(node)] = Scope(node, self.ctx.scope)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        traced, scope = self.traced, self.ctx.scope
+        found = traced.application(node, scope)
+        if found is not None:
+            use, expressions = found
+            target = self._assigned_to.get(id(node))
+            if target is not None and any(isinstance(e, cst.Name) and e.value == target.value for e in expressions):
+                traced.self_wraps.add(id(target))
+            parent = self.ctx.parent
+            deferred = len(traced._methods_given)
+            for expr in expressions:
+                for function, function_use in traced.functions_of(expr, scope, use):
+                    traced.applications.setdefault(id(function), []).append(function_use)
+                    traced._note_applied_in(scope, function, function_use)
+                    if target is not None:  # calls of `fast` reach `f` through the wrapper
+                        traced.aliases.setdefault((id(scope.node), target.value), []).append((function, function_use))
+                    if isinstance(parent, cst.Call) and parent.func is node and function_use.sites is not None:
+                        function_use.sites.append(CallSite(parent, Callee(function), function_use.bound_positional,
+                                                           function_use.bound_keywords))
+            for given in traced._methods_given[deferred:]:
+                given.alias = (id(scope.node), target.value) if target is not None else None
+                given.called_by = parent if isinstance(parent, cst.Call) and parent.func is node else None
+        traced._calls.append((node, scope))
+        name = self.ctx.qualified_name(node.func)
+        if name in HOST_CALLBACKS:
+            for arg in node.args:
+                self._mark_host_callback(arg.value, scope)
+        elif name in TREE_MAPS:
+            owner = _function_scope(scope)
+            if owner is not None:
+                traced._tree_maps.setdefault(id(owner.node), []).append((node, scope, TREE_MAPS[name]))
+
+    def _mark_host_callback(self, expr: cst.BaseExpression, scope: Scope) -> None:
+        if isinstance(expr, cst.Lambda):
+            self.traced.host_callbacks.add(id(expr))
+        elif isinstance(expr, cst.Name):
+            found = scope.lookup(expr.value)
+            if found is not None:
+                self.traced.host_callbacks.update(id(n) for n in found[1].nodes if isinstance(n, cst.FunctionDef))
+        elif isinstance(expr, cst.Call) and self.ctx.qualified_name(expr.func) in PARTIAL and expr.args:
+            self._mark_host_callback(expr.args[0].value, scope)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """`fast = jax.jit(f)`, `agent = Agent(…)`, `step = partial(f, …)`; `self.x = …` in methods."""
+        for target in node.targets:
+            self._target(target.target)
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+            return
+        if isinstance(node.value, cst.Call):
+            self._assigned_to[id(node.value)] = node.targets[0].target
+            self.traced.assigned_calls[id(node.targets[0].target)] = node.value
+        elif isinstance(node.value, cst.Lambda):
+            self.traced.assigned_lambdas[id(node.targets[0].target)] = node.value
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._target(node.target)
+        if isinstance(node.target, cst.Name) and isinstance(node.value, cst.Call):
+            self._assigned_to[id(node.value)] = node.target
+            self.traced.assigned_calls[id(node.target)] = node.value
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._target(node.target)
+
+    def _target(self, target: cst.BaseExpression) -> None:
+        """`self.act = …` inside a method: the instance attribute hides the method `act`."""
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._target(element.value)
+            return
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)):
+            return
+        scope = self.ctx.scope
+        while scope is not None and scope.kind != "function":
+            scope = scope.parent if scope.kind == "comprehension" else None
+        cls = self.traced.method_class.get(id(scope.node)) if scope is not None else None
+        if cls is not None and _positional(scope.node)[:1] == [target.value.value]:
+            cls.instance_attributes.add(target.attr.value)
+
+
+def _params(function: FunctionNode) -> list[str]:
+    p = function.params
+    names = [x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)]
+    names += sorted(_star_params(function))
+    return names
+
+
+#: Annotations of a parameter that is a Python container of arrays: its truthiness, length and
+#: iteration are plain Python even when its leaves are traced.
+CONTAINER_ANNOTATIONS = frozenset({
+    "tuple", "Tuple", "list", "List", "dict", "Dict", "Sequence", "Mapping", "MutableMapping",
+    "MutableSequence",
+})
+
+
+def _container_params(function: FunctionNode) -> set[str]:
+    """`*args`, `**kwargs`, and parameters annotated as a tuple, list, dict, sequence or mapping."""
+    p = function.params
+    found = _star_params(function)
+    for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+        annotation = param.annotation.annotation if param.annotation is not None else None
+        if isinstance(annotation, cst.Subscript):
+            annotation = annotation.value
+        if isinstance(annotation, cst.Attribute):
+            annotation = annotation.attr
+        if isinstance(annotation, cst.Name) and annotation.value in CONTAINER_ANNOTATIONS:
+            found.add(param.name.value)
+    return found
+
+
+def _positional(function: FunctionNode) -> list[str]:
+    p = function.params
+    return [x.name.value for x in (*p.posonly_params, *p.params)]
+
+
+def _keyword_only(function: FunctionNode) -> list[str]:
+    return [x.name.value for x in function.params.kwonly_params]
+
+
+def _star_params(function: FunctionNode) -> set[str]:
+    p = function.params
+    return {s.name.value for s in (p.star_arg, p.star_kwarg) if isinstance(s, cst.Param)}
+
+
+def _has_default(function: FunctionNode, name: str) -> bool:
+    p = function.params
+    return any(x.name.value == name and x.default is not None for x in (*p.posonly_params, *p.params, *p.kwonly_params))
+
+
+def _is_true(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"
+
+
+def _ints(node: cst.BaseExpression | None) -> list[int]:
+    if node is None:
+        return []
+    if isinstance(node, cst.Integer):
+        return [int(node.value)]
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+        return [-int(node.expression.value)]
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return [n for e in node.elements for n in _ints(e.value)]
+    return []
+
+
+def _strings(node: cst.BaseExpression | None) -> list[str]:
+    if node is None:
+        return []
+    if isinstance(node, cst.SimpleString):
+        return [node.evaluated_value] if isinstance(node.evaluated_value, str) else []
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return [s for e in node.elements for s in _strings(e.value)]
+    return []
+
+
+def _name(function: FunctionNode) -> str:
+    return function.name.value if isinstance(function, cst.FunctionDef) else "<lambda>"

@@ -1,0 +1,1 @@
+"""Plain values shared by every layer: findings, fixes, positions, severities, settings."""

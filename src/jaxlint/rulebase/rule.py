@@ -1,0 +1,50 @@
+"""The base every rule derives from: a rule names its code and the nodes it looks at."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Sequence
+
+import libcst as cst
+
+from ..model.finding import Applicability
+
+if TYPE_CHECKING:
+    from ..catalogue.rule_docs import RuleDoc
+    from .context import FileContext
+
+
+@dataclass(frozen=True)
+class Replace:
+    """Replace the source of `node` with `text`."""
+
+    node: cst.CSTNode
+    text: str
+
+
+@dataclass(frozen=True)
+class NodeFix:
+    title: str
+    replacements: Sequence[Replace]
+    applicability: Applicability = Applicability.SAFE
+
+
+class Rule:
+    """One rule: `visit_<Node>`/`leave_<Node>` methods are called during the shared walk of a file.
+
+    A rule gets the file's facts from `self.ctx` (names, scopes, ancestors, settings) and reports
+    with `self.report`. Its name, severity and documentation come from its catalogue entry.
+    """
+
+    code: ClassVar[str]
+    doc: ClassVar["RuleDoc"]
+    #: whether some of its findings carry a fix (shown by `jaxlint rules`)
+    fixable: ClassVar[bool] = False
+
+    def __init__(self, ctx: "FileContext") -> None:
+        self.ctx = ctx
+
+    def report(self, node: cst.CSTNode, message: str, fix: NodeFix | None = None) -> None:
+        self.ctx.add_finding(self, node, message, fix)
+
+    def finish(self) -> None:
+        """Called once after the walk; rules that decide at the end of the file report here."""

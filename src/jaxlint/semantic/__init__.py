@@ -1,0 +1,1 @@
+"""Binding-level facts about one file: scopes, qualified names, literals, module state, containers."""

@@ -1,0 +1,124 @@
+"""Names bound only to literal values: integer constants and Python list/tuple displays.
+
+A name counts only when every binding it has in the scope that owns it is `name = <literal>` (one
+target, no unpacking). A parameter, a loop variable, an augmented assignment or any computed value
+makes the name unknown, and rules then stay silent.
+
+Used by rules that need to know that `SIZES[i]` indexes a Python list (not an array), or that
+`range(NUM_STEPS)` has a constant trip count. Computed per scope on first use and kept for the file.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from .scopes import COMPREHENSIONS, Scope
+from ..syntax.walk import children
+
+if TYPE_CHECKING:
+    from ..rulebase.context import FileContext
+
+#: Displays that build a Python list or tuple.
+SEQUENCE_DISPLAYS = (cst.List, cst.Tuple, cst.ListComp)
+_NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda, *COMPREHENSIONS)
+
+
+class Literals:
+    """Per file: for each scope, the value each single-target `name = value` assignment binds."""
+
+    def __init__(self) -> None:
+        self._assigned: dict[int, dict[int, cst.BaseExpression]] = {}
+
+    @classmethod
+    def of(cls, ctx: "FileContext") -> "Literals":
+        return ctx.fact(cls, cls)
+
+    def values_of(self, name: str, scope: Scope) -> list[cst.BaseExpression] | None:
+        """Every value the name is bound to in its owning scope, or None if some binding is not `name = value`."""
+        found = scope.lookup(name)
+        if found is None:
+            return None
+        owner, binding = found
+        assigned = self._assignments(owner)
+        values = []
+        for node in binding.nodes:
+            value = assigned.get(id(node))
+            if value is None:
+                return None
+            values.append(value)
+        return values or None
+
+    def is_python_sequence(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        """A list/tuple display, or a name bound only to list/tuple displays."""
+        if isinstance(expr, SEQUENCE_DISPLAYS):
+            return True
+        if isinstance(expr, cst.Name):
+            values = self.values_of(expr.value, scope)
+            return values is not None and all(isinstance(v, SEQUENCE_DISPLAYS) for v in values)
+        return False
+
+    def integer(self, expr: cst.BaseExpression, scope: Scope) -> int | None:
+        """The value of an integer constant expression: literals, `-n`, `+ - * //` of constants, and
+        names bound exactly once, at module level, to such an expression."""
+        if isinstance(expr, cst.Integer):
+            return int(expr.evaluated_value)
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+            inner = self.integer(expr.expression, scope)
+            if inner is None:
+                return None
+            return -inner if isinstance(expr.operator, cst.Minus) else inner
+        if isinstance(expr, cst.BinaryOperation):
+            left, right = self.integer(expr.left, scope), self.integer(expr.right, scope)
+            if left is None or right is None:
+                return None
+            op = expr.operator
+            if isinstance(op, cst.Add):
+                return left + right
+            if isinstance(op, cst.Subtract):
+                return left - right
+            if isinstance(op, cst.Multiply):
+                return left * right
+            if isinstance(op, cst.FloorDivide) and right != 0:
+                return left // right
+            return None
+        if isinstance(expr, cst.Name):
+            found = scope.lookup(expr.value)
+            if found is None or found[0].kind != "module":
+                return None
+            values = self.values_of(expr.value, scope)
+            if values is None or len(values) != 1:
+                return None
+            return self.integer(values[0], found[0])
+        return None
+
+    def _assignments(self, scope: Scope) -> dict[int, cst.BaseExpression]:
+        key = id(scope.node)
+        if key not in self._assigned:
+            assigned: dict[int, cst.BaseExpression] = {}
+            node = scope.node
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                roots = [node.body]
+            elif isinstance(node, cst.Module):
+                roots = list(node.body)
+            else:
+                roots = []
+            for root in roots:
+                _collect(root, assigned)
+            self._assigned[key] = assigned
+        return self._assigned[key]
+
+
+def _collect(node: cst.CSTNode, assigned: dict[int, cst.BaseExpression]) -> None:
+    if isinstance(node, cst.Assign):
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            assigned[id(node.targets[0].target)] = node.value
+        return
+    if isinstance(node, cst.AnnAssign):
+        if isinstance(node.target, cst.Name) and node.value is not None:
+            assigned[id(node.target)] = node.value
+        return
+    if isinstance(node, _NESTED_SCOPES):
+        return
+    for _, child in children(node):
+        _collect(child, assigned)
