@@ -5,7 +5,8 @@ import pytest
 from click.testing import CliRunner
 
 from jaxlint.frontends.cli import main
-from jaxlint.model.settings import ConfigError, Settings, find_config, load_settings
+from jaxlint.frontends.config import ConfigError, find_config, load_settings
+from jaxlint.model.settings import Settings
 from jaxlint.engine.registry import known_codes
 
 BAD = "import jax.numpy as np\nimport jax\nx = jax.tree_map(np.abs, [1])\n"

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from jaxlint.model.settings import ConfigError, RuntimeSettings, Settings, settings_from_table
+from jaxlint.frontends.config import ConfigError, settings_from_table
+from jaxlint.model.settings import RuntimeSettings, Settings
 from jaxlint.engine.checker import check_file
 from jaxlint.model.finding import Finding, Position, Severity
 from jaxlint.engine.registry import known_codes

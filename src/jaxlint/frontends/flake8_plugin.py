@@ -49,7 +49,8 @@ def _settings_for(directory: str):
     """Analysis settings from [tool.jaxlint] (selection is flake8's own business here)."""
     from dataclasses import replace
 
-    from ..model.settings import ConfigError, Settings, installed_jax_version, load_settings
+    from ..model.settings import Settings
+    from .config import ConfigError, installed_jax_version, load_settings
     from ..engine.checker import PARSE_ERROR
     from ..engine.registry import all_rules, known_codes
 

@@ -7,7 +7,8 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
-from ..model.settings import ConfigError, Settings, load_settings, with_overrides
+from ..model.settings import Settings
+from .config import ConfigError, load_settings, with_overrides
 from ..engine.checker import FileResult, check_file, encode_like, read_bytes
 from ..model.finding import Finding
 

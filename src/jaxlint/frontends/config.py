@@ -1,0 +1,171 @@
+"""Reading settings: `[tool.jaxlint]` in the nearest pyproject.toml, validated strictly, then
+command-line overrides. The settings themselves are `model.settings.Settings`."""
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import replace
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..model.settings import ConfigError, Settings
+from ..runtime.options import runtime_settings
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+CODE_PATTERN = re.compile(r"^JAX\d{0,3}$")
+VERSION_PATTERN = re.compile(r"^\d+(\.\d+){0,2}$")
+
+
+def parse_version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
+
+
+def installed_jax_version() -> tuple[int, ...] | None:
+    """The version of the installed JAX, read from its metadata (JAX itself is never imported)."""
+    try:
+        return parse_version(".".join(metadata.version("jax").split(".")[:3]))
+    except (metadata.PackageNotFoundError, ValueError):
+        return None
+
+
+def find_config(start: str | Path) -> Path | None:
+    """The first pyproject.toml with a [tool.jaxlint] table, walking up from `start`."""
+    here = Path(start).resolve()
+    if not here.is_dir():
+        here = here.parent
+    for directory in (here, *here.parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+                raise ConfigError(f"{candidate}: cannot read: {exc}") from exc
+            if "jaxlint" in data.get("tool", {}):
+                return candidate
+    return None
+
+
+def load_settings(start: str | Path, known_codes: Iterable[str]) -> Settings:
+    path = find_config(start)
+    if path is None:
+        return Settings(target_jax_version=installed_jax_version())
+    try:
+        table = tomllib.loads(path.read_text(encoding="utf-8"))["tool"]["jaxlint"]
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from exc
+    return settings_from_table(table, path, known_codes)
+
+
+def settings_from_table(table: dict[str, Any], path: Path, known_codes: Iterable[str]) -> Settings:
+    known = sorted(known_codes)
+    where = f"{path} [tool.jaxlint]"
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: must be a table")
+    unknown = sorted(set(table) - set(_KEYS))
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (known keys: {', '.join(_KEYS)})")
+    values: dict[str, Any] = {"root": str(path.parent), "config_path": str(path),
+                              "target_jax_version": installed_jax_version()}
+    for key, value in table.items():
+        values[key.replace("-", "_")] = _KEYS[key](value, f"{where}: {key}", known)
+    return Settings(**values)
+
+
+def validate_codes(codes: Iterable[str], where: str, known: Iterable[str]) -> tuple[str, ...]:
+    known = list(known)
+    result = []
+    for code in codes:
+        if not isinstance(code, str) or not CODE_PATTERN.match(code.strip().upper()):
+            raise ConfigError(f"{where}: {code!r} is not a rule code or prefix (like JAX101 or JAX1)")
+        code = code.strip().upper()
+        # A full code must exist; a prefix (a family such as JAX1) is accepted as written.
+        if len(code) == 6 and code not in known:
+            raise ConfigError(f"{where}: unknown rule code {code!r} (`jaxlint rules` lists them)")
+        result.append(code)
+    return tuple(result)
+
+
+def _codes(value: Any, where: str, known) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise ConfigError(f"{where}: expected a list of rule codes, got {value!r}")
+    return validate_codes(value, where, known)
+
+
+def _strings(value: Any, where: str, known) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: expected a list of strings, got {value!r}")
+    return tuple(value)
+
+
+def _dotted_names(value: Any, where: str, known) -> tuple[str, ...]:
+    names = _strings(value, where, known)
+    for name in names:
+        if not re.match(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$", name):
+            raise ConfigError(f"{where}: {name!r} is not a dotted name like 'mylib.utils.my_jit'")
+    return names
+
+
+def _per_file_ignores(value: Any, where: str, known):
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected a table of glob = [codes], got {value!r}")
+    return tuple((pattern, _codes(codes, f"{where}.{pattern!r}", known)) for pattern, codes in value.items())
+
+
+def _positive_int(value: Any, where: str, known) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{where}: expected a positive integer, got {value!r}")
+    return value
+
+
+def _bool(value: Any, where: str, known) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}: expected true or false, got {value!r}")
+    return value
+
+
+def _name_patterns(value: Any, where: str, known) -> tuple[str, ...]:
+    names = _strings(value, where, known)
+    for name in names:
+        if not re.match(r"^[A-Za-z0-9_*?]+$", name) or not re.search(r"[A-Za-z0-9_]", name):
+            raise ConfigError(f"{where}: {name!r} is not a parameter name or a glob pattern like '*_key'")
+    return names
+
+
+def _version(value: Any, where: str, known) -> tuple[int, ...]:
+    if not isinstance(value, str) or not VERSION_PATTERN.match(value):
+        raise ConfigError(f"{where}: expected a version like \"0.4.30\", got {value!r}")
+    return parse_version(value)
+
+
+_KEYS = {
+    "select": _codes,
+    "ignore": _codes,
+    "extend-select": _codes,
+    "per-file-ignores": _per_file_ignores,
+    "exclude": _strings,
+    "extra-traced-decorators": _dotted_names,
+    "loop-unroll-threshold": _positive_int,
+    "target-jax-version": _version,
+    "enable-x64": _bool,
+    "key-names": _name_patterns,
+    "unknown-calls-consume-keys": _bool,
+    "runtime": lambda value, where, known: runtime_settings(value, where),
+}
+
+
+def with_overrides(settings: Settings, known: Iterable[str], *, select=None, ignore=None,
+                   extend_select=None) -> Settings:
+    """Command-line options: --select replaces the configured selection, the others add to it."""
+    changes: dict[str, Any] = {}
+    if select:
+        changes["select"] = validate_codes(select, "--select", known)
+    if ignore:
+        changes["ignore"] = settings.ignore + validate_codes(ignore, "--ignore", known)
+    if extend_select:
+        changes["extend_select"] = settings.extend_select + validate_codes(extend_select, "--extend-select", known)
+    return replace(settings, **changes)
