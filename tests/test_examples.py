@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from jaxlint.model.settings import Settings
-from jaxlint.engine.checker import check_file
+from jaxlint.engine.files import check_file
 from jaxlint.engine.registry import all_rules
 
 from conftest import ROOT

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from jaxlint.model.settings import Settings
-from jaxlint.engine.checker import check_file
+from jaxlint.engine.files import check_file
 
 from conftest import FIXTURES, expectations
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from jaxlint.model.settings import Settings
-from jaxlint.engine.checker import check_file, check_source, enabled_rules
+from jaxlint.engine.checker import check_source, enabled_rules
+from jaxlint.engine.files import check_file
 
 from conftest import FIXTURES
 

@@ -11,7 +11,7 @@ import traceback
 import pytest
 
 from jaxlint.model.settings import Settings
-from jaxlint.engine.checker import check_file
+from jaxlint.engine.files import check_file
 
 from conftest import FIXTURES, expectations
 

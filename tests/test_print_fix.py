@@ -14,7 +14,7 @@ GOLDEN = FIXTURES / "fixes" / "print.fixed.py"
 
 
 def fixed_text(tmp_path):
-    from jaxlint.engine.checker import check_file
+    from jaxlint.engine.files import check_file
 
     target = tmp_path / "print.py"
     shutil.copy(SOURCE, target)

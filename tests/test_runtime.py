@@ -20,7 +20,7 @@ import pytest
 
 from jaxlint.frontends.config import ConfigError, settings_from_table
 from jaxlint.model.settings import RuntimeSettings, Settings
-from jaxlint.engine.checker import check_file
+from jaxlint.engine.files import check_file
 from jaxlint.model.finding import Finding, Position, Severity
 from jaxlint.engine.registry import known_codes
 from jaxlint.runtime import RuntimeOptions, confirm, drop_refuted, summary_line

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from jaxlint.frontends.config import load_settings
-from jaxlint.engine.checker import check_file
+from jaxlint.engine.files import check_file
 from jaxlint.engine.registry import known_codes
 from jaxlint.runtime import RuntimeOptions, confirm
 

@@ -1,10 +1,8 @@
-"""Checking and fixing one file: read it, parse it once, walk it once with every enabled rule."""
+"""Checking and fixing Python source text: parse it once, walk it once with every enabled rule."""
 from __future__ import annotations
 
 import ast
 import gc
-import io
-import tokenize
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
@@ -55,44 +53,6 @@ def parse_error(path: str, message: str, line: int = 1, column: int = 1, cell: i
     return Finding(PARSE_ERROR, doc.name, doc.severity, message, path, position, position, cell=cell)
 
 
-# -- reading ------------------------------------------------------------------------------------
-def decode(data: bytes, path: str) -> str | Finding:
-    """The text of a source file, or the JAX000 finding that says why it has none."""
-    if b"\x00" in data:
-        return parse_error(path, "cannot read: binary file (contains NUL bytes), not Python source")
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as exc:
-        return parse_error(path, f"cannot read: {exc.msg}")
-    try:
-        text = data.decode(encoding)
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        return parse_error(path, f"cannot read: not valid {encoding} (byte 0x{data[exc.start]:02x} at offset {exc.start})", line)
-    except LookupError:
-        return parse_error(path, f"cannot read: unknown encoding {encoding!r}")
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    return text
-
-
-def read_bytes(path: str) -> bytes | Finding:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError as exc:
-        return parse_error(path, f"cannot read: {exc.strerror or exc}")
-
-
-def decode_file(path: str, data: bytes) -> str | Finding:
-    if path.endswith(".ipynb"):
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError:
-            return parse_error(path, "cannot read notebook: not valid UTF-8")
-    return decode(data, path)
-
-
 # -- checking -----------------------------------------------------------------------------------
 def enabled_rules(settings: Settings, path: str) -> frozenset[str]:
     return settings.enabled_codes([PARSE_ERROR, *all_rules()], path)
@@ -107,7 +67,7 @@ def check_source(source: str, path: str, settings: Settings, enabled: Iterable[s
     """
     enabled = frozenset(enabled)
     if not any(word in source for word in RELEVANT_WORDS):
-        error = _syntax_error(source, path)
+        error = syntax_error(source, path)
         return [error] if error and PARSE_ERROR in enabled else []
     with _cyclic_gc_paused():
         return _check_parsed(source, path, settings, enabled, apply_noqa, line_label)
@@ -118,7 +78,7 @@ def _check_parsed(source: str, path: str, settings: Settings, enabled: frozenset
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        error = _syntax_error(source, path) or parse_error(
+        error = syntax_error(source, path) or parse_error(
             path, f"cannot parse: {exc.message.removeprefix('parser error: ')}", exc.raw_line, exc.raw_column + 1)
         return [error] if PARSE_ERROR in enabled else []
     except RecursionError:
@@ -160,7 +120,7 @@ def _unsuppressed(findings: list[Finding], source: str) -> list[Finding]:
     return [f for f in findings if not suppressed(f.code, lines, f.start.line)]
 
 
-def _syntax_error(source: str, path: str) -> Finding | None:
+def syntax_error(source: str, path: str) -> Finding | None:
     try:
         ast.parse(source, filename=path)
     except SyntaxError as exc:
@@ -224,38 +184,6 @@ def _span(span: Span) -> tuple[Position, Position]:
     return Position(start_line, start_column + 1), Position(end_line, end_column + 1)
 
 
-# -- whole files --------------------------------------------------------------------------------
-def check_file(path: str, settings: Settings, fix: bool = False, data: bytes | None = None) -> FileResult:
-    """Check one file; with `fix`, also compute the fixed text (the caller decides whether to write it)."""
-    enabled = enabled_rules(settings, path)
-    if data is None:
-        data = read_bytes(path)
-        if isinstance(data, Finding):
-            return FileResult(path, [data] if PARSE_ERROR in enabled else [])
-    text = decode_file(path, data)
-    if isinstance(text, Finding):
-        return FileResult(path, [text] if PARSE_ERROR in enabled else [])
-    if path.endswith(".ipynb"):
-        from .notebook_check import check_notebook_file
-
-        return check_notebook_file(text, path, settings, enabled, fix)
-    try:
-        findings = check_source(text, path, settings, enabled)
-    except RuleFailure as failure:
-        return FileResult(path, failure.findings, internal_error=f"{failure} (please report this)")
-    result = FileResult(path, findings, original_text=text)
-    if fix and has_safe_fix(findings):
-        fixed, count = fix_until_stable(text, findings, lambda src: check_source(src, path, settings, enabled))
-        if fixed != text:
-            refused = _syntax_error(fixed, path)
-            if refused is not None:
-                result.fix_refused = f"fixes not applied: the result would not parse ({refused.message})"
-            else:
-                result.fixed_text, result.fixed_count = fixed, count
-                result.findings = check_source(fixed, path, settings, enabled)
-    return result
-
-
 def has_safe_fix(findings: list[Finding]) -> bool:
     return any(f.fix is not None and f.fix.applicability is Applicability.SAFE for f in findings)
 
@@ -271,13 +199,3 @@ def fix_until_stable(text: str, findings: list[Finding], recheck) -> tuple[str, 
         if any(f.code == PARSE_ERROR for f in findings) or not has_safe_fix(findings):
             break
     return text, total
-
-
-def encode_like(original: bytes, text: str, path: str) -> bytes:
-    """The fixed text in the original file's encoding, with its byte-order mark if it had one."""
-    if path.endswith(".ipynb"):
-        return text.encode("utf-8")
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(original).readline)
-    if encoding == "utf-8-sig":
-        return text.encode("utf-8-sig")
-    return text.encode(encoding)

@@ -27,13 +27,13 @@ class JaxlintChecker:
         if not any(word in source for word in RELEVANT_WORDS):
             return
         try:
-            from ..engine.checker import RuleFailure, check_source
+            from ..api import RuleFailure, lint_source
 
             settings, enabled, config_error = _settings_for(os.path.dirname(os.path.abspath(self.filename)))
             if config_error:
                 yield 1, 0, f"JAX000 invalid jaxlint configuration, defaults used: {config_error}", type(self)
             try:
-                findings = check_source(source, self.filename, settings, enabled, apply_noqa=False)
+                findings = lint_source(source, self.filename, settings, enabled=enabled, apply_noqa=False)
             except RuleFailure as failure:
                 findings = failure.findings
                 yield 1, 0, f"JAX000 jaxlint internal error, some rules skipped: {failure}", type(self)
@@ -51,8 +51,7 @@ def _settings_for(directory: str):
 
     from ..model.settings import Settings
     from .config import ConfigError, installed_jax_version, load_settings
-    from ..engine.checker import PARSE_ERROR
-    from ..engine.registry import all_rules, known_codes
+    from ..api import PARSE_ERROR, all_rules, known_codes
 
     error = None
     try:

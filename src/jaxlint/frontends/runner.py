@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ..model.settings import Settings
 from .config import ConfigError, load_settings, with_overrides
-from ..engine.checker import FileResult, check_file, encode_like, read_bytes
+from ..api import FileResult, encode_like, lint_file, read_bytes
 from ..model.finding import Finding
 
 #: Below this many files, starting worker processes costs more than it saves.
@@ -46,7 +46,7 @@ class RunOutcome:
 
 
 def resolve_settings(options: RunOptions) -> Settings:
-    from ..engine.registry import known_codes
+    from ..api import known_codes
 
     known = known_codes()
     settings = load_settings(options.paths[0] if os.path.exists(options.paths[0]) else ".", known)
@@ -122,17 +122,17 @@ def _check_one(task) -> FileResult:
     data = read_bytes(path)
     try:
         if isinstance(data, Finding):
-            return check_file(path, settings)
+            return lint_file(path, settings)
         if cache is not None:
             key = cache.key(path, data)
             cached = cache.get(key)
             if cached is not None:
                 return FileResult(path, [f.with_path(path) for f in cached])
-            result = check_file(path, settings, data=data)
+            result = lint_file(path, settings, data=data)
             if result.internal_error is None:
                 cache.put(key, result.findings)
             return result
-        return check_file(path, settings, fix=fixing, data=data)
+        return lint_file(path, settings, fix=fixing, data=data)
     except Exception as exc:  # a bug in a rule must not stop the other files
         return FileResult(path, internal_error=f"{type(exc).__name__}: {exc} (please report this)")
 

@@ -1,0 +1,32 @@
+"""The one entry for front ends: lint a source text or a file with the given settings.
+
+Front ends (the command line, the flake8 plugin, an editor) go through here rather than into the
+engine's modules, so that the engine can change shape behind these few names.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from .engine.checker import PARSE_ERROR, FileResult, RuleFailure, check_source, enabled_rules
+from .engine.files import check_file, encode_like, read_bytes
+from .engine.registry import all_rules, known_codes
+from .model.finding import Finding
+from .model.settings import Settings
+
+__all__ = ["PARSE_ERROR", "FileResult", "RuleFailure", "all_rules", "encode_like", "known_codes", "lint_file",
+           "lint_source", "read_bytes"]
+
+
+def lint_source(source: str, path: str, settings: Settings, *, enabled: Iterable[str] | None = None,
+                apply_noqa: bool = True, line_label: Callable[[int], str] | None = None) -> list[Finding]:
+    """Findings for Python source text, positions relative to it. `enabled`: the codes to report
+    (default: those `settings` select for `path`); raises `RuleFailure` when a rule breaks."""
+    if enabled is None:
+        enabled = enabled_rules(settings, path)
+    return check_source(source, path, settings, enabled, apply_noqa, line_label)
+
+
+def lint_file(path: str, settings: Settings, fix: bool = False, data: bytes | None = None) -> FileResult:
+    """Check a Python file or a notebook (`data`: its bytes, if already read); with `fix`, also
+    compute the fixed text, which the caller decides whether to write."""
+    return check_file(path, settings, fix, data)

@@ -1,0 +1,90 @@
+"""Checking and fixing whole files: read and decode them, then check them as Python source or as a
+notebook's cells."""
+from __future__ import annotations
+
+import io
+import tokenize
+
+from ..model.finding import Finding
+from ..model.settings import Settings
+from .checker import (PARSE_ERROR, FileResult, RuleFailure, check_source, enabled_rules, fix_until_stable,
+                      has_safe_fix, parse_error, syntax_error)
+from .notebook_check import check_notebook_file
+
+
+# -- reading ------------------------------------------------------------------------------------
+def decode(data: bytes, path: str) -> str | Finding:
+    """The text of a source file, or the JAX000 finding that says why it has none."""
+    if b"\x00" in data:
+        return parse_error(path, "cannot read: binary file (contains NUL bytes), not Python source")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        return parse_error(path, f"cannot read: {exc.msg}")
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return parse_error(path, f"cannot read: not valid {encoding} (byte 0x{data[exc.start]:02x} at offset {exc.start})", line)
+    except LookupError:
+        return parse_error(path, f"cannot read: unknown encoding {encoding!r}")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text
+
+
+def read_bytes(path: str) -> bytes | Finding:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        return parse_error(path, f"cannot read: {exc.strerror or exc}")
+
+
+def decode_file(path: str, data: bytes) -> str | Finding:
+    if path.endswith(".ipynb"):
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            return parse_error(path, "cannot read notebook: not valid UTF-8")
+    return decode(data, path)
+
+
+# -- whole files --------------------------------------------------------------------------------
+def check_file(path: str, settings: Settings, fix: bool = False, data: bytes | None = None) -> FileResult:
+    """Check one file; with `fix`, also compute the fixed text (the caller decides whether to write it)."""
+    enabled = enabled_rules(settings, path)
+    if data is None:
+        data = read_bytes(path)
+        if isinstance(data, Finding):
+            return FileResult(path, [data] if PARSE_ERROR in enabled else [])
+    text = decode_file(path, data)
+    if isinstance(text, Finding):
+        return FileResult(path, [text] if PARSE_ERROR in enabled else [])
+    if path.endswith(".ipynb"):
+        return check_notebook_file(text, path, settings, enabled, fix)
+    try:
+        findings = check_source(text, path, settings, enabled)
+    except RuleFailure as failure:
+        return FileResult(path, failure.findings, internal_error=f"{failure} (please report this)")
+    result = FileResult(path, findings, original_text=text)
+    if fix and has_safe_fix(findings):
+        fixed, count = fix_until_stable(text, findings, lambda src: check_source(src, path, settings, enabled))
+        if fixed != text:
+            refused = syntax_error(fixed, path)
+            if refused is not None:
+                result.fix_refused = f"fixes not applied: the result would not parse ({refused.message})"
+            else:
+                result.fixed_text, result.fixed_count = fixed, count
+                result.findings = check_source(fixed, path, settings, enabled)
+    return result
+
+
+def encode_like(original: bytes, text: str, path: str) -> bytes:
+    """The fixed text in the original file's encoding, with its byte-order mark if it had one."""
+    if path.endswith(".ipynb"):
+        return text.encode("utf-8")
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(original).readline)
+    if encoding == "utf-8-sig":
+        return text.encode("utf-8-sig")
+    return text.encode(encoding)
