@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Protocol, Sequence
 
 import libcst as cst
 
@@ -22,7 +22,7 @@ from ..dataflow import FlowInterpreter
 from ..semantic.module_state import ModuleState
 
 if TYPE_CHECKING:
-    from .traced import TracedFunctions
+    from ..semantic.source_file import SourceFile
 
 
 class Kind(IntEnum):
@@ -143,6 +143,25 @@ def as_value(value: "Value | Kind") -> Value:
     return value if isinstance(value, Value) else PLAIN[value]
 
 
+class CallFacts(Protocol):
+    """What a flow asks about the calls it meets (`traced.TracedFunctions`, which runs the flows)."""
+
+    ctx: "SourceFile"
+
+    def function_called(self, func: cst.BaseExpression, call: cst.Call,
+                        flow: "ValueFlow") -> "cst.FunctionDef | cst.Lambda | None": ...
+
+    def argument_kinds(self, function: "cst.FunctionDef | cst.Lambda", call: cst.Call,
+                       flow: "ValueFlow") -> dict[str, Kind]: ...
+
+    def call_result(self, function: "cst.FunctionDef | cst.Lambda", arguments: dict[str, Kind],
+                    caller: "ValueFlow") -> "Value": ...
+
+    def module_wrapper(self, name: str) -> "Value": ...
+
+    def static_fields(self) -> frozenset[str]: ...
+
+
 class KindView:
     """id(expression) -> its Kind, read live from a flow's values (what rules have always read)."""
 
@@ -169,7 +188,7 @@ class ValueFlow:
     """The values of one scope (a function body or the module's top level): the JAX value domain,
     run by the generic interpreter."""
 
-    def __init__(self, traced: "TracedFunctions", scope_node: cst.CSTNode, initial: "dict[str, Value | Kind]",
+    def __init__(self, traced: CallFacts, scope_node: cst.CSTNode, initial: "dict[str, Value | Kind]",
                  abstract: bool, qualified_name: Callable[[cst.BaseExpression], str | None],
                  static_leaves: bool = False) -> None:
         self.traced = traced
