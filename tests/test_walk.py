@@ -6,7 +6,8 @@ import libcst as cst
 import pytest
 
 from jaxlint.model.settings import Settings
-from jaxlint.rulebase.context import FileContext, Walker
+from jaxlint.rulebase.context import FileContext
+from jaxlint.semantic.walk_state import Walker
 from jaxlint.syntax.walk import NODE_TYPES, _ORDER, _SKIPPED_NAMES, _SKIPPED_PREFIXES, children, walk
 
 from conftest import FIXTURES, ROOT

@@ -10,7 +10,9 @@ from typing import Callable, Iterable, Iterator
 import libcst as cst
 
 from ..model.settings import Settings
-from ..rulebase.context import FileContext, Walker
+from ..rulebase.context import FileContext
+from ..semantic.source_file import SourceFile
+from ..semantic.walk_state import Walker
 from ..syntax.positions import Span, node_spans
 from ..model.finding import Applicability, Edit, Finding, Fix, Position
 from ..syntax.fixes import apply_fixes
@@ -137,9 +139,10 @@ def _walk(module: cst.Module, source: str, path: str, settings: Settings, enable
     rule_classes = [cls for code, cls in all_rules().items() if code in enabled]
     if not rule_classes:
         return []
-    ctx = FileContext(path, source, module, settings)
+    file = SourceFile(path, source, module, settings)
     if line_label is not None:
-        ctx.line_label = line_label
+        file.line_label = line_label
+    ctx = FileContext.for_file(file)
     rules = [cls(ctx) for cls in rule_classes]
     walker = Walker(ctx, rules)
     walker.run(module)

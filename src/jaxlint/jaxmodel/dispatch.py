@@ -26,10 +26,11 @@ import libcst as cst
 
 from .name_origins import NameOrigins
 from ..semantic.scopes import Scope
+from .traced import TracedFunctions
 from .values import ARRAY_MODULES, STATIC_CALLS
 
 if TYPE_CHECKING:
-    from ..rulebase.context import FileContext
+    from ..semantic.source_file import SourceFile
 
 WORK = "work"
 KEYS = "keys"
@@ -89,14 +90,14 @@ _MAX_DEPTH = 6
 
 
 class Dispatch:
-    def __init__(self, ctx: "FileContext") -> None:
+    def __init__(self, ctx: "SourceFile") -> None:
         self.ctx = ctx
         self.origins = NameOrigins.of(ctx)
         self._visiting: set[tuple[int, str]] = set()
         self._visiting_values: set[tuple[int, str]] = set()
 
     @classmethod
-    def of(cls, ctx: "FileContext") -> "Dispatch":
+    def of(cls, ctx: "SourceFile") -> "Dispatch":
         return ctx.fact(cls)
 
     # -- questions ------------------------------------------------------------------------------
@@ -182,7 +183,7 @@ class Dispatch:
     # -- helpers --------------------------------------------------------------------------------
     def _transform_call(self, call: cst.Call, scope: Scope) -> bool:
         """`jax.jit(f)`, `partial(jax.jit, …)(f)`, `jax.grad(f)`, `jax.vmap(f)`: a transformed callable."""
-        found = self.ctx.traced.application(call, scope)
+        found = self.ctx.fact(TracedFunctions).application(call, scope)
         return found is not None and found[0].mode in DISPATCH_MODES
 
     def _compiled(self, call: cst.Call, scope: Scope) -> bool:
@@ -201,7 +202,7 @@ class Dispatch:
             return self.jitted(origin.value, owner, depth + 1)
         node = origin.node
         if origin.kind == "other" and isinstance(node, cst.FunctionDef) and node.decorators:
-            use = self.ctx.traced.transform_use(node.decorators[0].decorator, owner)
+            use = self.ctx.fact(TracedFunctions).transform_use(node.decorators[0].decorator, owner)
             return use is not None and use.mode in DISPATCH_MODES
         return False
 

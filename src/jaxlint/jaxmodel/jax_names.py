@@ -8,7 +8,7 @@ import libcst as cst
 from ..model.settings import Settings
 
 if TYPE_CHECKING:
-    from ..rulebase.context import FileContext
+    from ..semantic.walk_state import WalkState
 
 #: Transforms whose body runs once per trace and is then cached.
 JIT_FAMILY = frozenset({
@@ -28,7 +28,7 @@ class JaxNames:
     def __init__(self, settings: Settings) -> None:
         self.jit_family = JIT_FAMILY | frozenset(settings.extra_traced_decorators)
 
-    def jit_transform(self, expr: cst.BaseExpression, ctx: "FileContext") -> str | None:
+    def jit_transform(self, expr: cst.BaseExpression, ctx: "WalkState") -> str | None:
         """The jit-like transform an expression applies when called on a function, or None.
 
         Recognises `jax.jit`, `partial(jax.jit, static_argnums=…)` and `jax.jit(static_argnames=…)`.
@@ -45,7 +45,7 @@ class JaxNames:
                 return callee
         return None
 
-    def jit_application(self, call: cst.Call, ctx: "FileContext") -> tuple[str, cst.BaseExpression] | None:
+    def jit_application(self, call: cst.Call, ctx: "WalkState") -> tuple[str, cst.BaseExpression] | None:
         """For `jax.jit(f, …)` or `partial(jax.jit, …)(f)`: the transform and the function given to it."""
         positional = [a for a in call.args if a.keyword is None and not a.star]
         if not positional:
@@ -58,7 +58,7 @@ class JaxNames:
             return transform, positional[0].value
         return None
 
-    def is_function_wrapper_call(self, expr: cst.BaseExpression, ctx: "FileContext") -> str | None:
+    def is_function_wrapper_call(self, expr: cst.BaseExpression, ctx: "WalkState") -> str | None:
         """`jax.grad(f)`, `partial(f, …)`, `jax.vmap(f)`: calls that return a new function object."""
         if not isinstance(expr, cst.Call):
             return None
@@ -66,16 +66,3 @@ class JaxNames:
         if callee in FUNCTION_WRAPPERS or callee in PARTIAL:
             return callee
         return None
-
-    def inside_jitted_function(self, ctx: "FileContext") -> bool:
-        """Whether a function around the current node runs once per trace: jitted (decorated, or
-        `step = jax.jit(step)` later), a `lax` loop body, or called from one of those with traced values.
-
-        Wrapping or compiling there does not repeat at run time.
-        """
-        traced = ctx.traced
-        for function in ctx.enclosing_functions():
-            info = traced.info(function)
-            if info is not None and info.runs_once:
-                return True
-        return False

@@ -42,10 +42,10 @@ import libcst as cst
 from ..model.settings import DEFAULT_KEY_NAMES
 from .jax_names import PARTIAL
 from ..semantic.scopes import COMPREHENSIONS, Scope
-from .traced import MODES
+from .traced import MODES, TracedFunctions
 
 if TYPE_CHECKING:
-    from ..rulebase.context import FileContext
+    from ..semantic.source_file import SourceFile
 
 FunctionNode = cst.FunctionDef | cst.Lambda
 
@@ -161,10 +161,10 @@ State = dict[str, KeyState]
 
 
 class KeyFlowFacts:
-    def __init__(self, ctx: "FileContext") -> None:
+    def __init__(self, ctx: "SourceFile") -> None:
         self.ctx = ctx
         self._index: _FileIndex | None = None
-        self.traced = ctx.traced
+        self.traced = ctx.fact(TracedFunctions)
         self.functions: list[FunctionNode] = list(self.traced.functions)
         self.summaries: dict[int, Summary] = {id(f): Summary() for f in self.functions}
         self.reuses: list[Reuse] = []
@@ -184,7 +184,7 @@ class KeyFlowFacts:
         return self._index
 
     @classmethod
-    def of(cls, ctx: "FileContext") -> "KeyFlowFacts":
+    def of(cls, ctx: "SourceFile") -> "KeyFlowFacts":
         return ctx.fact(cls)
 
     # -- driver ---------------------------------------------------------------------------------
@@ -1278,12 +1278,12 @@ def key_name_pattern(names: tuple[str, ...]) -> "re.Pattern[str]":
 VMAP_TRANSFORMS = frozenset({"jax.vmap", "equinox.filter_vmap", "flax.nnx.vmap"})
 
 
-def vmap_broadcast_keys(ctx: "FileContext") -> list[tuple[cst.Call, str, str]]:
+def vmap_broadcast_keys(ctx: "SourceFile") -> list[tuple[cst.Call, str, str]]:
     """(consuming call, key name, how it reaches the function) for keys a vmapped function draws from
     while every batch element sees the same key: a parameter mapped with `in_axes=None`, or a key
     closed over from the enclosing scope. Only sure consumers count (samplers, `split`)."""
     facts = KeyFlowFacts.of(ctx)
-    traced = ctx.traced
+    traced = ctx.fact(TracedFunctions)
     found: list[tuple[cst.Call, str, str]] = []
     for function in traced.functions:
         for use in traced.applications.get(id(function), ()):
@@ -1306,7 +1306,7 @@ def vmap_broadcast_keys(ctx: "FileContext") -> list[tuple[cst.Call, str, str]]:
     return unique
 
 
-def _given_none(ctx: "FileContext", function: FunctionNode, index: int) -> bool:
+def _given_none(ctx: "SourceFile", function: FunctionNode, index: int) -> bool:
     """Whether every call of `jax.vmap(function, ...)(...)` passes a literal `None` at this position
     (`vmap(sample, in_axes=(None, None, 0))(state, None, values)`): no key reaches the function there.
     False when the vmapped function is kept and called elsewhere, out of sight."""
@@ -1321,7 +1321,7 @@ def _given_none(ctx: "FileContext", function: FunctionNode, index: int) -> bool:
     def enter(node: cst.CSTNode, field: str) -> bool:
         if isinstance(node, cst.Call):
             if node.args and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == name \
-                    and ctx.qualified_name(node.func) in VMAP_TRANSFORMS:
+                    and ctx.names.qualified_name(node.func, ctx.module_scope) in VMAP_TRANSFORMS:
                 applied.append(node)
             if isinstance(node.func, cst.Call):
                 called[id(node.func)] = node

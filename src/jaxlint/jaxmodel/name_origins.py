@@ -32,11 +32,12 @@ from .jax_names import JIT_FAMILY, PARTIAL
 from ..semantic.reaching import Origin, ScopeFacts, ScopeFlow, literal_key
 from ..semantic.instance_attributes import InstanceAttributes, attribute_assignments, self_param
 from ..semantic.scopes import Scope
+from .traced import TracedFunctions
 from .values import ARRAY_MODULES, STATIC_CALLS
 from ..syntax.walk import walk
 
 if TYPE_CHECKING:
-    from ..rulebase.context import FileContext
+    from ..semantic.source_file import SourceFile
 
 #: Functions of the array modules whose result is a Python list, tuple or other pytree (or a
 #: static value), not an array: item assignment on their results may be valid Python.
@@ -85,7 +86,7 @@ _MAX_DEPTH = 6
 
 
 class NameOrigins:
-    def __init__(self, ctx: "FileContext") -> None:
+    def __init__(self, ctx: "SourceFile") -> None:
         self.ctx = ctx
         self._by_scope: dict[int, ScopeFacts] = {}
         self._scopes: dict[int, Scope] = {}
@@ -97,7 +98,7 @@ class NameOrigins:
         self._visiting: set[int] = set()
 
     @classmethod
-    def of(cls, ctx: "FileContext") -> "NameOrigins":
+    def of(cls, ctx: "SourceFile") -> "NameOrigins":
         return ctx.fact(cls)
 
     # -- questions ------------------------------------------------------------------------------
@@ -194,7 +195,7 @@ class NameOrigins:
         params = [o for o in found[1] if o.kind not in ("annotation",)]
         if not params or not all(o.kind == "param" for o in params):
             return False
-        info = self.ctx.traced.info(params[0].function)
+        info = self.ctx.fact(TracedFunctions).info(params[0].function)
         return info is not None and info.abstract and expr.value in info.traced_params
 
     def python_sequence(self, expr: cst.BaseExpression, scope: Scope) -> bool:
@@ -217,7 +218,7 @@ class NameOrigins:
         param = origin.node
         if not isinstance(param, cst.Param):
             return False
-        info = self.ctx.traced.info(origin.function)
+        info = self.ctx.fact(TracedFunctions).info(origin.function)
         if info is None or param.name.value not in info.traced_params:
             return False
         if param.annotation is not None and _array_annotation(param.annotation.annotation):

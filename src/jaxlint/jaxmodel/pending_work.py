@@ -31,11 +31,12 @@ from ..dataflow import FlowInterpreter
 from ..dataflow.interpreter import expressions_below
 from .dispatch import KEYS, WAIT_FUNCTIONS, WAIT_METHODS, WORK, Dispatch
 from ..semantic.scopes import Scope
+from .traced import TracedFunctions
 from .values import STATIC_ATTRIBUTES
 from ..syntax.walk import walk
 
 if TYPE_CHECKING:
-    from ..rulebase.context import FileContext
+    from ..semantic.source_file import SourceFile
 
 #: Clocks read to measure a duration (`end - start`). Process and thread CPU clocks are left out:
 #: they do not count the device's (or other threads') time even when the work is waited for.
@@ -195,7 +196,7 @@ class Unwaited:
 class PendingWork:
     """The domain, run over one scope (a function body, a lambda, the module's top level)."""
 
-    def __init__(self, ctx: "FileContext", scope: Scope) -> None:
+    def __init__(self, ctx: "SourceFile", scope: Scope) -> None:
         self.ctx = ctx
         self.scope = scope
         self.dispatch = Dispatch.of(ctx)
@@ -436,7 +437,7 @@ class PendingWork:
                 if root is not None and given.work and flow.env is not None:
                     flow.env[root] = flow.env.get(root, UNKNOWN) | Work(work=given.work)
                 return NOTHING
-        if self.ctx.traced.application(node, self.scope) is not None:
+        if self.ctx.fact(TracedFunctions).application(node, self.scope) is not None:
             return NOTHING  # `jax.jit(f)`: builds a function, runs nothing
         name = _last_name(func)
         if name is not None and SYNC_NAMES.search(name):
@@ -502,12 +503,12 @@ class PendingWork:
 class PendingWorkFacts:
     """Per file: the unwaited work at each closing clock read, one interpreter run per scope asked about."""
 
-    def __init__(self, ctx: "FileContext") -> None:
+    def __init__(self, ctx: "SourceFile") -> None:
         self.ctx = ctx
         self._scopes: dict[int, dict[int, list[Unwaited]]] = {}
 
     @classmethod
-    def of(cls, ctx: "FileContext") -> "PendingWorkFacts":
+    def of(cls, ctx: "SourceFile") -> "PendingWorkFacts":
         return ctx.fact(cls)
 
     def unwaited(self, clock: cst.Call, scope: Scope) -> list[Unwaited]:

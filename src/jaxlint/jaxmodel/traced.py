@@ -20,6 +20,7 @@ import libcst as cst
 
 from ..dataflow import Summaries
 from ..syntax.arguments import Passed, Passing, bind_arguments
+from ..semantic.walk_state import Walker, WalkState
 from .jax_names import JIT_FAMILY, PARTIAL
 from ..semantic.module_state import ModuleState
 from ..semantic.scopes import Binding, Scope
@@ -28,7 +29,7 @@ from .values import (
 )
 
 if TYPE_CHECKING:
-    from ..rulebase.context import FileContext
+    from ..semantic.source_file import SourceFile
 
 FunctionNode = cst.FunctionDef | cst.Lambda
 
@@ -185,7 +186,7 @@ _PLAIN_METHOD_DECORATORS = frozenset({"abc.abstractmethod", "typing.override", "
 
 
 class TracedFunctions:
-    def __init__(self, ctx: "FileContext") -> None:
+    def __init__(self, ctx: "SourceFile") -> None:
         self.ctx = ctx
         self.infos: dict[int, TraceInfo] = {}
         self.flows: dict[int, ValueFlow] = {}
@@ -250,10 +251,8 @@ class TracedFunctions:
 
     # -- collection -----------------------------------------------------------------------------
     def _collect(self) -> None:
-        from ..rulebase.context import Walker
-
         collector = _Collector(self)
-        walk_ctx = self.ctx.sibling()
+        walk_ctx = WalkState(self.ctx)
         collector.ctx = walk_ctx
         self.walk_ctx = walk_ctx
         Walker(walk_ctx, [collector]).run(self.ctx.module)
@@ -910,7 +909,7 @@ def _passed_kind(passed: Passed, kind_of) -> Kind:
 class _Collector:
     """The collection walk: functions, classes, transforms applied to functions, and calls."""
 
-    ctx: "FileContext"
+    ctx: WalkState
 
     def __init__(self, traced: TracedFunctions) -> None:
         self.traced = traced

@@ -1,31 +1,15 @@
 """The base every rule derives from: a rule names its code and the nodes it looks at."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
 
-from ..model.finding import Applicability
+from .context import FileContext
+from .node_fix import NodeFix
 
 if TYPE_CHECKING:
     from ..catalogue.rule_docs import RuleDoc
-    from .context import FileContext
-
-
-@dataclass(frozen=True)
-class Replace:
-    """Replace the source of `node` with `text`."""
-
-    node: cst.CSTNode
-    text: str
-
-
-@dataclass(frozen=True)
-class NodeFix:
-    title: str
-    replacements: Sequence[Replace]
-    applicability: Applicability = Applicability.SAFE
 
 
 class Rule:
@@ -40,7 +24,7 @@ class Rule:
     #: whether some of its findings carry a fix (shown by `jaxlint rules`)
     fixable: ClassVar[bool] = False
 
-    def __init__(self, ctx: "FileContext") -> None:
+    def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
 
     def report(self, node: cst.CSTNode, message: str, fix: NodeFix | None = None) -> None:

@@ -6,7 +6,8 @@ import libcst as cst
 from ..rulebase.context import is_reference
 from ..catalogue.deprecations import Deprecation, load_table, version_text
 from ..semantic.scopes import dotted_name, import_module_name
-from ..rulebase.rule import NodeFix, Replace, Rule
+from ..rulebase.node_fix import NodeFix, Replace
+from ..rulebase.rule import Rule
 
 
 #: Exceptions a version-compatibility `try` catches when the newer spelling is missing.

@@ -5,7 +5,8 @@ import libcst as cst
 
 from ..jaxmodel.name_origins import NameOrigins
 from ..model.finding import Applicability
-from ..rulebase.rule import NodeFix, Replace, Rule
+from ..rulebase.node_fix import NodeFix, Replace
+from ..rulebase.rule import Rule
 
 #: Augmented operators with an `.at[...]` method of the same meaning.
 AT_METHOD_FOR = {

@@ -5,7 +5,8 @@ import libcst as cst
 
 from ..rulebase.context import is_reference, name_occurrences
 from ..semantic.scopes import Scope, dotted_name, import_module_name
-from ..rulebase.rule import NodeFix, Replace, Rule
+from ..rulebase.node_fix import NodeFix, Replace
+from ..rulebase.rule import Rule
 
 WANTED = "jnp"
 

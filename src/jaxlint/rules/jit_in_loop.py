@@ -21,7 +21,7 @@ class JitInLoop(Rule):
         self.defined_in_loop.setdefault(id(loop), {})[node.name.value] = node
         for decorator in node.decorators:
             transform = self.ctx.jax.jit_transform(decorator.decorator, self.ctx)
-            if transform and not self.ctx.jax.inside_jitted_function(self.ctx) and not self._per_setting(loop, node.body):
+            if transform and not self.ctx.inside_jitted_function() and not self._per_setting(loop, node.body):
                 self.report(decorator.decorator, (
                     f"`@{_short(transform)}` on a function defined inside a loop: the function is a new object "
                     f"every iteration, so it is traced and compiled again each time; define and jit it once, "
@@ -33,7 +33,7 @@ class JitInLoop(Rule):
         if application is None:
             return
         loop = ctx.innermost_loop()
-        if loop is None or ctx.jax.inside_jitted_function(ctx):
+        if loop is None or ctx.inside_jitted_function():
             return
         transform, function = application
         jit = _short(transform)

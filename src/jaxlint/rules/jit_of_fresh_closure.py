@@ -65,7 +65,7 @@ class JitOfFreshClosure(Rule):
             return
         for decorator in node.decorators:
             transform = self.ctx.jax.jit_transform(decorator.decorator, self.ctx)
-            if transform and not self.ctx.jax.inside_jitted_function(self.ctx):
+            if transform and not self.ctx.inside_jitted_function():
                 body.jitted[node.name.value] = (decorator.decorator, _short(transform), f"`{node.name.value}`, defined here,")
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -82,7 +82,7 @@ class JitOfFreshClosure(Rule):
             if isinstance(arg.value, cst.Name) and ctx.jax.jit_application(node, ctx) is None:
                 body.escapes.add(arg.value.value)
         application = ctx.jax.jit_application(node, ctx)
-        if application is None or ctx.innermost_loop() is not None or ctx.jax.inside_jitted_function(ctx):
+        if application is None or ctx.innermost_loop() is not None or ctx.inside_jitted_function():
             return
         transform, wrapped = application
         fresh = self._fresh(wrapped, body)

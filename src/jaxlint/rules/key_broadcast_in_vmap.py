@@ -9,7 +9,7 @@ class KeyBroadcastInVmap(Rule):
     code = "JAX104"
 
     def finish(self) -> None:
-        for node, name, how in vmap_broadcast_keys(self.ctx):
+        for node, name, how in vmap_broadcast_keys(self.ctx.file):
             reaches = ("is passed unmapped (`in_axes=None`) to a `vmap`ped function" if how == "in_axes=None"
                        else "is closed over (not mapped) by a `vmap`ped function")
             self.report(node, (

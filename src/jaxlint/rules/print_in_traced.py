@@ -4,7 +4,8 @@ from __future__ import annotations
 import libcst as cst
 
 from ..jaxmodel.values import Kind
-from ..rulebase.rule import NodeFix, Replace, Rule
+from ..rulebase.node_fix import NodeFix, Replace
+from ..rulebase.rule import Rule
 
 
 class PrintInTraced(Rule):

@@ -27,7 +27,7 @@ class UnblockedTiming(Rule):
         ctx = self.ctx
         if ctx.qualified_name(func) not in CLOCKS or SYNC_DISPATCH_FLAG in ctx.source:
             return
-        if ctx.trace_info() is not None or ctx.jax.inside_jitted_function(ctx):
+        if ctx.trace_info() is not None or ctx.inside_jitted_function():
             return  # read while tracing: JAX304's concern
         unwaited = PendingWorkFacts.of(ctx).unwaited(node, ctx.scope)
         if unwaited:

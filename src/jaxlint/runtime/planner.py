@@ -180,12 +180,11 @@ def examples_for(module_name: str, path: str, project_root: str, examples: dict[
 # -- functions and the findings inside them -----------------------------------------------------
 def _functions(module: cst.Module, source: str, path: str, settings: Settings) -> list[dict]:
     """Every def and lambda of the module with what the worker needs to find and call it."""
-    from ..rulebase.context import FileContext
     from ..jaxmodel.traced import TracedFunctions
+    from ..semantic.source_file import SourceFile
     from ..syntax.walk import walk
 
-    ctx = FileContext(path, source, module, settings)
-    traced = TracedFunctions(ctx)
+    traced = SourceFile(path, source, module, settings).fact(TracedFunctions)
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     found: list[dict] = []
     # (node, qualified-name prefix for what is defined inside it, class name or None)

@@ -18,7 +18,7 @@ from .scopes import COMPREHENSIONS, Scope
 from ..syntax.walk import walk
 
 if TYPE_CHECKING:
-    from ..rulebase.context import FileContext
+    from .source_file import SourceFile
 
 CONTAINER_CALLS = frozenset({
     "builtins.list", "builtins.dict", "builtins.set", "collections.defaultdict", "collections.OrderedDict",
@@ -34,12 +34,12 @@ _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda, *COMPREHENSIONS)
 
 
 class Containers:
-    def __init__(self, ctx: "FileContext") -> None:
+    def __init__(self, ctx: "SourceFile") -> None:
         self.ctx = ctx
         self._by_scope: dict[int, set[str]] = {}
 
     @classmethod
-    def of(cls, ctx: "FileContext") -> "Containers":
+    def of(cls, ctx: "SourceFile") -> "Containers":
         return ctx.fact(cls)
 
     def names(self, scope: Scope) -> set[str]:

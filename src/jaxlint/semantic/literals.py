@@ -17,7 +17,7 @@ from .scopes import COMPREHENSIONS, Scope
 from ..syntax.walk import children
 
 if TYPE_CHECKING:
-    from ..rulebase.context import FileContext
+    from .source_file import SourceFile
 
 #: Displays that build a Python list or tuple.
 SEQUENCE_DISPLAYS = (cst.List, cst.Tuple, cst.ListComp)
@@ -31,7 +31,7 @@ class Literals:
         self._assigned: dict[int, dict[int, cst.BaseExpression]] = {}
 
     @classmethod
-    def of(cls, ctx: "FileContext") -> "Literals":
+    def of(cls, ctx: "SourceFile") -> "Literals":
         return ctx.fact(cls, cls)
 
     def values_of(self, name: str, scope: Scope) -> list[cst.BaseExpression] | None:

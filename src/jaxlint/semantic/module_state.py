@@ -19,7 +19,7 @@ from .scopes import EXPRESSION_TYPES as _EXPRESSIONS
 from ..syntax.walk import walk
 
 if TYPE_CHECKING:
-    from ..rulebase.context import FileContext
+    from .source_file import SourceFile
 
 #: (compound statement, branch): the branches a statement sits in, from the module down
 Path = tuple[tuple[int, int], ...]
@@ -54,7 +54,7 @@ class ModuleState:
     binding_statements: dict[str, list[int]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, ctx: "FileContext") -> "ModuleState":
+    def of(cls, ctx: "SourceFile") -> "ModuleState":
         """The facts for the file of `ctx`, computed on the first call and kept on the context."""
         return ctx.fact(cls, lambda: cls.compute(ctx.module, "global" in ctx.source))
 

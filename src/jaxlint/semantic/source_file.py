@@ -1,0 +1,41 @@
+"""One file under analysis: what every fact about it starts from, and the facts computed about it."""
+from __future__ import annotations
+
+from typing import Any, Callable, TypeVar
+
+import libcst as cst
+
+from ..model.settings import Settings
+from .names import NameResolver
+from .scopes import Scope
+
+#: a per-file fact (`SourceFile.fact`)
+T = TypeVar("T")
+
+
+class SourceFile:
+    """A parsed file with its settings, its module scope and name resolver, and a memo of the facts
+    asked about it: each fact is built once per file (`kind(source_file)`) and shared by every
+    rule and fact that asks. Knows nothing of where a walk is (that is `WalkState`)."""
+
+    @staticmethod
+    def line_label(line: int) -> str:
+        """How a message names another line of the file (a notebook replaces this per file)."""
+        return f"line {line}"
+
+    def __init__(self, path: str, source: str, module: cst.Module, settings: Settings) -> None:
+        self.path = path
+        self.source = source
+        self.module = module
+        self.settings = settings
+        self.names = NameResolver()
+        self.module_scope = Scope(module, None)
+        self.module_scope.may_have_walrus = ":=" in source
+        self._facts: dict[type, Any] = {}
+
+    def fact(self, kind: type[T], build: Callable[[], T] | None = None) -> T:
+        """The per-file fact `kind` (`kind(self)` unless `build` is given), computed on first use."""
+        found = self._facts.get(kind)
+        if found is None:
+            found = self._facts[kind] = build() if build is not None else kind(self)
+        return found

@@ -1,0 +1,206 @@
+"""A walk of one file that knows where it is: the scope and the ancestors of the current node.
+
+`Walker` drives it, calling the `visit_<Node>`/`leave_<Node>` methods of its visitors (the rules,
+or a fact's own collector) and keeping the state current; `syntax.walk` is the plain walk below it.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterator
+
+import libcst as cst
+
+from ..syntax.walk import ENUMERATORS
+from .scopes import COMPREHENSIONS, Scope
+from .source_file import SourceFile
+
+LOOPS = (cst.For, cst.While)
+FUNCTIONS = (cst.FunctionDef, cst.Lambda)
+_SCOPE_OWNERS = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+#: exact types: `isinstance` against libcst's abstract classes is slow on the hot path
+_SCOPE_OWNER_TYPES = frozenset(_SCOPE_OWNERS)
+_FUNCTION_TYPES = frozenset(FUNCTIONS)
+_COMPREHENSION_TYPES = frozenset(COMPREHENSIONS)
+
+
+class WalkState:
+    """Where a walk is in a file: the scope and the chain of ancestors of the node being visited."""
+
+    def __init__(self, file: SourceFile) -> None:
+        self.file = file
+        self.scope = file.module_scope
+        self.ancestors: list[cst.CSTNode] = []
+
+    def qualified_name(self, node: cst.BaseExpression) -> str | None:
+        """`jnp.sum` -> `jax.numpy.sum` as seen from the current scope; None when unknown."""
+        return self.file.names.qualified_name(node, self.scope)
+
+    def function(self) -> cst.FunctionDef | cst.Lambda | None:
+        """The innermost function or lambda around the current node."""
+        ancestors = self.ancestors
+        for index in range(len(ancestors) - 2, -1, -1):
+            node = ancestors[index]
+            if type(node) in _FUNCTION_TYPES:
+                return node
+        return None
+
+    @property
+    def parent(self) -> cst.CSTNode | None:
+        """The parent of the node being visited."""
+        return self.ancestors[-2] if len(self.ancestors) >= 2 else None
+
+    def enclosing_functions(self) -> Iterator[cst.FunctionDef | cst.Lambda]:
+        """Functions and lambdas around the current node, innermost first."""
+        ancestors = self.ancestors
+        for index in range(len(ancestors) - 2, -1, -1):
+            node = ancestors[index]
+            if type(node) in _FUNCTION_TYPES:
+                yield node
+
+    def innermost_loop(self) -> cst.CSTNode | None:
+        """The loop or comprehension that runs the current node once per iteration, if any.
+
+        Stops at the enclosing function: a loop around a `def` does not run its body.
+        """
+        chain = self.ancestors
+        for index in range(len(chain) - 2, -1, -1):
+            node, child = chain[index], chain[index + 1]
+            if isinstance(node, (*FUNCTIONS, cst.ClassDef)):
+                return None
+            if isinstance(node, LOOPS) and child is node.body:
+                return node
+            if isinstance(node, cst.While) and child is node.test:
+                return node
+            if isinstance(node, cst.CompFor):
+                outermost = not isinstance(chain[index - 1], cst.CompFor)
+                if child is node.target or (child is node.iter and outermost):
+                    continue
+                return next(n for n in reversed(chain[:index]) if isinstance(n, COMPREHENSIONS))
+            if isinstance(node, COMPREHENSIONS) and child is not node.for_in:
+                return node
+        return None
+
+
+class Walker:
+    """Walks the tree once, keeping the walk state current and dispatching to the visitors' handlers
+    (a visitor that raises is dropped for the rest of the file; `failures` says which and why)."""
+
+    def __init__(self, ctx: WalkState, rules: list) -> None:
+        self.ctx = ctx
+        self.visitors: dict[type, list[Callable]] = {}
+        self.leavers: dict[type, list[Callable]] = {}
+        for rule in rules:
+            for node_type, method in handlers(type(rule), "visit_"):
+                self.visitors.setdefault(node_type, []).append(getattr(rule, method))
+            for node_type, method in handlers(type(rule), "leave_"):
+                self.leavers.setdefault(node_type, []).append(getattr(rule, method))
+        self.scope_owners: list[cst.CSTNode] = []
+        #: visitors that raised, with the exception; they are dropped for the rest of the file
+        self.failures: list[tuple[object, BaseException]] = []
+
+    def run(self, module: cst.Module) -> None:
+        """`walk(module, self.enter, self.leave)`, with `enter` and `leave` written into the loop.
+
+        Every walk of every file goes through here, and calling two methods per node was a third
+        of the cost of the walk. The loop is `facts.walk.walk`'s; the two copies below are `enter`
+        and `leave`, which stay the reference.
+        """
+        ctx = self.ctx
+        ancestors = ctx.ancestors
+        visitors, leavers, scope_owners, call = self.visitors, self.leavers, self.scope_owners, self._call
+        enumerators = ENUMERATORS
+        self.enter(module, "")
+        enumerator = enumerators[type(module)]
+        if enumerator is None:
+            self.leave(module)
+            return
+        stack: list[tuple[cst.CSTNode, Iterator]] = [(module, enumerator(module))]
+        while stack:
+            node, pending = stack[-1]
+            for field, child in pending:
+                # enter(child, field)
+                kind = type(child)
+                if field == "body" and ancestors and type(ancestors[-1]) in _SCOPE_OWNER_TYPES:
+                    ctx.scope = Scope(ancestors[-1], ctx.scope)
+                    scope_owners.append(child)
+                elif kind in _COMPREHENSION_TYPES:
+                    ctx.scope = Scope(child, ctx.scope)
+                    scope_owners.append(child)
+                ancestors.append(child)
+                if kind in visitors:
+                    call(visitors, child)
+                enumerator = enumerators[kind]
+                if enumerator is not None:
+                    stack.append((child, enumerator(child)))
+                    break
+                # a leaf: leave(child) at once, then on with its next sibling
+                if kind in leavers:
+                    call(leavers, child)
+                ancestors.pop()
+                if scope_owners and scope_owners[-1] is child:
+                    scope_owners.pop()
+                    ctx.scope = ctx.scope.parent
+            else:
+                stack.pop()
+                # leave(node)
+                if type(node) in leavers:
+                    call(leavers, node)
+                ancestors.pop()
+                if scope_owners and scope_owners[-1] is node:
+                    scope_owners.pop()
+                    ctx.scope = ctx.scope.parent
+
+    def _call(self, table: dict[type, list[Callable]], node: cst.CSTNode) -> None:
+        for handler in table.get(type(node), ()):
+            try:
+                handler(node)
+            except Exception as exc:  # one broken rule must not cost the file its other findings
+                self._drop(handler.__self__, exc)
+
+    def _drop(self, rule: object, exc: BaseException) -> None:
+        self.failures.append((rule, exc))
+        for table in (self.visitors, self.leavers):
+            for handlers_ in table.values():
+                handlers_[:] = [h for h in handlers_ if h.__self__ is not rule]
+
+    def enter(self, node: cst.CSTNode, field: str) -> bool:
+        ctx = self.ctx
+        ancestors = ctx.ancestors
+        kind = type(node)
+        if field == "body" and ancestors and type(ancestors[-1]) in _SCOPE_OWNER_TYPES:
+            ctx.scope = Scope(ancestors[-1], ctx.scope)
+            self.scope_owners.append(node)
+        elif kind in _COMPREHENSION_TYPES:
+            ctx.scope = Scope(node, ctx.scope)
+            self.scope_owners.append(node)
+        ancestors.append(node)
+        if kind in self.visitors:
+            self._call(self.visitors, node)
+        return True
+
+    def leave(self, node: cst.CSTNode) -> None:
+        if type(node) in self.leavers:
+            self._call(self.leavers, node)
+        ctx = self.ctx
+        ctx.ancestors.pop()
+        scope_owners = self.scope_owners
+        if scope_owners and scope_owners[-1] is node:
+            scope_owners.pop()
+            ctx.scope = ctx.scope.parent
+
+
+_HANDLER_CACHE: dict[tuple[type, str], list[tuple[type, str]]] = {}
+
+
+def handlers(rule_class: type, prefix: str) -> list[tuple[type, str]]:
+    """(node type, method name) for each `visit_<Node>` or `leave_<Node>` method of a rule."""
+    key = (rule_class, prefix)
+    if key not in _HANDLER_CACHE:
+        found = []
+        for attr in dir(rule_class):
+            if attr.startswith(prefix):
+                node_type = getattr(cst, attr[len(prefix):], None)
+                if not (isinstance(node_type, type) and issubclass(node_type, cst.CSTNode)):
+                    raise TypeError(f"{rule_class.__name__}.{attr}: no libcst node named {attr[len(prefix):]}")
+                found.append((node_type, attr))
+        _HANDLER_CACHE[key] = found
+    return _HANDLER_CACHE[key]
