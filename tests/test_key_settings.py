@@ -29,7 +29,7 @@ def key_findings(source, settings):
 
 
 def test_key_names_setting_replaces_the_parameter_names(tmp_path):
-    from jaxlint.model.settings import load_settings
+    from jaxlint.frontends.config import load_settings
     from jaxlint.engine.registry import known_codes
 
     assert key_findings(SEED_PARAMETER, Settings()) == []
@@ -43,7 +43,7 @@ def test_key_names_setting_replaces_the_parameter_names(tmp_path):
 
 
 def test_unknown_calls_can_be_taken_as_not_consuming(tmp_path):
-    from jaxlint.model.settings import load_settings
+    from jaxlint.frontends.config import load_settings
     from jaxlint.engine.registry import known_codes
 
     assert key_findings(UNKNOWN_CALL, Settings()) == [(6, "JAX101")]
@@ -56,7 +56,8 @@ def test_unknown_calls_can_be_taken_as_not_consuming(tmp_path):
 @pytest.mark.parametrize("text", ['key-names = "key"', 'key-names = ["my key"]', 'key-names = ["*"]',
                                   'unknown-calls-consume-keys = "no"'])
 def test_key_settings_are_validated(tmp_path, text):
-    from jaxlint.model.settings import ConfigError, load_settings
+    from jaxlint.model.settings import ConfigError
+    from jaxlint.frontends.config import load_settings
     from jaxlint.engine.registry import known_codes
 
     (tmp_path / "pyproject.toml").write_text(f"[tool.jaxlint]\n{text}\n", encoding="utf-8")
