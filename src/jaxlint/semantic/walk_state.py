@@ -20,6 +20,8 @@ _SCOPE_OWNERS = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _SCOPE_OWNER_TYPES = frozenset(_SCOPE_OWNERS)
 _FUNCTION_TYPES = frozenset(FUNCTIONS)
 _COMPREHENSION_TYPES = frozenset(COMPREHENSIONS)
+#: the node types `innermost_loop` stops at; the others it passes without a look
+_LOOP_RELEVANT_TYPES = frozenset({cst.For, cst.While, cst.CompFor, *_SCOPE_OWNERS, *COMPREHENSIONS})
 
 
 class WalkState:
@@ -63,19 +65,25 @@ class WalkState:
         """
         chain = self.ancestors
         for index in range(len(chain) - 2, -1, -1):
-            node, child = chain[index], chain[index + 1]
-            if isinstance(node, (*FUNCTIONS, cst.ClassDef)):
+            node = chain[index]
+            kind = type(node)
+            if kind not in _LOOP_RELEVANT_TYPES:
+                continue
+            child = chain[index + 1]
+            if kind in _SCOPE_OWNER_TYPES:
                 return None
-            if isinstance(node, LOOPS) and child is node.body:
-                return node
-            if isinstance(node, cst.While) and child is node.test:
-                return node
-            if isinstance(node, cst.CompFor):
-                outermost = not isinstance(chain[index - 1], cst.CompFor)
+            if kind is cst.For:
+                if child is node.body:
+                    return node
+            elif kind is cst.While:
+                if child is node.body or child is node.test:
+                    return node
+            elif kind is cst.CompFor:
+                outermost = type(chain[index - 1]) is not cst.CompFor
                 if child is node.target or (child is node.iter and outermost):
                     continue
-                return next(n for n in reversed(chain[:index]) if isinstance(n, COMPREHENSIONS))
-            if isinstance(node, COMPREHENSIONS) and child is not node.for_in:
+                return next(n for n in reversed(chain[:index]) if type(n) in _COMPREHENSION_TYPES)
+            elif child is not node.for_in:  # a comprehension
                 return node
         return None
 
