@@ -18,7 +18,7 @@ from typing import Any, Generic, Iterable, Iterator, Protocol, Sequence, TypeVar
 
 import libcst as cst
 
-from ..syntax.walk import ENUMERATORS, walk
+from ..syntax.walk import COMPREHENSIONS, ENUMERATORS, walk
 
 V = TypeVar("V")
 #: name -> value; None stands for "no path reaches here"
@@ -27,7 +27,6 @@ Env = dict[str, V]
 #: how often a loop body is re-run before its head state is taken as it is
 MAX_LOOP_PASSES = 4
 
-COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 TRY_TYPES = (cst.Try, cst.TryStar) if hasattr(cst, "TryStar") else (cst.Try,)
 
 

@@ -9,7 +9,7 @@ from typing import Callable, Iterable, Iterator
 
 import libcst as cst
 
-from ..model.settings import Settings
+from ..model.settings import RELEVANT_WORDS, Settings
 from ..rulebase.context import FileContext
 from ..semantic.source_file import SourceFile
 from ..semantic.walk_state import Walker
@@ -21,7 +21,6 @@ from .registry import all_rules
 
 PARSE_ERROR = "JAX000"
 #: Files that mention none of these cannot hold a finding; they are only syntax-checked.
-RELEVANT_WORDS = ("jax", "equinox", "flax")
 MAX_FIX_ROUNDS = 10
 
 

@@ -10,8 +10,7 @@ from functools import lru_cache
 from typing import Iterator
 
 from .. import __version__
-
-RELEVANT_WORDS = ("jax", "equinox", "flax")
+from ..model.settings import RELEVANT_WORDS
 
 
 class JaxlintChecker:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from .name_origins import NameOrigins
+from .name_origins import AT_METHODS, NameOrigins
 from ..semantic.scopes import Scope
 from .traced import TracedFunctions
 from .values import ARRAY_MODULES, STATIC_CALLS
@@ -78,12 +78,12 @@ WAIT_METHODS = frozenset({
     "__complex__", "__format__", "__str__", "__repr__",
 })
 #: Methods of a JAX array that queue a new computation.
-ARRAY_METHODS = frozenset({
+#: Array methods whose result is new device work (queued, not waited for).
+WORK_METHODS = frozenset({
     "reshape", "astype", "transpose", "ravel", "flatten", "squeeze", "sum", "mean", "max", "min", "prod", "clip",
     "round", "cumsum", "cumprod", "dot", "swapaxes", "conj", "conjugate", "std", "var", "argmax", "argmin", "all",
     "any", "argsort", "sort", "take", "repeat", "diagonal", "trace", "nonzero", "choose", "compress", "ptp",
 })
-AT_METHODS = frozenset({"set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply", "get"})
 #: Annotations that declare a parameter to be a JAX array.
 ARRAY_ANNOTATIONS = frozenset({"jax.Array", "jax.numpy.ndarray"})
 _MAX_DEPTH = 6
@@ -126,7 +126,7 @@ class Dispatch:
             method, receiver = func.attr.value, func.value
             if method in AT_METHODS and _is_at(receiver) and self.jax_value(receiver.value.value, scope):
                 return WORK
-            if method in ARRAY_METHODS and self.jax_value(receiver, scope):
+            if method in WORK_METHODS and self.jax_value(receiver, scope):
                 return WORK
         return None
 

@@ -33,7 +33,7 @@ from ..semantic.reaching import Origin, ScopeFacts, ScopeFlow, literal_key
 from ..semantic.instance_attributes import InstanceAttributes, attribute_assignments, self_param
 from ..semantic.scopes import Scope
 from .traced import TracedFunctions
-from .values import ARRAY_MODULES, STATIC_CALLS
+from .values import ARRAY_ATTRIBUTES, ARRAY_MODULES, STATIC_CALLS
 from ..syntax.walk import walk
 
 if TYPE_CHECKING:
@@ -73,8 +73,8 @@ NUMPY_CONSTRUCTORS = frozenset(f"numpy.{name}" for name in (
     "ones_like", "full_like", "stack", "concatenate", "random.rand", "random.randn", "random.normal",
     "random.uniform", "random.randint",
 ))
-#: Attributes of an array that are arrays again.
-ARRAY_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
+#: Attributes of an array that are arrays again (`x.at` is an indexer, not an array).
+ARRAY_VALUED_ATTRIBUTES = ARRAY_ATTRIBUTES - {"at"}
 #: Attributes a list, tuple or dict does not have: reading one shows a parameter is an array.
 ARRAY_EVIDENCE_ATTRIBUTES = frozenset({
     "shape", "ndim", "dtype", "at", "astype", "reshape", "T", "ravel", "flatten", "squeeze", "transpose",
@@ -178,7 +178,7 @@ class NameOrigins:
                 return self._all_arrays(self._entries(expr.value, (key,), scope, depth + 1), depth)
             return self.certain_array(expr.value, scope, depth + 1)
         if isinstance(expr, cst.Attribute):
-            if expr.attr.value in ARRAY_ATTRIBUTES:
+            if expr.attr.value in ARRAY_VALUED_ATTRIBUTES:
                 return self.certain_array(expr.value, scope, depth + 1)
             return self._all_arrays(self._instance_attribute(expr, scope), depth)
         if isinstance(expr, cst.Name):

@@ -10,6 +10,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
+#: A file that mentions none of these cannot hold a finding: it is only syntax-checked (every
+#: front end skips the analysis for it before importing the engine).
+RELEVANT_WORDS = ("jax", "equinox", "flax")
+
 
 class ConfigError(Exception):
     """A bad setting; the message names the file and the key."""

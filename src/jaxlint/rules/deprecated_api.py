@@ -5,13 +5,14 @@ import libcst as cst
 
 from ..rulebase.context import is_reference
 from ..catalogue.deprecations import Deprecation, load_table, version_text
-from ..semantic.scopes import dotted_name, import_module_name
+from ..semantic.scopes import MISSING_API_ERRORS as FALLBACK_ERRORS, dotted_name, import_module_name
 from ..rulebase.node_fix import NodeFix, Replace
 from ..rulebase.rule import Rule
 
 
 #: Exceptions a version-compatibility `try` catches when the newer spelling is missing.
-MISSING_API_ERRORS = frozenset({"builtins.ImportError", "builtins.ModuleNotFoundError", "builtins.AttributeError"})
+#: the same exceptions as qualified names resolve them
+MISSING_API_ERRORS = frozenset(f"builtins.{name}" for name in FALLBACK_ERRORS)
 #: Version attributes of JAX and jaxlib, compared in `if jax.__version_info__ >= (0, 4, 30):`.
 VERSION_NAMES = ("jax.__version__", "jax.__version_info__", "jax.version.", "jaxlib.__version__",
                  "jaxlib.version.", "jax.lib.__version__", "jax.lib.version")

@@ -1,16 +1,14 @@
 """JAX302: a function whose body runs once per trace reads a module variable that is reassigned elsewhere."""
 from __future__ import annotations
 
-import builtins
-
 import libcst as cst
 
 from ..rulebase.context import is_reference
 from ..semantic.module_state import ModuleState
+from ..semantic.names import BUILTIN_NAMES
 from ..jaxmodel.traced import LAX_BODIES
 from ..rulebase.rule import Rule
 
-_BUILTINS = frozenset(dir(builtins))
 #: Parents whose Name child is always a binding or a declaration, not a read.
 _STORES = (cst.AssignTarget, cst.AsName, cst.Del, cst.NameItem, cst.ImportAlias)
 #: Parents whose `target` child is a binding (their other children are reads).
@@ -45,7 +43,7 @@ class GlobalReadInTraced(Rule):
         state = ModuleState.of(ctx)
         found = ctx.scope.lookup(name)
         if found is None:
-            if name in _BUILTINS:
+            if name in BUILTIN_NAMES:
                 return
         elif found[0].kind != "module":
             return  # a local, a parameter or a closed-over variable of the same name

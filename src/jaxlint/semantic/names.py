@@ -7,7 +7,7 @@ import libcst as cst
 
 from .scopes import LOCAL, Binding, Scope
 
-_BUILTINS = frozenset(dir(builtins))
+BUILTIN_NAMES = frozenset(dir(builtins))
 _NAME = cst.Name
 _ATTRIBUTE = cst.Attribute
 
@@ -46,7 +46,7 @@ class NameResolver:
     def name(self, name: str, scope: Scope) -> str | None:
         found = scope.lookup(name)
         if found is None:
-            return f"builtins.{name}" if name in _BUILTINS else None
+            return f"builtins.{name}" if name in BUILTIN_NAMES else None
         owner, binding = found
         return self.binding_target(binding, owner)
 

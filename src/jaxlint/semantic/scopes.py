@@ -11,7 +11,7 @@ from typing import Iterator, Union
 
 import libcst as cst
 
-from ..syntax.walk import NODE_TYPES, walk
+from ..syntax.walk import COMPREHENSIONS, NODE_TYPES, walk
 
 EXPRESSION_TYPES = frozenset(t for t in NODE_TYPES if issubclass(t, cst.BaseExpression))
 
@@ -19,7 +19,6 @@ ScopeNode = Union[
     cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda,
     cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp,
 ]
-COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 #: Exceptions a `try` catches to fall back to another spelling of a missing module or attribute.
 MISSING_API_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError"})
 

@@ -24,6 +24,8 @@ def _subclasses(cls: type) -> set[type]:
     return found
 
 
+#: Comprehensions and generator expressions: each runs in a scope of its own.
+COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 NODE_TYPES = frozenset(t for t in _subclasses(cst.CSTNode) if not getattr(t, "__abstractmethods__", None))
 _SKIPPED_PREFIXES = (
     "whitespace", "leading_lines", "lines_after", "lpar", "rpar", "comma", "semicolon", "colon", "header",
