@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from .name_origins import AT_METHODS, NameOrigins
+from .name_origins import ARRAY_METHODS, AT_METHODS, NameOrigins
 from ..semantic.scopes import Scope
 from .traced import TracedFunctions
-from .values import ARRAY_MODULES, STATIC_CALLS
+from .values import ARRAY_MODULES, CONCRETIZING_METHODS, CONVERSIONS, STATIC_CALLS
 
 if TYPE_CHECKING:
     from ..semantic.source_file import SourceFile
@@ -66,23 +66,19 @@ NO_WORK_PREFIXES = ("jax.nn.initializers.",)
 #: `jnp.float32(x)` and friends: scalar constructors, as cheap as key bookkeeping.
 _SCALAR_TYPES = re.compile(r"jax\.numpy\.(bfloat16|bool_?|u?int\d*|float\w*|complex\w*|double|single|cdouble|csingle)$")
 #: Functions that wait for the JAX values passed to them (they read them on the host).
-WAIT_FUNCTIONS = frozenset({
+WAIT_FUNCTIONS = CONVERSIONS | frozenset({
     "jax.block_until_ready", "jax.device_get", "numpy.asarray", "numpy.array", "numpy.asanyarray",
     "numpy.ascontiguousarray", "numpy.copy", "numpy.save", "numpy.savez", "jax.numpy.save", "jax.numpy.savez",
-    "jax.numpy.array_repr", "jax.numpy.array_str", "builtins.float", "builtins.int", "builtins.bool",
-    "builtins.complex", "builtins.str", "builtins.repr", "builtins.format", "builtins.print",
+    "jax.numpy.array_repr", "jax.numpy.array_str", "builtins.str", "builtins.repr", "builtins.format", "builtins.print",
 })
 #: Methods of a JAX array that wait for its value.
-WAIT_METHODS = frozenset({
-    "block_until_ready", "item", "tolist", "__array__", "__float__", "__int__", "__bool__", "__index__",
-    "__complex__", "__format__", "__str__", "__repr__",
+WAIT_METHODS = CONCRETIZING_METHODS | frozenset({
+    "block_until_ready", "__array__", "__complex__", "__format__", "__str__", "__repr__",
 })
 #: Methods of a JAX array that queue a new computation.
-#: Array methods whose result is new device work (queued, not waited for).
-WORK_METHODS = frozenset({
-    "reshape", "astype", "transpose", "ravel", "flatten", "squeeze", "sum", "mean", "max", "min", "prod", "clip",
-    "round", "cumsum", "cumprod", "dot", "swapaxes", "conj", "conjugate", "std", "var", "argmax", "argmin", "all",
-    "any", "argsort", "sort", "take", "repeat", "diagonal", "trace", "nonzero", "choose", "compress", "ptp",
+WORK_METHODS = (ARRAY_METHODS - {"copy", "block_until_ready"}) | frozenset({
+    "conjugate", "all", "any", "argsort", "sort", "take", "repeat", "diagonal", "trace", "nonzero", "choose",
+    "compress", "ptp",
 })
 #: Annotations that declare a parameter to be a JAX array.
 ARRAY_ANNOTATIONS = frozenset({"jax.Array", "jax.numpy.ndarray"})

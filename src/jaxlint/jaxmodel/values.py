@@ -60,16 +60,20 @@ STATIC_ATTRIBUTES = frozenset({
 #: Attributes of an array that are arrays again.
 ARRAY_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "at"})
 #: Calls whose result is static whatever they are given.
-STATIC_CALLS = frozenset({
+#: Functions that only inspect dtypes: their result is static, and naming float64 there requests nothing.
+DTYPE_QUERIES = frozenset({
+    "jax.numpy.dtype", "jax.numpy.finfo", "jax.numpy.iinfo", "jax.numpy.issubdtype", "jax.numpy.promote_types",
+    "jax.numpy.result_type", "jax.numpy.can_cast", "jax.numpy.isdtype", "jax.lax.dtype",
+})
+STATIC_CALLS = DTYPE_QUERIES | frozenset({
     "builtins.len", "builtins.isinstance", "builtins.issubclass", "builtins.callable", "builtins.type",
     "builtins.id", "builtins.hasattr", "builtins.repr", "builtins.str",
-    "jax.numpy.shape", "jax.numpy.ndim", "jax.numpy.size", "jax.numpy.result_type", "jax.numpy.dtype",
-    "jax.numpy.issubdtype", "jax.numpy.iinfo", "jax.numpy.finfo", "jax.numpy.isscalar",
+    "jax.numpy.shape", "jax.numpy.ndim", "jax.numpy.size", "jax.numpy.isscalar",
     "numpy.shape", "numpy.ndim", "numpy.size", "numpy.result_type", "numpy.dtype", "numpy.issubdtype",
     "jax.tree.structure", "jax.tree_util.tree_structure", "jax.eval_shape", "jax.typeof",
     "jax.core.get_aval", "jax.dtypes.issubdtype", "jax.dtypes.result_type", "jax.numpy.iscomplexobj",
-    "jax.lax.axis_size", "jax.lax.broadcast_shapes", "jax.numpy.broadcast_shapes", "jax.numpy.promote_types",
-    "jax.numpy.can_cast", "jax.numpy.isdtype", "jax.device_count", "jax.local_device_count",
+    "jax.lax.axis_size", "jax.lax.broadcast_shapes", "jax.numpy.broadcast_shapes",
+    "jax.device_count", "jax.local_device_count",
     "jax.process_count", "jax.process_index", "jax.devices", "jax.local_devices",
 })
 #: Conversions: their result is a concrete Python value (when they do not fail; JAX203 reports them).

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..jaxmodel.values import ARRAY_MODULES, DTYPE_QUERIES
 from ..rulebase.rule import Rule
 
 #: 64-bit dtype names (in `jax.numpy` and `numpy`) and the 32-bit type JAX gives instead.
@@ -14,18 +15,9 @@ NARROWED = {
 }
 #: dtype strings NumPy reads as 64-bit types.
 NARROWED_STRINGS = {
-    "float64": "float32", "f8": "float32", "double": "float32",
-    "int64": "int32", "i8": "int32", "longlong": "int32",
-    "uint64": "uint32", "u8": "uint32", "ulonglong": "uint32",
-    "complex128": "complex64", "c16": "complex64", "cdouble": "complex64",
+    **{name: narrow for name, narrow in NARROWED.items() if not name.endswith("_")},
+    "f8": "float32", "i8": "int32", "u8": "uint32", "c16": "complex64",
 }
-#: Modules whose functions make JAX arrays and take `dtype=`.
-JAX_ARRAY_MODULES = ("jax.numpy.", "jax.random.", "jax.nn.", "jax.scipy.", "jax.lax.")
-#: Functions of those modules that only inspect dtypes: naming float64 there requests nothing.
-DTYPE_QUERIES = frozenset({
-    "jax.numpy.dtype", "jax.numpy.finfo", "jax.numpy.iinfo", "jax.numpy.issubdtype", "jax.numpy.promote_types",
-    "jax.numpy.result_type", "jax.numpy.can_cast", "jax.numpy.isdtype", "jax.lax.dtype",
-})
 #: Functions whose dtype can be given positionally: the position.
 POSITIONAL_DTYPE = {
     **{f"jax.numpy.{name}": 1 for name in (
@@ -116,7 +108,7 @@ class X64DtypeWithoutX64(Rule):
             if narrow is not None and node.args:
                 self._candidate(node, f"`{ctx.module.code_for_node(node.func)}(...)`", narrow)
                 return
-        if callee is not None and callee.startswith(JAX_ARRAY_MODULES) and callee not in DTYPE_QUERIES:
+        if callee is not None and callee.startswith(ARRAY_MODULES) and callee not in DTYPE_QUERIES:
             position = POSITIONAL_DTYPE.get(callee)
             for index, arg in enumerate(node.args):
                 if arg.star:
