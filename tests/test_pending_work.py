@@ -36,7 +36,7 @@ def runs(monkeypatch):
 def test_waiting_for_one_result_waits_for_everything_queued_before_it():
     queue = Queue().read_clock(START).queue(A, WORK).queue(B, KEYS).queue(C, WORK)
     assert set(queue.wait(frozenset({B})).pending) == {C}
-    assert queue.wait(frozenset({B})).waited == {A, B}
+    assert set(queue.wait(frozenset({B})).waited) == {A, B}
 
 
 def test_work_before_the_first_clock_read_is_not_tracked():
@@ -55,6 +55,20 @@ def test_a_join_keeps_work_pending_on_either_path_unless_a_path_waited_for_it():
     assert queued.join(queued.wait(frozenset({A}))).pending == {}
     # queued again after the wait: pending once more
     assert set(queued.wait(frozenset({A})).queue(A, WORK).pending) == {A}
+
+
+def test_a_wait_answers_only_for_timings_opened_before_it():
+    """The previous epoch waited for A, then this epoch read START and queued A again: where the two
+    meet (the head of the loop of steps), A is pending for the timing opened by START."""
+    previous_epoch = Queue().read_clock(LATER).queue(A, WORK).wait(frozenset({A})).read_clock(START)
+    this_epoch = previous_epoch.queue(A, WORK)
+    for joined in (previous_epoch.join(this_epoch), this_epoch.join(previous_epoch)):
+        assert joined.pending[A].after == {START}
+    # a wait after START, on the other path, does answer for it (one flag tested twice)
+    waited_after = Queue().read_clock(START).queue(A, WORK).wait(frozenset({A}))
+    assert waited_after.join(this_epoch).pending == {}
+    # waited before START on one path and after it on the other: the later wait answers on both
+    assert previous_epoch.join(waited_after).join(this_epoch).pending == {}
 
 
 def test_forgotten_work_is_not_counted_as_waited_for():

@@ -28,6 +28,7 @@ from .name_origins import ARRAY_METHODS, AT_METHODS, NameOrigins
 from ..semantic.scopes import Scope
 from .traced import TracedFunctions
 from .values import ARRAY_MODULES, CONCRETIZING_METHODS, CONVERSIONS, STATIC_CALLS
+from ..syntax.walk import walk
 
 if TYPE_CHECKING:
     from ..semantic.source_file import SourceFile
@@ -101,7 +102,9 @@ class Dispatch:
         """WORK or KEYS when the call queues JAX work (returning before it is done), else None."""
         func = call.func
         if isinstance(func, cst.Call):
-            if self._transform_call(func, scope) or self._compiled(func, scope):
+            if self._transform_call(func, scope):
+                return KEYS if self._transforms_key_bookkeeping(func, scope) else WORK
+            if self._compiled(func, scope):
                 return WORK
             return None
         qname = self.ctx.names.qualified_name(func, scope)
@@ -117,7 +120,7 @@ class Dispatch:
                     return None
                 return WORK
         if isinstance(func, cst.Name) and self.jitted(func, scope):
-            return WORK
+            return KEYS if self._names_key_bookkeeping(func, scope) else WORK
         if isinstance(func, cst.Attribute):
             method, receiver = func.attr.value, func.value
             if method in AT_METHODS and _is_at(receiver) and self.jax_value(receiver.value.value, scope):
@@ -182,6 +185,86 @@ class Dispatch:
         found = self.ctx.fact(TracedFunctions).application(call, scope)
         return found is not None and found[0].mode in DISPATCH_MODES
 
+    def _transforms_key_bookkeeping(self, call: cst.Call, scope: Scope) -> bool:
+        """`jax.vmap(lambda k, n: jax.random.split(k[0], n))`: the transformed function only makes or
+        splits keys, so that calling it is as cheap as calling `jax.random.split` itself."""
+        args = call.args
+        if not args or args[0].keyword is not None or args[0].star:
+            return False
+        function = args[0].value
+        if isinstance(function, cst.Name):
+            found = scope.lookup(function.value)
+            nodes = found[1].nodes if found is not None else ()
+            if len(nodes) != 1 or not isinstance(nodes[0], cst.FunctionDef):
+                return False
+            function = nodes[0]
+        return self._only_keys_in(function, scope)
+
+    def _names_key_bookkeeping(self, name: cst.Name, scope: Scope) -> bool:
+        """`split_all = jax.vmap(lambda k: jax.random.split(k))` or a `@jax.jit` function that only
+        splits keys, bound once."""
+        found = self.origins.origins(name.value, scope)
+        if found is None:
+            return False
+        owner, origins = found
+        origins = [o for o in origins if o.kind != "annotation"]
+        if len(origins) != 1:
+            return False
+        origin = origins[0]
+        if origin.kind == "value" and isinstance(origin.value, cst.Call):
+            return self._transform_call(origin.value, owner) and self._transforms_key_bookkeeping(origin.value, owner)
+        return isinstance(origin.node, cst.FunctionDef) and self._only_keys_in(origin.node, owner)
+
+    def _only_keys_in(self, function: cst.BaseExpression | cst.FunctionDef, scope: Scope) -> bool:
+        """The function's results are keys made by key functions, and it computes nothing else."""
+        if isinstance(function, cst.Lambda):
+            return self._key_expression(function.body, scope, bare_names=False)
+        if not isinstance(function, cst.FunctionDef) or not isinstance(function.body, cst.IndentedBlock):
+            return False
+        # straight-line bodies only: `k1, k2 = jax.random.split(key)` … `return k1, k2`
+        made = False
+        for line in function.body.body:
+            if not isinstance(line, cst.SimpleStatementLine):
+                return False
+            for small in line.body:
+                if isinstance(small, cst.Assign) and self._key_expression(small.value, scope, bare_names=False):
+                    made = True
+                elif isinstance(small, cst.Return) and small.value is not None:
+                    if self._key_expression(small.value, scope, bare_names=False):
+                        made = True
+                    elif not self._key_expression(small.value, scope, bare_names=True):
+                        return False
+                elif not (isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString)):
+                    return False
+        return made
+
+    def _key_expression(self, expr: cst.BaseExpression, scope: Scope, bare_names: bool) -> bool:
+        """`jax.random.split(k[0], n)`, `jax.random.split(key)[1]`, `(fold_in(k, 1), fold_in(k, 2))`;
+        with `bare_names`, names bound earlier in the body (`return k1, k2`) too."""
+        if isinstance(expr, cst.Call):
+            qname = self.ctx.names.qualified_name(expr.func, scope)
+            return qname is not None and (qname in KEY_FUNCTIONS or _SCALAR_TYPES.match(qname) is not None) \
+                and not any(self._calls_other_than_keys(arg.value, scope) for arg in expr.args)
+        if isinstance(expr, cst.Subscript):
+            return self._key_expression(expr.value, scope, bare_names)
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            return bool(expr.elements) and all(
+                self._key_expression(element.value, scope, bare_names) for element in expr.elements)
+        return bare_names and isinstance(expr, cst.Name)
+
+    def _calls_other_than_keys(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        other = False
+
+        def enter(node: cst.CSTNode, _field: str) -> bool:
+            nonlocal other
+            if type(node) is cst.Call:
+                qname = self.ctx.names.qualified_name(node.func, scope)
+                other = qname is None or not (qname in KEY_FUNCTIONS or _SCALAR_TYPES.match(qname))
+            return not other
+
+        walk(expr, enter, _ignore)
+        return other
+
     def _compiled(self, call: cst.Call, scope: Scope) -> bool:
         """`jitted.lower(x).compile()`: a compiled executable, whose calls dispatch like the jitted function's."""
         func = call.func
@@ -238,6 +321,10 @@ class Dispatch:
             first = annotation.slice[0].slice
             annotation = first.value if isinstance(first, cst.Index) else annotation
         return self.ctx.names.qualified_name(annotation, scope) in ARRAY_ANNOTATIONS
+
+
+def _ignore(node: cst.CSTNode) -> None:
+    pass
 
 
 def _is_def(origin) -> bool:

@@ -115,33 +115,49 @@ class Queued(NamedTuple):
 @dataclass(frozen=True)
 class Queue:
     """The device queue on one path: the clocks read so far, the work not known to be waited for,
-    and the work waited for since it was last queued."""
+    and the work waited for since it was last queued, each with the clocks read after that wait."""
 
     clocks: frozenset[int] = _NONE
     pending: dict[int, Queued] = field(default_factory=dict)
-    waited: frozenset[int] = _NONE
+    #: work id -> the clock reads that came after the wait for it on this path
+    waited: dict[int, frozenset[int]] = field(default_factory=dict)
 
     def join(self, other: "Queue") -> "Queue":
         """Work waited for on one of the paths counts as waited for: two tests of one flag
         (`if jax_backend: y = step(x)` … `if jax_backend: y.block_until_ready()`) are not two
-        independent choices, and a loop that waits may run at least once."""
+        independent choices, and a loop that waits may run at least once. A wait only answers for
+        timings opened before it, though: work queued after a clock read on one path is still
+        pending, for that read, where the other path waited for it before the read (the previous
+        epoch's wait when the next epoch's steps run, met at the head of the inner loop)."""
         if self is other or self == other:
             return self
-        waited = self.waited | other.waited
-        pending = {key: entry for key, entry in self.pending.items() if key not in waited}
-        for key, entry in other.pending.items():
-            if key in waited:
-                continue
-            mine = pending.get(key)
-            pending[key] = entry if mine is None else Queued(
-                entry.weight, mine.after | entry.after, mine.before | entry.before)
+        waited = dict(self.waited)
+        for key, since in other.waited.items():
+            mine = waited.get(key)
+            # a clock read after the wait on every path that waited
+            waited[key] = since if mine is None else mine & since
+        pending: dict[int, Queued] = {}
+        for key in self.pending.keys() | other.pending.keys():
+            mine, theirs = self.pending.get(key), other.pending.get(key)
+            if mine is None or theirs is None:
+                entry = mine or theirs
+            else:
+                entry = Queued(mine.weight, mine.after | theirs.after, mine.before | theirs.before)
+            since = waited.get(key)
+            if since is not None:
+                # a timing opened before the wait on the other path counts that wait
+                entry = entry._replace(after=entry.after & since)
+                if not entry.after:
+                    continue
+            pending[key] = entry
         return Queue(self.clocks | other.clocks, pending, waited)
 
     def read_clock(self, clock: int) -> "Queue":
-        """This read of `clock` comes after everything queued so far."""
+        """This read of `clock` comes after everything queued so far, and every wait so far."""
         pending = {key: entry._replace(after=entry.after - {clock}) if clock in entry.after else entry
                    for key, entry in self.pending.items()}
-        return Queue(self.clocks | {clock}, pending, self.waited)
+        waited = {key: since | {clock} for key, since in self.waited.items()}
+        return Queue(self.clocks | {clock}, pending, waited)
 
     def queue(self, work: int, weight: str) -> "Queue":
         if not self.clocks:
@@ -149,7 +165,11 @@ class Queue:
         pending = dict(self.pending)
         pending.pop(work, None)  # the older dispatch of the same code is before this one
         pending[work] = Queued(weight, self.clocks, frozenset(pending))
-        return Queue(self.clocks, pending, self.waited - {work})
+        waited = self.waited
+        if work in waited:
+            waited = dict(waited)
+            del waited[work]
+        return Queue(self.clocks, pending, waited)
 
     def wait(self, work: frozenset[int]) -> "Queue":
         """Waiting for results of `work` waits for it and for everything queued before it."""
@@ -157,17 +177,19 @@ class Queue:
         if not waited:
             return self
         pending = dict(self.pending)
-        done = set(self.waited)
+        done = dict(self.waited)
         while waited:
             key = waited.pop()
             entry = pending.pop(key, None)
             if entry is not None:
-                done.add(key)
+                done[key] = _NONE
                 waited.extend(before for before in entry.before if before in pending)
-        return Queue(self.clocks, pending, frozenset(done))
+        return Queue(self.clocks, pending, done)
 
     def wait_all(self) -> "Queue":
-        return Queue(self.clocks, {}, self.waited | frozenset(self.pending)) if self.pending else self
+        if not self.pending:
+            return self
+        return Queue(self.clocks, {}, {**self.waited, **dict.fromkeys(self.pending, _NONE)})
 
     def forget(self, work: frozenset[int]) -> "Queue":
         """Drops pending work whose state is unknown, without counting it as waited for."""
