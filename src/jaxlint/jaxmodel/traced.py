@@ -26,6 +26,7 @@ from ..semantic.module_state import ModuleState
 from ..semantic.scopes import Binding, Scope
 from .values import (
     NOTHING, PLAIN, STATIC_LEAF_TRANSFORMS, TRANSFORM_WRAPPERS, Kind, State, Value, ValueFlow, static_field_names,
+    wrapper_of,
 )
 
 if TYPE_CHECKING:
@@ -78,6 +79,16 @@ class TraceInfo:
     depth: int = 0
     #: functions of the module that call this one while they are traced
     callers: list[str] = field(default_factory=list)
+    #: parameters every transform of it binds to a Python literal (`jax.jit(partial(f, check=False))`),
+    #: with the literal's truthiness; empty once it is traced some other way
+    constants: dict[str, bool] | None = None
+
+    def keep_constants(self, truths: dict[str, bool]) -> None:
+        """Another way the function is traced, binding `truths`: only constants both agree on stay."""
+        if self.constants is None:
+            self.constants = dict(truths)
+        else:
+            self.constants = {name: truth for name, truth in self.constants.items() if truths.get(name) is truth}
 
     @property
     def traced_params(self) -> set[str]:
@@ -139,16 +150,20 @@ class _Application:
     #: positional parameters bound by `functools.partial(f, a, b)` and keywords bound by it
     bound_positional: int = 0
     bound_keywords: frozenset[str] = frozenset()
+    #: keywords the partial binds to a Python literal, with its truthiness
+    bound_truths: tuple[tuple[str, bool], ...] = ()
     #: a lax body or a lambda: JAX passes every parameter
     all_params: bool = False
     #: calls of the wrapper this application makes (`fast = jax.jit(f)`, then `fast(x)`); None for a
     #: decorator, whose wrapper every call of the function's name reaches
     sites: list[CallSite] | None = None
 
-    def bound_by(self, positional: int, keywords: Iterable[str]) -> "_Application":
+    def bound_by(self, positional: int, keywords: Iterable[str],
+                 truths: Iterable[tuple[str, bool]] = ()) -> "_Application":
         """This application to a function of which a partial (or a bound method) fixed more arguments."""
         return replace(self, bound_positional=self.bound_positional + positional,
                        bound_keywords=self.bound_keywords | frozenset(keywords),
+                       bound_truths=(*self.bound_truths, *truths),
                        sites=None if self.sites is None else [])
 
 
@@ -181,6 +196,8 @@ TREE_MAPS = {
     "jax.tree.map": 0, "jax.tree_util.tree_map": 0, "jax.tree_map": 0,
     "jax.tree.map_with_path": 1, "jax.tree_util.tree_map_with_path": 1,
 }
+#: Decorators registering a class as a pytree with no leaves: its instances are static
+STATIC_PYTREE_REGISTRATIONS = frozenset({"jax.tree_util.register_static"})
 #: decorators that leave a method callable as written
 _PLAIN_METHOD_DECORATORS = frozenset({"abc.abstractmethod", "typing.override", "typing_extensions.override"})
 
@@ -228,6 +245,7 @@ class TracedFunctions:
         self._wrappers: dict[int, str | None] = {}
         self._module_wrappers: dict[str, Value] = {}
         self._static_fields: frozenset[str] | None = None
+        self._static_param_names: dict[int, frozenset[str]] = {}
         self._collect()
         self._resolve_calls()
         self._analyse()
@@ -327,7 +345,8 @@ class TracedFunctions:
             if resolve(expr.func) in PARTIAL and expr.args and expr.args[0].keyword is None:
                 bound = [a for a in expr.args[1:] if a.keyword is None]
                 # a copy: the branches of one `lax.cond` share the application
-                use = use.bound_by(len(bound), {a.keyword.value for a in expr.args if a.keyword is not None})
+                use = use.bound_by(len(bound), {a.keyword.value for a in expr.args if a.keyword is not None},
+                                   literal_keywords(expr.args))
                 owner = _function_scope(scope)
                 if owner is not None:  # what it binds is known once the function around it is analysed
                     self._partials_given.setdefault(id(owner.node), []).append((expr, scope))
@@ -382,7 +401,8 @@ class TracedFunctions:
         keywords = [a.keyword.value for a in callee.prefix if a.keyword is not None]
         if any(a.star for a in callee.prefix):
             return  # `partial(f, *args)`: which parameters it binds is not known
-        use, function = given.use.bound_by(int(callee.receiver) + positional, keywords), callee.function
+        use, function = given.use.bound_by(int(callee.receiver) + positional, keywords,
+                                           literal_keywords(callee.prefix)), callee.function
         self.applications.setdefault(id(function), []).append(use)
         self._note_applied_in(given.scope, function, use)
         if given.alias is not None:
@@ -589,7 +609,8 @@ class TracedFunctions:
                 info = self.infos.setdefault(id(function), TraceInfo(function))
                 info.transforms.append(use.transform)
                 info.modes.add(use.mode)
-                for param in self._traced_params(function, use):
+                info.keep_constants(dict(use.bound_truths))
+                for param in self._traced_params(function, use) - self._static_params(function):
                     info.param_kinds[param] = Kind.PARAM
             if id(function) in self.infos:
                 self._enqueue(function)
@@ -598,7 +619,8 @@ class TracedFunctions:
             self._queued.discard(id(function))
             info = self.infos[id(function)]
             closure = self._closure(function)
-            given = (tuple(sorted(info.param_kinds.items())), frozenset(info.modes), tuple(sorted(closure.items())))
+            given = (tuple(sorted(info.param_kinds.items())), frozenset(info.modes), tuple(sorted(closure.items())),
+                     tuple(sorted((info.constants or {}).items())))
             if self._analysed_with.get(id(function)) == given:
                 continue
             self._analysed_with[id(function)] = given
@@ -621,17 +643,23 @@ class TracedFunctions:
             self._queue.append(function)
 
     def _reach(self, caller: FunctionNode, callee: FunctionNode, arguments: dict[str, Kind],
-               under_trace: bool = False) -> None:
+               under_trace: bool = False, truths: dict[str, bool] | None = None) -> None:
         """A traced function calls `callee` with these argument kinds (`under_trace`: through a
         transform applied there, which runs under the caller's trace whatever the arguments)."""
+        static = self._static_params(callee)
         traced = {name: (Kind.CONTAINER if kind == Kind.CONTAINER else Kind.PARAM)
-                  for name, kind in arguments.items() if kind.traced or kind == Kind.CONTAINER}
+                  for name, kind in arguments.items() if (kind.traced or kind == Kind.CONTAINER) and name not in static}
         if not traced and not under_trace:
             return
         info = self.infos[id(caller)]
         target = self.infos.get(id(callee))
         if target is None:
             target = self.infos[id(callee)] = TraceInfo(callee, depth=info.depth + 1)
+        if target.constants:
+            before = target.constants
+            target.keep_constants(truths or {})
+            if target.constants != before:
+                self._enqueue(callee)
         grew = not info.modes <= target.modes
         for name, kind in traced.items():
             if target.param_kinds.get(name, Kind.NONE) < kind:
@@ -657,7 +685,7 @@ class TracedFunctions:
             for name, passed in site.bind().items():
                 kind = _passed_kind(passed, lambda e: flow.kinds.get(id(e), Kind.NONE))
                 kinds[name] = max(kinds.get(name, Kind.NONE), kind)
-        self._reach(function, inner, kinds, under_trace=True)
+        self._reach(function, inner, kinds, under_trace=True, truths=dict(use.bound_truths))
 
     def _map_over_leaves(self, function: FunctionNode, call: cst.Call, scope: Scope, skipped: int,
                          flow: ValueFlow) -> None:
@@ -680,7 +708,7 @@ class TracedFunctions:
         passed = callee.bind([*paths, *positional[1:]])
         kinds = {name: _passed_kind(p, lambda e: leaves.get(id(e), flow.kinds.get(id(e), Kind.NONE)))
                  for name, p in passed.items()}
-        self._reach(function, callee.function, kinds)
+        self._reach(function, callee.function, kinds, truths=dict(literal_keywords(callee.prefix)))
 
     def _bind_partial(self, function: FunctionNode, call: cst.Call, scope: Scope, flow: ValueFlow) -> None:
         """`lax.scan(partial(body, params), …)` inside a traced function: `params` reaches `body` traced."""
@@ -689,7 +717,7 @@ class TracedFunctions:
             return
         kinds = {name: _passed_kind(p, lambda e: flow.kinds.get(id(e), Kind.NONE))
                  for name, p in callee.bind(()).items()}
-        self._reach(function, callee.function, kinds)
+        self._reach(function, callee.function, kinds, truths=dict(literal_keywords(callee.prefix)))
 
     def _inherit(self, outer: FunctionNode, function: FunctionNode) -> None:
         """A function defined inside a traced one runs under the same trace whenever it runs (called
@@ -723,6 +751,8 @@ class TracedFunctions:
             if kind.traced and param in containers:
                 kind = Kind.CONTAINER
             initial[param] = kind
+        for param, truth in (info.constants or {}).items():
+            initial[param] = Value(Kind.NONE, truth=truth)
         scope = self.scopes.get(id(function), self.ctx.module_scope)
         static_leaves = any(t.startswith(STATIC_LEAF_TRANSFORMS) for t in info.transforms)
         flow = ValueFlow(self, function, initial, info.abstract, self._resolver(scope), static_leaves)
@@ -801,7 +831,12 @@ class TracedFunctions:
         transformed function's outputs are arrays (traced under a trace); others are summarised."""
         wrapper = self._decorator_wrapper(function)
         if wrapper is not None:
-            return caller.wrapper_result(wrapper, max(arguments.values(), default=Kind.NONE))
+            strongest = max(arguments.values(), default=Kind.NONE)
+            if wrapper == "outputs" and caller._traced_result(strongest):
+                returned = self._traced_outputs(function, arguments)
+                if returned is not None:
+                    return returned
+            return caller.wrapper_result(wrapper, strongest)
         closure = caller.closures.get(id(function))
         if closure is None and self._nested(function):
             closure = next((flow.closures[id(function)] for flow in self.flows.values()
@@ -810,18 +845,60 @@ class TracedFunctions:
                      frozenset(closure.items()) if closure else None)
         return self.summaries.get(function, signature)
 
+    def transformed_outputs(self, expr: cst.BaseExpression, call: cst.Call, flow: ValueFlow) -> Value | None:
+        """`jax.jit(f)(x)` under a trace, `f` a function of the module: what `f` returns when it is
+        traced with these arguments, where that is a traced array; None when not known."""
+        scope = self.scopes.get(id(flow.scope_node), self.ctx.module_scope)
+        callee = self.callee(expr, scope)
+        if callee is None or callee.prefix or callee.receiver:
+            return None
+        return self._traced_outputs(callee.function, self.argument_kinds(callee.function, call, flow))
+
+    def _traced_outputs(self, function: FunctionNode, arguments: dict[str, Kind]) -> Value | None:
+        """The outputs of a transform that traces `function` (jit, vmap, checkpoint) under an outer
+        trace, when its summary says it returns a traced array (a tuple or a pytree stays unknown)."""
+        returned = self.summaries.get(function, (tuple(sorted(arguments.items())), True, False, None))
+        return returned if returned.kind in (Kind.ARRAY, Kind.BOOL) else None
+
     def _summarise(self, function: FunctionNode, signature) -> Value:
         arguments, abstract, static_leaves, closure = signature
         initial: dict[str, Value] = dict(closure or ())
         containers = _container_params(function)
         for param in _params(function):
             initial[param] = NOTHING
+        static = self._static_params(function)
         for param, kind in arguments:
-            initial[param] = PLAIN[Kind.CONTAINER] if kind.traced and param in containers else PLAIN[kind]
+            if param not in static:
+                initial[param] = PLAIN[Kind.CONTAINER] if kind.traced and param in containers else PLAIN[kind]
         scope = self.scopes.get(id(function), self.ctx.module_scope)
         flow = ValueFlow(self, function, initial, abstract, self._resolver(scope), static_leaves)
         flow.run(function)
         return flow.returned if flow.returned is not None else NOTHING
+
+    def _static_params(self, function: FunctionNode) -> frozenset[str]:
+        """Parameters annotated with a class of the module registered as a static pytree
+        (`@jax.tree_util.register_static`): JAX passes them through as they are, never traced."""
+        key = id(function)
+        found = self._static_param_names.get(key)
+        if found is None:
+            scope = self.scopes.get(key)
+            outer = scope.parent if scope is not None and scope.parent is not None else self.ctx.module_scope
+            p = function.params
+            found = frozenset(
+                param.name.value for param in (*p.posonly_params, *p.params, *p.kwonly_params)
+                if param.annotation is not None and self._static_class(param.annotation.annotation, outer))
+            self._static_param_names[key] = found
+        return found
+
+    def _static_class(self, annotation: cst.BaseExpression, scope: Scope) -> bool:
+        if isinstance(annotation, cst.SimpleString) and isinstance(annotation.evaluated_value, str) \
+                and annotation.evaluated_value.isidentifier():
+            annotation = cst.Name(annotation.evaluated_value)  # `config: "Config"`
+        cls = self._class_named(annotation, scope) if isinstance(annotation, cst.Name) else None
+        if cls is None or cls.scope.parent is None:
+            return False
+        resolve = self._resolver(cls.scope.parent)
+        return any(resolve(d.decorator) in STATIC_PYTREE_REGISTRATIONS for d in cls.node.decorators)
 
     def _nested(self, function: FunctionNode) -> bool:
         scope = self.scopes.get(id(function))
@@ -851,7 +928,8 @@ class TracedFunctions:
             values = ModuleState.of(self.ctx).module_values(name)
             if values and all(isinstance(v, cst.Call) for v in values):
                 resolve = self._resolver(self.ctx.module_scope)
-                wrappers = {TRANSFORM_WRAPPERS.get(resolve(v.func)) for v in values}
+                wrappers = {wrapper_of(resolve(v.func), v, resolve) if resolve(v.func) in TRANSFORM_WRAPPERS else None
+                            for v in values}
                 if len(wrappers) == 1 and None not in wrappers:
                     found = Value(Kind.NONE, wrapper=wrappers.pop())
             self._module_wrappers[name] = found
@@ -1064,6 +1142,26 @@ def _star_params(function: FunctionNode) -> set[str]:
 def _has_default(function: FunctionNode, name: str) -> bool:
     p = function.params
     return any(x.name.value == name and x.default is not None for x in (*p.posonly_params, *p.params, *p.kwonly_params))
+
+
+def literal_keywords(args: Iterable[cst.Arg]) -> tuple[tuple[str, bool], ...]:
+    """The keywords of a call bound to Python literals (`check=False`, `mode="fast"`), with their truthiness."""
+    found = []
+    for arg in args:
+        truth = _literal_truth(arg.value) if arg.keyword is not None else None
+        if truth is not None:
+            found.append((arg.keyword.value, truth))
+    return tuple(found)
+
+
+def _literal_truth(node: cst.BaseExpression) -> bool | None:
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return node.value == "True"
+    if isinstance(node, cst.Integer):
+        return int(node.value, 0) != 0
+    if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str):
+        return bool(node.evaluated_value)
+    return None
 
 
 def _is_true(node: cst.BaseExpression | None) -> bool:

@@ -83,6 +83,12 @@ BOOL_FUNCTIONS = frozenset({
     "jax.numpy.less", "jax.numpy.equal", "jax.numpy.not_equal", "jax.numpy.greater_equal",
     "jax.numpy.less_equal", "jax.numpy.isclose", "jax.numpy.isin", "jax.numpy.signbit",
 })
+#: lax control flow returns the pytree its bodies return, not one array.
+LAX_CONTROL_FLOW = frozenset(f"jax.lax.{name}" for name in (
+    "scan", "fori_loop", "while_loop", "cond", "switch", "map", "associative_scan", "custom_root",
+    "custom_linear_solve", "platform_dependent"))
+#: lax comparisons: boolean arrays.
+LAX_COMPARISONS = frozenset(f"jax.lax.{name}" for name in ("eq", "ne", "lt", "le", "gt", "ge", "is_finite"))
 #: Methods on a traced array whose result is a concrete Python value (JAX203 reports them).
 CONCRETIZING_METHODS = frozenset({"item", "tolist", "__index__", "__bool__", "__float__", "__int__"})
 TREE_FUNCTIONS = ("jax.tree.", "jax.tree_util.")
@@ -126,6 +132,9 @@ class Value:
     #: a function made by a transform (`jax.grad(f)`): what calling it returns (a TRANSFORM_WRAPPERS
     #: value, "vjp_function" or "has_aux" variants)
     wrapper: str | None = None
+    #: the truthiness of a Python constant known to be bound here (a parameter that every
+    #: transform of the function binds to a literal through `functools.partial`)
+    truth: bool | None = None
 
     @property
     def traced(self) -> bool:
@@ -158,6 +167,9 @@ class CallFacts(Protocol):
                     caller: "ValueFlow") -> "Value": ...
 
     def module_wrapper(self, name: str) -> "Value": ...
+
+    def transformed_outputs(self, function: cst.BaseExpression, call: cst.Call,
+                            flow: "ValueFlow") -> "Value | None": ...
 
     def static_fields(self) -> frozenset[str]: ...
 
@@ -240,9 +252,10 @@ class ValueFlow:
         if a.items is not None and b.items is not None and len(a.items) == len(b.items):
             items = tuple(self.join(x, y) for x, y in zip(a.items, b.items))
         wrapper = a.wrapper if a.wrapper == b.wrapper else None
-        if items is None and wrapper is None:
+        truth = a.truth if a.truth == b.truth else None
+        if items is None and wrapper is None and truth is None:
             return PLAIN[kind]
-        return Value(kind, items, wrapper)
+        return Value(kind, items, wrapper, truth)
 
     def unbound(self, name: str) -> Value:
         """A name from outside the scope: inside a function, a module-level `fast = jax.jit(f)` is
@@ -256,6 +269,9 @@ class ValueFlow:
 
     def opaque(self, node: cst.CSTNode) -> Value:
         return NOTHING
+
+    def known_truth(self, value: Value) -> bool | None:
+        return value.truth
 
     def function(self, node: cst.FunctionDef | cst.Lambda) -> Value:
         return NOTHING
@@ -469,10 +485,15 @@ class ValueFlow:
         if callee in COLLECTIVES and node.args and _python_constant(node.args[0].value):
             return NOTHING  # `lax.psum(1, axis)`: the axis size, a Python int
         if callee in TRANSFORM_WRAPPERS:
-            return Value(Kind.NONE, wrapper=_wrapper_of(callee, node))
+            return Value(Kind.NONE, wrapper=wrapper_of(callee, node, self.qualified_name))
         if callee in DIRECT_TRANSFORMS:
             return self._direct_transform(DIRECT_TRANSFORMS[callee], node, strongest)
         if called is not None and called.wrapper is not None:
+            if called.wrapper == "outputs" and isinstance(func, cst.Call) and func.args and self._traced_result(strongest):
+                # `jax.jit(f)(x)` under a trace: what `f` of the module returns, traced
+                returned = self.traced.transformed_outputs(func.args[0].value, node, self)
+                if returned is not None:
+                    return returned
             return self.wrapper_result(called.wrapper, strongest)
         if callee is not None and callee.startswith(ARRAY_MODULES):
             if callee in BOOL_FUNCTIONS:
@@ -521,6 +542,10 @@ class ValueFlow:
             return _pair(_pair(array, tree, traced), tree, traced)
         if wrapper == "vjp_function":  # a tuple of cotangents, one per primal
             return PLAIN[Kind.CONTAINER if traced else Kind.NONE]
+        if wrapper == "array_outputs":
+            return array
+        if wrapper == "bool_outputs":
+            return PLAIN[Kind.BOOL if traced else Kind.JAX_ARRAY]
         return tree
 
     def _direct_transform(self, shape: str, node: cst.Call, strongest: Kind) -> Value:
@@ -541,10 +566,18 @@ def _pair(first: Value, second: Value, traced: bool) -> Value:
     return Value(Kind.CONTAINER if traced else Kind.NONE, (first, second))
 
 
-def _wrapper_of(callee: str, node: cst.Call) -> str:
+def wrapper_of(callee: str, node: cst.Call,
+                qualified_name: Callable[[cst.BaseExpression], str | None]) -> str:
+    """What calling the function `node` (a transform applied to a function) makes returns."""
     wrapper = TRANSFORM_WRAPPERS[callee]
     if wrapper in ("grad", "value_and_grad") and _keyword_true(node, "has_aux"):
         return wrapper + "+aux"
+    if wrapper == "outputs" and node.args and node.args[0].keyword is None:
+        # `jax.jit(lax.gt)`, `jax.vmap(jnp.dot)`: a library function of arrays returns an array
+        wrapped = qualified_name(node.args[0].value)
+        if wrapped is not None and wrapped.startswith(ARRAY_MODULES) and wrapped not in STATIC_CALLS \
+                and wrapped not in LAX_CONTROL_FLOW:
+            return "bool_outputs" if wrapped in BOOL_FUNCTIONS or wrapped in LAX_COMPARISONS else "array_outputs"
     return wrapper
 
 
