@@ -25,7 +25,7 @@ from .jax_names import JIT_FAMILY, PARTIAL
 from ..semantic.module_state import ModuleState
 from ..semantic.scopes import Binding, Scope
 from .values import (
-    NOTHING, PLAIN, STATIC_LEAF_TRANSFORMS, TRANSFORM_WRAPPERS, Kind, State, Value, ValueFlow, static_field_names,
+    ARRAY_MODULES, NOTHING, PLAIN, STATIC_CALLS, STATIC_LEAF_TRANSFORMS, TRANSFORM_WRAPPERS, Kind, State, Value, ValueFlow, static_field_names,
     wrapper_of,
 )
 
@@ -189,6 +189,8 @@ class _Class:
     scope: Scope
     #: attributes assigned on `self` in its methods: they shadow methods of the same name
     instance_attributes: set[str] = field(default_factory=set)
+    #: attribute -> the expressions assigned to it on `self` (None: unpacked or augmented)
+    instance_values: dict[str, list[cst.BaseExpression | None]] = field(default_factory=dict)
 
 
 #: `jax.tree.map` and its aliases -> how many leading parameters of the mapped function are not leaves
@@ -198,6 +200,13 @@ TREE_MAPS = {
 }
 #: Decorators registering a class as a pytree with no leaves: its instances are static
 STATIC_PYTREE_REGISTRATIONS = frozenset({"jax.tree_util.register_static"})
+#: flax.nnx's base classes whose instances are pytrees: array and Variable attributes are leaves, the
+#: others static
+NNX_PYTREE_BASES = frozenset({"flax.nnx.Module", "flax.nnx.Pytree", "flax.nnx.Object"})
+#: flax.nnx Variable types (and `nnx.data`): attributes holding them are data, traced under jit
+NNX_VARIABLES = frozenset(f"flax.nnx.{name}" for name in (
+    "Variable", "Param", "BatchStat", "Cache", "Intermediate", "Perturbation", "RngKey", "RngCount",
+    "OptState", "OptArray", "OptVariable", "data"))
 #: decorators that leave a method callable as written
 _PLAIN_METHOD_DECORATORS = frozenset({"abc.abstractmethod", "typing.override", "typing_extensions.override"})
 
@@ -246,6 +255,9 @@ class TracedFunctions:
         self._module_wrappers: dict[str, Value] = {}
         self._static_fields: frozenset[str] | None = None
         self._static_param_names: dict[int, frozenset[str]] = {}
+        #: id(call) -> the scope it is made in
+        self.call_scopes: dict[int, Scope] = {}
+        self._pytree_attributes: dict[int, tuple[tuple[str, Kind], ...] | None] = {}
         self._collect()
         self._resolve_calls()
         self._analyse()
@@ -376,6 +388,7 @@ class TracedFunctions:
                 self.nested.setdefault(id(outer.node), []).append(function)
                 self.enclosing[id(function)] = outer.node
         for call, scope in self._calls:
+            self.call_scopes[id(call)] = scope
             callee = self.callee(call.func, scope)
             if callee is not None:
                 self.callees[id(call)] = callee
@@ -753,6 +766,10 @@ class TracedFunctions:
             initial[param] = kind
         for param, truth in (info.constants or {}).items():
             initial[param] = Value(Kind.NONE, truth=truth)
+        for param, kind in info.param_kinds.items():
+            attributes = self._object_attributes(function, param) if kind == Kind.PARAM else None
+            if attributes is not None:
+                initial[param] = Value(kind, attributes=attributes)
         scope = self.scopes.get(id(function), self.ctx.module_scope)
         static_leaves = any(t.startswith(STATIC_LEAF_TRANSFORMS) for t in info.transforms)
         flow = ValueFlow(self, function, initial, info.abstract, self._resolver(scope), static_leaves)
@@ -899,6 +916,86 @@ class TracedFunctions:
             return False
         resolve = self._resolver(cls.scope.parent)
         return any(resolve(d.decorator) in STATIC_PYTREE_REGISTRATIONS for d in cls.node.decorators)
+
+    def _object_attributes(self, function: FunctionNode, param: str) -> tuple[tuple[str, Kind], ...] | None:
+        """The kinds of the attributes of a traced parameter whose class is known and keeps its
+        non-array attributes static (a flax.nnx module): its class is the parameter's annotation,
+        or the class every call of the function passes an instance of. None when not known."""
+        if isinstance(function, cst.Lambda):
+            return None
+        scope = self.scopes.get(id(function))
+        outer = scope.parent if scope is not None and scope.parent is not None else self.ctx.module_scope
+        annotation = next((p.annotation for p in (*function.params.posonly_params, *function.params.params,
+                                                  *function.params.kwonly_params) if p.name.value == param), None)
+        classes: set[int] = set()
+        found: list[_Class] = []
+        if annotation is not None:
+            cls = self._class_named(annotation.annotation, outer) if isinstance(annotation.annotation, cst.Name) else None
+            if cls is None:
+                return None
+            found.append(cls)
+        else:
+            sites = [*self.call_sites.get(id(function), ())]
+            for use in self.applications.get(id(function), ()):
+                sites.extend(use.sites or ())
+            for site in sites:
+                passed = site.bind().get(param)
+                call_scope = self.call_scopes.get(id(site.call))
+                if passed is None or passed.how is not Passing.ARGUMENT or call_scope is None \
+                        or not isinstance(passed.values[0], cst.Name):
+                    return None
+                instance = self._instance_of(passed.values[0], call_scope)
+                if instance is None or instance[1] != "instance":
+                    return None
+                if id(instance[0]) not in classes:
+                    classes.add(id(instance[0]))
+                    found.append(instance[0])
+        if len(found) != 1:
+            return None
+        return self._pytree_attributes_of(found[0])
+
+    def _pytree_attributes_of(self, cls: _Class) -> tuple[tuple[str, Kind], ...] | None:
+        """For a class of the module derived from flax.nnx's pytree classes (whose attributes are
+        static unless they hold arrays or Variables): the attributes known to hold data, and their
+        kind; the others are static, or not known to be data, and not reported."""
+        key = id(cls.node)
+        if key in self._pytree_attributes:
+            return self._pytree_attributes[key]
+        self._pytree_attributes[key] = None
+        chain = [c for c in self._module_chain(cls)]
+        if not any(self._external_bases(c) & NNX_PYTREE_BASES for c in chain):
+            return None
+        values: dict[str, list[cst.BaseExpression | None]] = {}
+        for c in chain:
+            for attr, assigned in c.instance_values.items():
+                values.setdefault(attr, []).extend(assigned)
+        resolve = self._resolver(self.ctx.module_scope)
+        data = []
+        for attr, assigned in sorted(values.items()):
+            kinds = {_data_kind(v, resolve) for v in assigned}
+            if len(kinds) == 1 and None not in kinds:
+                data.append((attr, kinds.pop()))
+        self._pytree_attributes[key] = tuple(data)
+        return self._pytree_attributes[key]
+
+    def _module_chain(self, cls: _Class) -> Iterator[_Class]:
+        """The class and the bases of it defined in the module."""
+        seen: set[int] = set()
+        stack = [cls]
+        while stack:
+            current = stack.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            yield current
+            stack.extend(self._direct_bases(current)[0])
+
+    def _external_bases(self, cls: _Class) -> set[str]:
+        parent = cls.scope.parent
+        if parent is None:
+            return set()
+        resolve = self._resolver(parent)
+        return {name for arg in cls.node.bases if arg.keyword is None for name in [resolve(arg.value)] if name}
 
     def _nested(self, function: FunctionNode) -> bool:
         scope = self.scopes.get(id(function))
@@ -1061,7 +1158,7 @@ class _Collector:
     def visit_Assign(self, node: cst.Assign) -> None:
         """`fast = jax.jit(f)`, `agent = Agent(…)`, `step = partial(f, …)`; `self.x = …` in methods."""
         for target in node.targets:
-            self._target(target.target)
+            self._target(target.target, node.value)
         if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
             return
         if isinstance(node.value, cst.Call):
@@ -1071,7 +1168,7 @@ class _Collector:
             self.traced.assigned_lambdas[id(node.targets[0].target)] = node.value
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._target(node.target)
+        self._target(node.target, node.value)
         if isinstance(node.target, cst.Name) and isinstance(node.value, cst.Call):
             self._assigned_to[id(node.value)] = node.target
             self.traced.assigned_calls[id(node.target)] = node.value
@@ -1079,7 +1176,7 @@ class _Collector:
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._target(node.target)
 
-    def _target(self, target: cst.BaseExpression) -> None:
+    def _target(self, target: cst.BaseExpression, value: cst.BaseExpression | None = None) -> None:
         """`self.act = …` inside a method: the instance attribute hides the method `act`."""
         if isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
@@ -1093,6 +1190,7 @@ class _Collector:
         cls = self.traced.method_class.get(id(scope.node)) if scope is not None else None
         if cls is not None and _positional(scope.node)[:1] == [target.value.value]:
             cls.instance_attributes.add(target.attr.value)
+            cls.instance_values.setdefault(target.attr.value, []).append(value)
 
 
 def _params(function: FunctionNode) -> list[str]:
@@ -1142,6 +1240,19 @@ def _star_params(function: FunctionNode) -> set[str]:
 def _has_default(function: FunctionNode, name: str) -> bool:
     p = function.params
     return any(x.name.value == name and x.default is not None for x in (*p.posonly_params, *p.params, *p.kwonly_params))
+
+
+def _data_kind(value: cst.BaseExpression | None, resolve) -> Kind | None:
+    """What an attribute assigned `value` holds under a trace, when it is a pytree leaf of a flax.nnx
+    module: a Variable (whose value is traced), or an array; None for anything else."""
+    if not isinstance(value, cst.Call):
+        return None
+    callee = resolve(value.func)
+    if callee in NNX_VARIABLES:
+        return Kind.TREE
+    if callee is not None and callee.startswith(ARRAY_MODULES) and callee not in STATIC_CALLS:
+        return Kind.ARRAY
+    return None
 
 
 def literal_keywords(args: Iterable[cst.Arg]) -> tuple[tuple[str, bool], ...]:

@@ -135,6 +135,9 @@ class Value:
     #: the truthiness of a Python constant known to be bound here (a parameter that every
     #: transform of the function binds to a literal through `functools.partial`)
     truth: bool | None = None
+    #: an object whose class is known to keep every attribute static but these (a flax.nnx module
+    #: under a trace): attribute -> its kind
+    attributes: "tuple[tuple[str, Kind], ...] | None" = None
 
     @property
     def traced(self) -> bool:
@@ -253,9 +256,10 @@ class ValueFlow:
             items = tuple(self.join(x, y) for x, y in zip(a.items, b.items))
         wrapper = a.wrapper if a.wrapper == b.wrapper else None
         truth = a.truth if a.truth == b.truth else None
-        if items is None and wrapper is None and truth is None:
+        attributes = a.attributes if a.attributes == b.attributes else None
+        if items is None and wrapper is None and truth is None and attributes is None:
             return PLAIN[kind]
-        return Value(kind, items, wrapper, truth)
+        return Value(kind, items, wrapper, truth, attributes)
 
     def unbound(self, name: str) -> Value:
         """A name from outside the scope: inside a function, a module-level `fast = jax.jit(f)` is
@@ -328,7 +332,10 @@ class ValueFlow:
     def evaluate(self, node: cst.BaseExpression, flow: FlowInterpreter[Value]) -> Value:
         kind = type(node)
         if kind is cst.Attribute:
-            return PLAIN[self._attribute(node, flow.eval(node.value).kind)]
+            owner = flow.eval(node.value)
+            if owner.attributes is not None and owner.kind.traced:
+                return PLAIN[dict(owner.attributes).get(node.attr.value, Kind.NONE)]
+            return PLAIN[self._attribute(node, owner.kind)]
         if kind is cst.Call:
             return self._call(node, flow)
         if kind is cst.Subscript:
