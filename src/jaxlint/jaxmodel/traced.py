@@ -79,6 +79,9 @@ class TraceInfo:
     depth: int = 0
     #: functions of the module that call this one while they are traced
     callers: list[str] = field(default_factory=list)
+    #: a method reached through an object whose attributes are known (one its constructor builds
+    #: under the trace): the traced attributes of `self`, joined over the calls; None when not known
+    receiver: "tuple[tuple[str, Kind], ...] | None" = None
     #: parameters every transform of it binds to a Python literal (`jax.jit(partial(f, check=False))`),
     #: with the literal's truthiness; empty once it is traced some other way
     constants: dict[str, bool] | None = None
@@ -118,6 +121,8 @@ class Callee:
     receiver: bool = False
     #: arguments bound before the call's own by `functools.partial`
     prefix: tuple[cst.Arg, ...] = ()
+    #: `Class(…)`: the call runs `__init__` on a new object
+    constructs: bool = False
 
     def bind(self, args: Iterable[cst.Arg], bound_positional: int = 0,
              bound_keywords: Iterable[str] = ()) -> dict[str, Passed]:
@@ -389,7 +394,7 @@ class TracedFunctions:
                 self.enclosing[id(function)] = outer.node
         for call, scope in self._calls:
             self.call_scopes[id(call)] = scope
-            callee = self.callee(call.func, scope)
+            callee = self.callee(call.func, scope) or self._constructor(call.func, scope)
             if callee is not None:
                 self.callees[id(call)] = callee
                 self.call_sites.setdefault(id(callee.function), []).append(CallSite(call, callee))
@@ -473,6 +478,21 @@ class TracedFunctions:
         if isinstance(expr, cst.Call) and self._resolver(scope)(expr.func) in PARTIAL:
             return self._partial(expr, scope, depth)
         return None
+
+    def _constructor(self, expr: cst.BaseExpression, scope: Scope) -> Callee | None:
+        """`Class(…)` of a class of the module whose `__init__` is its own (or a base's of the module)."""
+        cls = self._class_named(expr, scope) if isinstance(expr, cst.Name) else None
+        if cls is None or any(c is None for c in self._bases(cls)):
+            return None  # a base from elsewhere may define `__new__` or a metaclass
+        init = self._method(cls, "__init__", "class")
+        if init is None or not isinstance(init.function, cst.FunctionDef) or init.function.decorators:
+            return None
+        return Callee(init.function, receiver=True, constructs=True)
+
+    def fresh_receiver(self, call: cst.Call) -> bool:
+        """Whether `call` builds a new object of a class of the module (`Class(…)`)."""
+        callee = self.callees.get(id(call))
+        return callee is not None and callee.constructs
 
     def _partial(self, call: cst.Call, scope: Scope, depth: int) -> Callee | None:
         if not call.args or call.args[0].keyword is not None or call.args[0].star:
@@ -633,14 +653,14 @@ class TracedFunctions:
             info = self.infos[id(function)]
             closure = self._closure(function)
             given = (tuple(sorted(info.param_kinds.items())), frozenset(info.modes), tuple(sorted(closure.items())),
-                     tuple(sorted((info.constants or {}).items())))
+                     tuple(sorted((info.constants or {}).items())), info.receiver)
             if self._analysed_with.get(id(function)) == given:
                 continue
             self._analysed_with[id(function)] = given
             flow = self._traced_flow(function, info, closure)
             self.flows[id(function)] = flow
-            for callee, arguments in flow.calls:
-                self._reach(function, callee, arguments)
+            for callee, arguments, receiver in flow.calls:
+                self._reach(function, callee, arguments, receiver=receiver)
             for call, scope, skipped in self._tree_maps.get(id(function), ()):
                 self._map_over_leaves(function, call, scope, skipped, flow)
             for call, scope in self._partials_given.get(id(function), ()):
@@ -656,18 +676,27 @@ class TracedFunctions:
             self._queue.append(function)
 
     def _reach(self, caller: FunctionNode, callee: FunctionNode, arguments: dict[str, Kind],
-               under_trace: bool = False, truths: dict[str, bool] | None = None) -> None:
+               under_trace: bool = False, truths: dict[str, bool] | None = None,
+               receiver: "tuple[tuple[str, Kind], ...] | None" = None) -> None:
         """A traced function calls `callee` with these argument kinds (`under_trace`: through a
         transform applied there, which runs under the caller's trace whatever the arguments)."""
         static = self._static_params(callee)
         traced = {name: (Kind.CONTAINER if kind == Kind.CONTAINER else Kind.PARAM)
                   for name, kind in arguments.items() if (kind.traced or kind == Kind.CONTAINER) and name not in static}
-        if not traced and not under_trace:
+        if not traced and not under_trace and not receiver:
             return
         info = self.infos[id(caller)]
         target = self.infos.get(id(callee))
         if target is None:
             target = self.infos[id(callee)] = TraceInfo(callee, depth=info.depth + 1)
+        if receiver is not None:
+            joined = dict(target.receiver or ())
+            for name, kind in receiver:
+                joined[name] = max(joined.get(name, Kind.NONE), kind)
+            joined_receiver = tuple(sorted(joined.items()))
+            if joined_receiver != target.receiver:
+                target.receiver = joined_receiver
+                self._enqueue(callee)
         if target.constants:
             before = target.constants
             target.keep_constants(truths or {})
@@ -770,6 +799,9 @@ class TracedFunctions:
             attributes = self._object_attributes(function, param) if kind == Kind.PARAM else None
             if attributes is not None:
                 initial[param] = Value(kind, attributes=attributes)
+        positional = _positional(function)
+        if info.receiver is not None and id(function) in self.methods and positional:
+            initial[positional[0]] = Value(Kind.NONE, attributes=info.receiver)
         scope = self.scopes.get(id(function), self.ctx.module_scope)
         static_leaves = any(t.startswith(STATIC_LEAF_TRANSFORMS) for t in info.transforms)
         flow = ValueFlow(self, function, initial, info.abstract, self._resolver(scope), static_leaves)

@@ -174,6 +174,8 @@ class CallFacts(Protocol):
     def transformed_outputs(self, function: cst.BaseExpression, call: cst.Call,
                             flow: "ValueFlow") -> "Value | None": ...
 
+    def fresh_receiver(self, call: cst.Call) -> bool: ...
+
     def static_fields(self) -> frozenset[str]: ...
 
 
@@ -219,7 +221,8 @@ class ValueFlow:
         #: nested function -> the state when it was defined (its closure)
         self.closures: dict[int, State] = self.interpreter.closures
         #: calls to functions of this module: (callee, {parameter: kind of the argument})
-        self.calls: list[tuple[cst.FunctionDef, dict[str, Kind]]] = []
+        #: and the attributes of the receiver, where it is an object whose attributes are known
+        self.calls: list[tuple[cst.FunctionDef, dict[str, Kind], "tuple[tuple[str, Kind], ...] | None"]] = []
         #: names bound to lists, dicts and sets built here (Python containers)
         self.python_sequences: set[str] = set()
         #: the state where the scope ends normally (None when no path reaches its end)
@@ -277,6 +280,21 @@ class ValueFlow:
     def known_truth(self, value: Value) -> bool | None:
         return value.truth
 
+    def store(self, target: cst.BaseExpression, value: Value, flow: FlowInterpreter[Value]) -> None:
+        """`self.m = m` on an object whose attributes are known (one being built by its constructor):
+        the attribute now holds the value; other targets are read."""
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)):
+            flow.eval(target)
+            return
+        owner = flow.eval(target.value)
+        if owner.attributes is None or owner.kind.traced:
+            flow.eval(target)
+            return
+        attributes = dict(owner.attributes)
+        attributes[target.attr.value] = value.kind if value.kind.traced else Kind.NONE
+        flow.bind_name(target.value.value, Value(owner.kind, attributes=tuple(sorted(
+            (name, kind) for name, kind in attributes.items() if kind != Kind.NONE))), None)
+
     def function(self, node: cst.FunctionDef | cst.Lambda) -> Value:
         return NOTHING
 
@@ -333,7 +351,7 @@ class ValueFlow:
         kind = type(node)
         if kind is cst.Attribute:
             owner = flow.eval(node.value)
-            if owner.attributes is not None and owner.kind.traced:
+            if owner.attributes is not None:
                 return PLAIN[dict(owner.attributes).get(node.attr.value, Kind.NONE)]
             return PLAIN[self._attribute(node, owner.kind)]
         if kind is cst.Call:
@@ -524,7 +542,11 @@ class ValueFlow:
         target = self.traced.function_called(func, node, self)
         if target is not None:
             arguments = self.traced.argument_kinds(target, node, self)
-            self.calls.append((target, arguments))
+            if receiver is not None and isinstance(func.value, cst.Name):
+                known = receiver.attributes
+            else:
+                known = () if self.traced.fresh_receiver(node) else None
+            self.calls.append((target, arguments, known))
             return self.traced.call_result(target, arguments, self)
         return NOTHING
 
