@@ -18,6 +18,10 @@ from conftest import FIXTURES, expectations
 pytestmark = pytest.mark.jax
 
 WITH_CHECKS = sorted(p for p in FIXTURES.glob("*.py") if "RUNTIME_CHECKS" in p.read_text(encoding="utf-8"))
+#: Fixtures whose positives only the caller's trace makes traced (a method reading `self` attributes
+#: of an object its caller builds under jit): runtime mode probes the flagged function on its own and
+#: cannot reach them, so they are not RUNTIME_CHECKS (tests/test_runtime.py); JAX still decides here.
+WITH_CALLER_CHECKS = sorted(p for p in FIXTURES.glob("*.py") if "CALLER_CHECKS" in p.read_text(encoding="utf-8"))
 
 
 def load(path):
@@ -42,12 +46,20 @@ def names(exc_type):
 
 @pytest.mark.parametrize("path", WITH_CHECKS, ids=lambda p: p.name)
 def test_jax_raises_exactly_where_jaxlint_reports(path):
-    module = load(path)
+    agrees_with_jax(path, load(path).RUNTIME_CHECKS)
+
+
+@pytest.mark.parametrize("path", WITH_CALLER_CHECKS, ids=lambda p: p.name)
+def test_jax_raises_exactly_where_jaxlint_reports_through_callers(path):
+    agrees_with_jax(path, load(path).CALLER_CHECKS)
+
+
+def agrees_with_jax(path, checks):
     reported = {line for line, code in expectations(path.read_text(encoding="utf-8"))}
     found = {(f.start.line, f.code) for f in check_file(str(path), Settings()).findings}
     assert {line for line, _ in found} == reported
     raising_lines = set()
-    for function, args, expected in module.RUNTIME_CHECKS:
+    for function, args, expected in checks:
         try:
             function(*args)
         except Exception as exc:  # noqa: BLE001 - any exception is evidence here

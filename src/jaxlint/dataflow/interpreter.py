@@ -74,7 +74,9 @@ class Domain(Protocol[V]):
 #:   exit_with(node, flow)         a `with` block is left normally: its managers' `__exit__` run
 #:   enter_handler(node, handler, flow)  an `except` clause of `node` (a `try`) starts, in the
 #:                                 state where the exception left
-OPTIONAL_HOOKS = ("truth", "store", "exit_with", "enter_handler")
+#:   known_truth(value)            True/False when the value of an `if` test is a constant the
+#:                                 domain knows (the other branch is dead), else None
+OPTIONAL_HOOKS = ("truth", "store", "exit_with", "enter_handler", "known_truth")
 
 
 @dataclass
@@ -122,7 +124,7 @@ class FlowInterpreter(Generic[V]):
         self._tries: list[_Try] = []
         #: evaluating unreachable code: its returns, breaks and raises reach nothing
         self._dead = False
-        self._truth, self._store, self._exit_with, self._enter_handler = (
+        self._truth, self._store, self._exit_with, self._enter_handler, self._known_truth = (
             getattr(domain, hook, None) for hook in OPTIONAL_HOOKS)
 
     # -- entry ----------------------------------------------------------------------------------
@@ -269,7 +271,18 @@ class FlowInterpreter(Generic[V]):
         return value
 
     def _if(self, node: cst.If) -> None:
-        self.test(node.test)
+        test = self.test(node.test)
+        known = self._known_truth(test) if self._known_truth is not None else None
+        if known is not None:
+            # a test on a constant the domain knows: the other branch never runs, so it is not
+            # interpreted (its expressions get no values, and rules do not judge them)
+            if known:
+                self.block(node.body)
+            elif isinstance(node.orelse, cst.If):
+                self.statement(node.orelse)
+            elif node.orelse is not None:
+                self.block(node.orelse.body)
+            return
         before = self.env
         self.env = dict(before)
         self.block(node.body)

@@ -25,7 +25,8 @@ from .jax_names import JIT_FAMILY, PARTIAL
 from ..semantic.module_state import ModuleState
 from ..semantic.scopes import Binding, Scope
 from .values import (
-    NOTHING, PLAIN, STATIC_LEAF_TRANSFORMS, TRANSFORM_WRAPPERS, Kind, State, Value, ValueFlow, static_field_names,
+    ARRAY_MODULES, NOTHING, PLAIN, STATIC_CALLS, STATIC_LEAF_TRANSFORMS, TRANSFORM_WRAPPERS, Kind, State, Value, ValueFlow, static_field_names,
+    wrapper_of,
 )
 
 if TYPE_CHECKING:
@@ -78,6 +79,19 @@ class TraceInfo:
     depth: int = 0
     #: functions of the module that call this one while they are traced
     callers: list[str] = field(default_factory=list)
+    #: a method reached through an object whose attributes are known (one its constructor builds
+    #: under the trace): the traced attributes of `self`, joined over the calls; None when not known
+    receiver: "tuple[tuple[str, Kind], ...] | None" = None
+    #: parameters every transform of it binds to a Python literal (`jax.jit(partial(f, check=False))`),
+    #: with the literal's truthiness; empty once it is traced some other way
+    constants: dict[str, bool] | None = None
+
+    def keep_constants(self, truths: dict[str, bool]) -> None:
+        """Another way the function is traced, binding `truths`: only constants both agree on stay."""
+        if self.constants is None:
+            self.constants = dict(truths)
+        else:
+            self.constants = {name: truth for name, truth in self.constants.items() if truths.get(name) is truth}
 
     @property
     def traced_params(self) -> set[str]:
@@ -107,6 +121,8 @@ class Callee:
     receiver: bool = False
     #: arguments bound before the call's own by `functools.partial`
     prefix: tuple[cst.Arg, ...] = ()
+    #: `Class(…)`: the call runs `__init__` on a new object
+    constructs: bool = False
 
     def bind(self, args: Iterable[cst.Arg], bound_positional: int = 0,
              bound_keywords: Iterable[str] = ()) -> dict[str, Passed]:
@@ -139,16 +155,20 @@ class _Application:
     #: positional parameters bound by `functools.partial(f, a, b)` and keywords bound by it
     bound_positional: int = 0
     bound_keywords: frozenset[str] = frozenset()
+    #: keywords the partial binds to a Python literal, with its truthiness
+    bound_truths: tuple[tuple[str, bool], ...] = ()
     #: a lax body or a lambda: JAX passes every parameter
     all_params: bool = False
     #: calls of the wrapper this application makes (`fast = jax.jit(f)`, then `fast(x)`); None for a
     #: decorator, whose wrapper every call of the function's name reaches
     sites: list[CallSite] | None = None
 
-    def bound_by(self, positional: int, keywords: Iterable[str]) -> "_Application":
+    def bound_by(self, positional: int, keywords: Iterable[str],
+                 truths: Iterable[tuple[str, bool]] = ()) -> "_Application":
         """This application to a function of which a partial (or a bound method) fixed more arguments."""
         return replace(self, bound_positional=self.bound_positional + positional,
                        bound_keywords=self.bound_keywords | frozenset(keywords),
+                       bound_truths=(*self.bound_truths, *truths),
                        sites=None if self.sites is None else [])
 
 
@@ -174,6 +194,8 @@ class _Class:
     scope: Scope
     #: attributes assigned on `self` in its methods: they shadow methods of the same name
     instance_attributes: set[str] = field(default_factory=set)
+    #: attribute -> the expressions assigned to it on `self` (None: unpacked or augmented)
+    instance_values: dict[str, list[cst.BaseExpression | None]] = field(default_factory=dict)
 
 
 #: `jax.tree.map` and its aliases -> how many leading parameters of the mapped function are not leaves
@@ -181,6 +203,15 @@ TREE_MAPS = {
     "jax.tree.map": 0, "jax.tree_util.tree_map": 0, "jax.tree_map": 0,
     "jax.tree.map_with_path": 1, "jax.tree_util.tree_map_with_path": 1,
 }
+#: Decorators registering a class as a pytree with no leaves: its instances are static
+STATIC_PYTREE_REGISTRATIONS = frozenset({"jax.tree_util.register_static"})
+#: flax.nnx's base classes whose instances are pytrees: array and Variable attributes are leaves, the
+#: others static
+NNX_PYTREE_BASES = frozenset({"flax.nnx.Module", "flax.nnx.Pytree", "flax.nnx.Object"})
+#: flax.nnx Variable types (and `nnx.data`): attributes holding them are data, traced under jit
+NNX_VARIABLES = frozenset(f"flax.nnx.{name}" for name in (
+    "Variable", "Param", "BatchStat", "Cache", "Intermediate", "Perturbation", "RngKey", "RngCount",
+    "OptState", "OptArray", "OptVariable", "data"))
 #: decorators that leave a method callable as written
 _PLAIN_METHOD_DECORATORS = frozenset({"abc.abstractmethod", "typing.override", "typing_extensions.override"})
 
@@ -228,6 +259,10 @@ class TracedFunctions:
         self._wrappers: dict[int, str | None] = {}
         self._module_wrappers: dict[str, Value] = {}
         self._static_fields: frozenset[str] | None = None
+        self._static_param_names: dict[int, frozenset[str]] = {}
+        #: id(call) -> the scope it is made in
+        self.call_scopes: dict[int, Scope] = {}
+        self._pytree_attributes: dict[int, tuple[tuple[str, Kind], ...] | None] = {}
         self._collect()
         self._resolve_calls()
         self._analyse()
@@ -327,7 +362,8 @@ class TracedFunctions:
             if resolve(expr.func) in PARTIAL and expr.args and expr.args[0].keyword is None:
                 bound = [a for a in expr.args[1:] if a.keyword is None]
                 # a copy: the branches of one `lax.cond` share the application
-                use = use.bound_by(len(bound), {a.keyword.value for a in expr.args if a.keyword is not None})
+                use = use.bound_by(len(bound), {a.keyword.value for a in expr.args if a.keyword is not None},
+                                   literal_keywords(expr.args))
                 owner = _function_scope(scope)
                 if owner is not None:  # what it binds is known once the function around it is analysed
                     self._partials_given.setdefault(id(owner.node), []).append((expr, scope))
@@ -357,7 +393,8 @@ class TracedFunctions:
                 self.nested.setdefault(id(outer.node), []).append(function)
                 self.enclosing[id(function)] = outer.node
         for call, scope in self._calls:
-            callee = self.callee(call.func, scope)
+            self.call_scopes[id(call)] = scope
+            callee = self.callee(call.func, scope) or self._constructor(call.func, scope)
             if callee is not None:
                 self.callees[id(call)] = callee
                 self.call_sites.setdefault(id(callee.function), []).append(CallSite(call, callee))
@@ -382,7 +419,8 @@ class TracedFunctions:
         keywords = [a.keyword.value for a in callee.prefix if a.keyword is not None]
         if any(a.star for a in callee.prefix):
             return  # `partial(f, *args)`: which parameters it binds is not known
-        use, function = given.use.bound_by(int(callee.receiver) + positional, keywords), callee.function
+        use, function = given.use.bound_by(int(callee.receiver) + positional, keywords,
+                                           literal_keywords(callee.prefix)), callee.function
         self.applications.setdefault(id(function), []).append(use)
         self._note_applied_in(given.scope, function, use)
         if given.alias is not None:
@@ -440,6 +478,21 @@ class TracedFunctions:
         if isinstance(expr, cst.Call) and self._resolver(scope)(expr.func) in PARTIAL:
             return self._partial(expr, scope, depth)
         return None
+
+    def _constructor(self, expr: cst.BaseExpression, scope: Scope) -> Callee | None:
+        """`Class(…)` of a class of the module whose `__init__` is its own (or a base's of the module)."""
+        cls = self._class_named(expr, scope) if isinstance(expr, cst.Name) else None
+        if cls is None or any(c is None for c in self._bases(cls)):
+            return None  # a base from elsewhere may define `__new__` or a metaclass
+        init = self._method(cls, "__init__", "class")
+        if init is None or not isinstance(init.function, cst.FunctionDef) or init.function.decorators:
+            return None
+        return Callee(init.function, receiver=True, constructs=True)
+
+    def fresh_receiver(self, call: cst.Call) -> bool:
+        """Whether `call` builds a new object of a class of the module (`Class(…)`)."""
+        callee = self.callees.get(id(call))
+        return callee is not None and callee.constructs
 
     def _partial(self, call: cst.Call, scope: Scope, depth: int) -> Callee | None:
         if not call.args or call.args[0].keyword is not None or call.args[0].star:
@@ -589,7 +642,8 @@ class TracedFunctions:
                 info = self.infos.setdefault(id(function), TraceInfo(function))
                 info.transforms.append(use.transform)
                 info.modes.add(use.mode)
-                for param in self._traced_params(function, use):
+                info.keep_constants(dict(use.bound_truths))
+                for param in self._traced_params(function, use) - self._static_params(function):
                     info.param_kinds[param] = Kind.PARAM
             if id(function) in self.infos:
                 self._enqueue(function)
@@ -598,14 +652,15 @@ class TracedFunctions:
             self._queued.discard(id(function))
             info = self.infos[id(function)]
             closure = self._closure(function)
-            given = (tuple(sorted(info.param_kinds.items())), frozenset(info.modes), tuple(sorted(closure.items())))
+            given = (tuple(sorted(info.param_kinds.items())), frozenset(info.modes), tuple(sorted(closure.items())),
+                     tuple(sorted((info.constants or {}).items())), info.receiver)
             if self._analysed_with.get(id(function)) == given:
                 continue
             self._analysed_with[id(function)] = given
             flow = self._traced_flow(function, info, closure)
             self.flows[id(function)] = flow
-            for callee, arguments in flow.calls:
-                self._reach(function, callee, arguments)
+            for callee, arguments, receiver in flow.calls:
+                self._reach(function, callee, arguments, receiver=receiver)
             for call, scope, skipped in self._tree_maps.get(id(function), ()):
                 self._map_over_leaves(function, call, scope, skipped, flow)
             for call, scope in self._partials_given.get(id(function), ()):
@@ -621,17 +676,32 @@ class TracedFunctions:
             self._queue.append(function)
 
     def _reach(self, caller: FunctionNode, callee: FunctionNode, arguments: dict[str, Kind],
-               under_trace: bool = False) -> None:
+               under_trace: bool = False, truths: dict[str, bool] | None = None,
+               receiver: "tuple[tuple[str, Kind], ...] | None" = None) -> None:
         """A traced function calls `callee` with these argument kinds (`under_trace`: through a
         transform applied there, which runs under the caller's trace whatever the arguments)."""
+        static = self._static_params(callee)
         traced = {name: (Kind.CONTAINER if kind == Kind.CONTAINER else Kind.PARAM)
-                  for name, kind in arguments.items() if kind.traced or kind == Kind.CONTAINER}
-        if not traced and not under_trace:
+                  for name, kind in arguments.items() if (kind.traced or kind == Kind.CONTAINER) and name not in static}
+        if not traced and not under_trace and not receiver:
             return
         info = self.infos[id(caller)]
         target = self.infos.get(id(callee))
         if target is None:
             target = self.infos[id(callee)] = TraceInfo(callee, depth=info.depth + 1)
+        if receiver is not None:
+            joined = dict(target.receiver or ())
+            for name, kind in receiver:
+                joined[name] = max(joined.get(name, Kind.NONE), kind)
+            joined_receiver = tuple(sorted(joined.items()))
+            if joined_receiver != target.receiver:
+                target.receiver = joined_receiver
+                self._enqueue(callee)
+        if target.constants:
+            before = target.constants
+            target.keep_constants(truths or {})
+            if target.constants != before:
+                self._enqueue(callee)
         grew = not info.modes <= target.modes
         for name, kind in traced.items():
             if target.param_kinds.get(name, Kind.NONE) < kind:
@@ -657,7 +727,7 @@ class TracedFunctions:
             for name, passed in site.bind().items():
                 kind = _passed_kind(passed, lambda e: flow.kinds.get(id(e), Kind.NONE))
                 kinds[name] = max(kinds.get(name, Kind.NONE), kind)
-        self._reach(function, inner, kinds, under_trace=True)
+        self._reach(function, inner, kinds, under_trace=True, truths=dict(use.bound_truths))
 
     def _map_over_leaves(self, function: FunctionNode, call: cst.Call, scope: Scope, skipped: int,
                          flow: ValueFlow) -> None:
@@ -680,7 +750,7 @@ class TracedFunctions:
         passed = callee.bind([*paths, *positional[1:]])
         kinds = {name: _passed_kind(p, lambda e: leaves.get(id(e), flow.kinds.get(id(e), Kind.NONE)))
                  for name, p in passed.items()}
-        self._reach(function, callee.function, kinds)
+        self._reach(function, callee.function, kinds, truths=dict(literal_keywords(callee.prefix)))
 
     def _bind_partial(self, function: FunctionNode, call: cst.Call, scope: Scope, flow: ValueFlow) -> None:
         """`lax.scan(partial(body, params), …)` inside a traced function: `params` reaches `body` traced."""
@@ -689,7 +759,7 @@ class TracedFunctions:
             return
         kinds = {name: _passed_kind(p, lambda e: flow.kinds.get(id(e), Kind.NONE))
                  for name, p in callee.bind(()).items()}
-        self._reach(function, callee.function, kinds)
+        self._reach(function, callee.function, kinds, truths=dict(literal_keywords(callee.prefix)))
 
     def _inherit(self, outer: FunctionNode, function: FunctionNode) -> None:
         """A function defined inside a traced one runs under the same trace whenever it runs (called
@@ -723,6 +793,15 @@ class TracedFunctions:
             if kind.traced and param in containers:
                 kind = Kind.CONTAINER
             initial[param] = kind
+        for param, truth in (info.constants or {}).items():
+            initial[param] = Value(Kind.NONE, truth=truth)
+        for param, kind in info.param_kinds.items():
+            attributes = self._object_attributes(function, param) if kind == Kind.PARAM else None
+            if attributes is not None:
+                initial[param] = Value(kind, attributes=attributes)
+        positional = _positional(function)
+        if info.receiver is not None and id(function) in self.methods and positional:
+            initial[positional[0]] = Value(Kind.NONE, attributes=info.receiver)
         scope = self.scopes.get(id(function), self.ctx.module_scope)
         static_leaves = any(t.startswith(STATIC_LEAF_TRANSFORMS) for t in info.transforms)
         flow = ValueFlow(self, function, initial, info.abstract, self._resolver(scope), static_leaves)
@@ -801,7 +880,12 @@ class TracedFunctions:
         transformed function's outputs are arrays (traced under a trace); others are summarised."""
         wrapper = self._decorator_wrapper(function)
         if wrapper is not None:
-            return caller.wrapper_result(wrapper, max(arguments.values(), default=Kind.NONE))
+            strongest = max(arguments.values(), default=Kind.NONE)
+            if wrapper == "outputs" and caller._traced_result(strongest):
+                returned = self._traced_outputs(function, arguments)
+                if returned is not None:
+                    return returned
+            return caller.wrapper_result(wrapper, strongest)
         closure = caller.closures.get(id(function))
         if closure is None and self._nested(function):
             closure = next((flow.closures[id(function)] for flow in self.flows.values()
@@ -810,18 +894,140 @@ class TracedFunctions:
                      frozenset(closure.items()) if closure else None)
         return self.summaries.get(function, signature)
 
+    def transformed_outputs(self, expr: cst.BaseExpression, call: cst.Call, flow: ValueFlow) -> Value | None:
+        """`jax.jit(f)(x)` under a trace, `f` a function of the module: what `f` returns when it is
+        traced with these arguments, where that is a traced array; None when not known."""
+        scope = self.scopes.get(id(flow.scope_node), self.ctx.module_scope)
+        callee = self.callee(expr, scope)
+        if callee is None or callee.prefix or callee.receiver:
+            return None
+        return self._traced_outputs(callee.function, self.argument_kinds(callee.function, call, flow))
+
+    def _traced_outputs(self, function: FunctionNode, arguments: dict[str, Kind]) -> Value | None:
+        """The outputs of a transform that traces `function` (jit, vmap, checkpoint) under an outer
+        trace, when its summary says it returns a traced array (a tuple or a pytree stays unknown)."""
+        returned = self.summaries.get(function, (tuple(sorted(arguments.items())), True, False, None))
+        return returned if returned.kind in (Kind.ARRAY, Kind.BOOL) else None
+
     def _summarise(self, function: FunctionNode, signature) -> Value:
         arguments, abstract, static_leaves, closure = signature
         initial: dict[str, Value] = dict(closure or ())
         containers = _container_params(function)
         for param in _params(function):
             initial[param] = NOTHING
+        static = self._static_params(function)
         for param, kind in arguments:
-            initial[param] = PLAIN[Kind.CONTAINER] if kind.traced and param in containers else PLAIN[kind]
+            if param not in static:
+                initial[param] = PLAIN[Kind.CONTAINER] if kind.traced and param in containers else PLAIN[kind]
         scope = self.scopes.get(id(function), self.ctx.module_scope)
         flow = ValueFlow(self, function, initial, abstract, self._resolver(scope), static_leaves)
         flow.run(function)
         return flow.returned if flow.returned is not None else NOTHING
+
+    def _static_params(self, function: FunctionNode) -> frozenset[str]:
+        """Parameters annotated with a class of the module registered as a static pytree
+        (`@jax.tree_util.register_static`): JAX passes them through as they are, never traced."""
+        key = id(function)
+        found = self._static_param_names.get(key)
+        if found is None:
+            scope = self.scopes.get(key)
+            outer = scope.parent if scope is not None and scope.parent is not None else self.ctx.module_scope
+            p = function.params
+            found = frozenset(
+                param.name.value for param in (*p.posonly_params, *p.params, *p.kwonly_params)
+                if param.annotation is not None and self._static_class(param.annotation.annotation, outer))
+            self._static_param_names[key] = found
+        return found
+
+    def _static_class(self, annotation: cst.BaseExpression, scope: Scope) -> bool:
+        if isinstance(annotation, cst.SimpleString) and isinstance(annotation.evaluated_value, str) \
+                and annotation.evaluated_value.isidentifier():
+            annotation = cst.Name(annotation.evaluated_value)  # `config: "Config"`
+        cls = self._class_named(annotation, scope) if isinstance(annotation, cst.Name) else None
+        if cls is None or cls.scope.parent is None:
+            return False
+        resolve = self._resolver(cls.scope.parent)
+        return any(resolve(d.decorator) in STATIC_PYTREE_REGISTRATIONS for d in cls.node.decorators)
+
+    def _object_attributes(self, function: FunctionNode, param: str) -> tuple[tuple[str, Kind], ...] | None:
+        """The kinds of the attributes of a traced parameter whose class is known and keeps its
+        non-array attributes static (a flax.nnx module): its class is the parameter's annotation,
+        or the class every call of the function passes an instance of. None when not known."""
+        if isinstance(function, cst.Lambda):
+            return None
+        scope = self.scopes.get(id(function))
+        outer = scope.parent if scope is not None and scope.parent is not None else self.ctx.module_scope
+        annotation = next((p.annotation for p in (*function.params.posonly_params, *function.params.params,
+                                                  *function.params.kwonly_params) if p.name.value == param), None)
+        classes: set[int] = set()
+        found: list[_Class] = []
+        if annotation is not None:
+            cls = self._class_named(annotation.annotation, outer) if isinstance(annotation.annotation, cst.Name) else None
+            if cls is None:
+                return None
+            found.append(cls)
+        else:
+            sites = [*self.call_sites.get(id(function), ())]
+            for use in self.applications.get(id(function), ()):
+                sites.extend(use.sites or ())
+            for site in sites:
+                passed = site.bind().get(param)
+                call_scope = self.call_scopes.get(id(site.call))
+                if passed is None or passed.how is not Passing.ARGUMENT or call_scope is None \
+                        or not isinstance(passed.values[0], cst.Name):
+                    return None
+                instance = self._instance_of(passed.values[0], call_scope)
+                if instance is None or instance[1] != "instance":
+                    return None
+                if id(instance[0]) not in classes:
+                    classes.add(id(instance[0]))
+                    found.append(instance[0])
+        if len(found) != 1:
+            return None
+        return self._pytree_attributes_of(found[0])
+
+    def _pytree_attributes_of(self, cls: _Class) -> tuple[tuple[str, Kind], ...] | None:
+        """For a class of the module derived from flax.nnx's pytree classes (whose attributes are
+        static unless they hold arrays or Variables): the attributes known to hold data, and their
+        kind; the others are static, or not known to be data, and not reported."""
+        key = id(cls.node)
+        if key in self._pytree_attributes:
+            return self._pytree_attributes[key]
+        self._pytree_attributes[key] = None
+        chain = [c for c in self._module_chain(cls)]
+        if not any(self._external_bases(c) & NNX_PYTREE_BASES for c in chain):
+            return None
+        values: dict[str, list[cst.BaseExpression | None]] = {}
+        for c in chain:
+            for attr, assigned in c.instance_values.items():
+                values.setdefault(attr, []).extend(assigned)
+        resolve = self._resolver(self.ctx.module_scope)
+        data = []
+        for attr, assigned in sorted(values.items()):
+            kinds = {_data_kind(v, resolve) for v in assigned}
+            if len(kinds) == 1 and None not in kinds:
+                data.append((attr, kinds.pop()))
+        self._pytree_attributes[key] = tuple(data)
+        return self._pytree_attributes[key]
+
+    def _module_chain(self, cls: _Class) -> Iterator[_Class]:
+        """The class and the bases of it defined in the module."""
+        seen: set[int] = set()
+        stack = [cls]
+        while stack:
+            current = stack.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            yield current
+            stack.extend(self._direct_bases(current)[0])
+
+    def _external_bases(self, cls: _Class) -> set[str]:
+        parent = cls.scope.parent
+        if parent is None:
+            return set()
+        resolve = self._resolver(parent)
+        return {name for arg in cls.node.bases if arg.keyword is None for name in [resolve(arg.value)] if name}
 
     def _nested(self, function: FunctionNode) -> bool:
         scope = self.scopes.get(id(function))
@@ -851,7 +1057,8 @@ class TracedFunctions:
             values = ModuleState.of(self.ctx).module_values(name)
             if values and all(isinstance(v, cst.Call) for v in values):
                 resolve = self._resolver(self.ctx.module_scope)
-                wrappers = {TRANSFORM_WRAPPERS.get(resolve(v.func)) for v in values}
+                wrappers = {wrapper_of(resolve(v.func), v, resolve) if resolve(v.func) in TRANSFORM_WRAPPERS else None
+                            for v in values}
                 if len(wrappers) == 1 and None not in wrappers:
                     found = Value(Kind.NONE, wrapper=wrappers.pop())
             self._module_wrappers[name] = found
@@ -983,7 +1190,7 @@ class _Collector:
     def visit_Assign(self, node: cst.Assign) -> None:
         """`fast = jax.jit(f)`, `agent = Agent(…)`, `step = partial(f, …)`; `self.x = …` in methods."""
         for target in node.targets:
-            self._target(target.target)
+            self._target(target.target, node.value)
         if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
             return
         if isinstance(node.value, cst.Call):
@@ -993,7 +1200,7 @@ class _Collector:
             self.traced.assigned_lambdas[id(node.targets[0].target)] = node.value
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._target(node.target)
+        self._target(node.target, node.value)
         if isinstance(node.target, cst.Name) and isinstance(node.value, cst.Call):
             self._assigned_to[id(node.value)] = node.target
             self.traced.assigned_calls[id(node.target)] = node.value
@@ -1001,7 +1208,7 @@ class _Collector:
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._target(node.target)
 
-    def _target(self, target: cst.BaseExpression) -> None:
+    def _target(self, target: cst.BaseExpression, value: cst.BaseExpression | None = None) -> None:
         """`self.act = …` inside a method: the instance attribute hides the method `act`."""
         if isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
@@ -1015,6 +1222,7 @@ class _Collector:
         cls = self.traced.method_class.get(id(scope.node)) if scope is not None else None
         if cls is not None and _positional(scope.node)[:1] == [target.value.value]:
             cls.instance_attributes.add(target.attr.value)
+            cls.instance_values.setdefault(target.attr.value, []).append(value)
 
 
 def _params(function: FunctionNode) -> list[str]:
@@ -1064,6 +1272,39 @@ def _star_params(function: FunctionNode) -> set[str]:
 def _has_default(function: FunctionNode, name: str) -> bool:
     p = function.params
     return any(x.name.value == name and x.default is not None for x in (*p.posonly_params, *p.params, *p.kwonly_params))
+
+
+def _data_kind(value: cst.BaseExpression | None, resolve) -> Kind | None:
+    """What an attribute assigned `value` holds under a trace, when it is a pytree leaf of a flax.nnx
+    module: a Variable (whose value is traced), or an array; None for anything else."""
+    if not isinstance(value, cst.Call):
+        return None
+    callee = resolve(value.func)
+    if callee in NNX_VARIABLES:
+        return Kind.TREE
+    if callee is not None and callee.startswith(ARRAY_MODULES) and callee not in STATIC_CALLS:
+        return Kind.ARRAY
+    return None
+
+
+def literal_keywords(args: Iterable[cst.Arg]) -> tuple[tuple[str, bool], ...]:
+    """The keywords of a call bound to Python literals (`check=False`, `mode="fast"`), with their truthiness."""
+    found = []
+    for arg in args:
+        truth = _literal_truth(arg.value) if arg.keyword is not None else None
+        if truth is not None:
+            found.append((arg.keyword.value, truth))
+    return tuple(found)
+
+
+def _literal_truth(node: cst.BaseExpression) -> bool | None:
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return node.value == "True"
+    if isinstance(node, cst.Integer):
+        return int(node.value, 0) != 0
+    if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str):
+        return bool(node.evaluated_value)
+    return None
 
 
 def _is_true(node: cst.BaseExpression | None) -> bool:

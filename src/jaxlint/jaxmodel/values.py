@@ -87,6 +87,12 @@ BOOL_FUNCTIONS = frozenset({
     "jax.numpy.less", "jax.numpy.equal", "jax.numpy.not_equal", "jax.numpy.greater_equal",
     "jax.numpy.less_equal", "jax.numpy.isclose", "jax.numpy.isin", "jax.numpy.signbit",
 })
+#: lax control flow returns the pytree its bodies return, not one array.
+LAX_CONTROL_FLOW = frozenset(f"jax.lax.{name}" for name in (
+    "scan", "fori_loop", "while_loop", "cond", "switch", "map", "associative_scan", "custom_root",
+    "custom_linear_solve", "platform_dependent"))
+#: lax comparisons: boolean arrays.
+LAX_COMPARISONS = frozenset(f"jax.lax.{name}" for name in ("eq", "ne", "lt", "le", "gt", "ge", "is_finite"))
 #: Methods on a traced array whose result is a concrete Python value (JAX203 reports them).
 CONCRETIZING_METHODS = frozenset({"item", "tolist", "__index__", "__bool__", "__float__", "__int__"})
 TREE_FUNCTIONS = ("jax.tree.", "jax.tree_util.")
@@ -130,6 +136,12 @@ class Value:
     #: a function made by a transform (`jax.grad(f)`): what calling it returns (a TRANSFORM_WRAPPERS
     #: value, "vjp_function" or "has_aux" variants)
     wrapper: str | None = None
+    #: the truthiness of a Python constant known to be bound here (a parameter that every
+    #: transform of the function binds to a literal through `functools.partial`)
+    truth: bool | None = None
+    #: an object whose class is known to keep every attribute static but these (a flax.nnx module
+    #: under a trace): attribute -> its kind
+    attributes: "tuple[tuple[str, Kind], ...] | None" = None
 
     @property
     def traced(self) -> bool:
@@ -162,6 +174,11 @@ class CallFacts(Protocol):
                     caller: "ValueFlow") -> "Value": ...
 
     def module_wrapper(self, name: str) -> "Value": ...
+
+    def transformed_outputs(self, function: cst.BaseExpression, call: cst.Call,
+                            flow: "ValueFlow") -> "Value | None": ...
+
+    def fresh_receiver(self, call: cst.Call) -> bool: ...
 
     def static_fields(self) -> frozenset[str]: ...
 
@@ -208,7 +225,8 @@ class ValueFlow:
         #: nested function -> the state when it was defined (its closure)
         self.closures: dict[int, State] = self.interpreter.closures
         #: calls to functions of this module: (callee, {parameter: kind of the argument})
-        self.calls: list[tuple[cst.FunctionDef, dict[str, Kind]]] = []
+        #: and the attributes of the receiver, where it is an object whose attributes are known
+        self.calls: list[tuple[cst.FunctionDef, dict[str, Kind], "tuple[tuple[str, Kind], ...] | None"]] = []
         #: names bound to lists, dicts and sets built here (Python containers)
         self.python_sequences: set[str] = set()
         #: the state where the scope ends normally (None when no path reaches its end)
@@ -244,9 +262,11 @@ class ValueFlow:
         if a.items is not None and b.items is not None and len(a.items) == len(b.items):
             items = tuple(self.join(x, y) for x, y in zip(a.items, b.items))
         wrapper = a.wrapper if a.wrapper == b.wrapper else None
-        if items is None and wrapper is None:
+        truth = a.truth if a.truth == b.truth else None
+        attributes = a.attributes if a.attributes == b.attributes else None
+        if items is None and wrapper is None and truth is None and attributes is None:
             return PLAIN[kind]
-        return Value(kind, items, wrapper)
+        return Value(kind, items, wrapper, truth, attributes)
 
     def unbound(self, name: str) -> Value:
         """A name from outside the scope: inside a function, a module-level `fast = jax.jit(f)` is
@@ -260,6 +280,24 @@ class ValueFlow:
 
     def opaque(self, node: cst.CSTNode) -> Value:
         return NOTHING
+
+    def known_truth(self, value: Value) -> bool | None:
+        return value.truth
+
+    def store(self, target: cst.BaseExpression, value: Value, flow: FlowInterpreter[Value]) -> None:
+        """`self.m = m` on an object whose attributes are known (one being built by its constructor):
+        the attribute now holds the value; other targets are read."""
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)):
+            flow.eval(target)
+            return
+        owner = flow.eval(target.value)
+        if owner.attributes is None or owner.kind.traced:
+            flow.eval(target)
+            return
+        attributes = dict(owner.attributes)
+        attributes[target.attr.value] = value.kind if value.kind.traced else Kind.NONE
+        flow.bind_name(target.value.value, Value(owner.kind, attributes=tuple(sorted(
+            (name, kind) for name, kind in attributes.items() if kind != Kind.NONE))), None)
 
     def function(self, node: cst.FunctionDef | cst.Lambda) -> Value:
         return NOTHING
@@ -316,7 +354,10 @@ class ValueFlow:
     def evaluate(self, node: cst.BaseExpression, flow: FlowInterpreter[Value]) -> Value:
         kind = type(node)
         if kind is cst.Attribute:
-            return PLAIN[self._attribute(node, flow.eval(node.value).kind)]
+            owner = flow.eval(node.value)
+            if owner.attributes is not None:
+                return PLAIN[dict(owner.attributes).get(node.attr.value, Kind.NONE)]
+            return PLAIN[self._attribute(node, owner.kind)]
         if kind is cst.Call:
             return self._call(node, flow)
         if kind is cst.Subscript:
@@ -473,10 +514,15 @@ class ValueFlow:
         if callee in COLLECTIVES and node.args and _python_constant(node.args[0].value):
             return NOTHING  # `lax.psum(1, axis)`: the axis size, a Python int
         if callee in TRANSFORM_WRAPPERS:
-            return Value(Kind.NONE, wrapper=_wrapper_of(callee, node))
+            return Value(Kind.NONE, wrapper=wrapper_of(callee, node, self.qualified_name))
         if callee in DIRECT_TRANSFORMS:
             return self._direct_transform(DIRECT_TRANSFORMS[callee], node, strongest)
         if called is not None and called.wrapper is not None:
+            if called.wrapper == "outputs" and isinstance(func, cst.Call) and func.args and self._traced_result(strongest):
+                # `jax.jit(f)(x)` under a trace: what `f` of the module returns, traced
+                returned = self.traced.transformed_outputs(func.args[0].value, node, self)
+                if returned is not None:
+                    return returned
             return self.wrapper_result(called.wrapper, strongest)
         if callee is not None and callee.startswith(ARRAY_MODULES):
             if callee in BOOL_FUNCTIONS:
@@ -500,7 +546,11 @@ class ValueFlow:
         target = self.traced.function_called(func, node, self)
         if target is not None:
             arguments = self.traced.argument_kinds(target, node, self)
-            self.calls.append((target, arguments))
+            if receiver is not None and isinstance(func.value, cst.Name):
+                known = receiver.attributes
+            else:
+                known = () if self.traced.fresh_receiver(node) else None
+            self.calls.append((target, arguments, known))
             return self.traced.call_result(target, arguments, self)
         return NOTHING
 
@@ -525,6 +575,10 @@ class ValueFlow:
             return _pair(_pair(array, tree, traced), tree, traced)
         if wrapper == "vjp_function":  # a tuple of cotangents, one per primal
             return PLAIN[Kind.CONTAINER if traced else Kind.NONE]
+        if wrapper == "array_outputs":
+            return array
+        if wrapper == "bool_outputs":
+            return PLAIN[Kind.BOOL if traced else Kind.JAX_ARRAY]
         return tree
 
     def _direct_transform(self, shape: str, node: cst.Call, strongest: Kind) -> Value:
@@ -545,10 +599,18 @@ def _pair(first: Value, second: Value, traced: bool) -> Value:
     return Value(Kind.CONTAINER if traced else Kind.NONE, (first, second))
 
 
-def _wrapper_of(callee: str, node: cst.Call) -> str:
+def wrapper_of(callee: str, node: cst.Call,
+                qualified_name: Callable[[cst.BaseExpression], str | None]) -> str:
+    """What calling the function `node` (a transform applied to a function) makes returns."""
     wrapper = TRANSFORM_WRAPPERS[callee]
     if wrapper in ("grad", "value_and_grad") and _keyword_true(node, "has_aux"):
         return wrapper + "+aux"
+    if wrapper == "outputs" and node.args and node.args[0].keyword is None:
+        # `jax.jit(lax.gt)`, `jax.vmap(jnp.dot)`: a library function of arrays returns an array
+        wrapped = qualified_name(node.args[0].value)
+        if wrapped is not None and wrapped.startswith(ARRAY_MODULES) and wrapped not in STATIC_CALLS \
+                and wrapped not in LAX_CONTROL_FLOW:
+            return "bool_outputs" if wrapped in BOOL_FUNCTIONS or wrapped in LAX_COMPARISONS else "array_outputs"
     return wrapper
 
 
