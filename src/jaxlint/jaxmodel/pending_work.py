@@ -30,6 +30,7 @@ import libcst as cst
 from ..dataflow import FlowInterpreter
 from ..dataflow.interpreter import expressions_below
 from .dispatch import KEYS, WAIT_FUNCTIONS, WAIT_METHODS, WORK, Dispatch
+from ..semantic.containers import MUTATING_METHODS
 from ..semantic.scopes import Scope
 from .traced import TracedFunctions
 from .values import STATIC_ATTRIBUTES
@@ -55,8 +56,9 @@ PASS_THROUGH = frozenset(f"builtins.{name}" for name in (
 OPAQUE = frozenset(f"builtins.{name}" for name in (
     "len", "isinstance", "type", "id", "hasattr", "callable", "range",
 ))
-#: Container methods that store a value without reading it (`losses.append(loss)`).
-STORE_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "extendleft", "setdefault", "update"})
+#: Container methods that store a value without reading it (`losses.append(loss)`): the mutating
+#: ones less those that remove or reorder, which compare or hand back what the container holds.
+STORE_METHODS = MUTATING_METHODS - {"pop", "popleft", "popitem", "remove", "discard", "clear", "sort", "reverse"}
 #: Functions and methods named like this are taken to wait for everything queued (`sync_global_devices`).
 SYNC_NAMES = re.compile(r"sync|block|wait|barrier|ready", re.IGNORECASE)
 #: Context managers known not to wait for JAX work when they close (JAX's own, but its profiler, too).
