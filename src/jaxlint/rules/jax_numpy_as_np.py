@@ -33,7 +33,15 @@ class JaxNumpyAsNp(Rule):
 
     def _check(self, alias: cst.ImportAlias) -> None:
         if alias.asname is not None and isinstance(alias.asname.name, cst.Name) and alias.asname.name.value == "np":
-            self.imports.append((alias, alias.asname.name, self.ctx.scope))
+            if not self._numpy_fallback(self.ctx.scope):
+                self.imports.append((alias, alias.asname.name, self.ctx.scope))
+
+    @staticmethod
+    def _numpy_fallback(scope: Scope) -> bool:
+        """`try: import jax.numpy as np` / `except ImportError: import numpy as np`: code written for
+        both libraries on purpose, where `np` is the right name for either."""
+        binding = scope.bindings.get("np")
+        return binding is not None and any(binding.targets[i] == "numpy" for i in binding.fallbacks)
 
     def finish(self) -> None:
         if not self.imports:
