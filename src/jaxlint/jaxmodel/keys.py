@@ -17,7 +17,10 @@ does not flow on, and loop bodies (comprehensions too) run twice, so that a key 
 iteration and not rebound from a fresh `split` is seen consumed again in the next. A function given
 to `jax.tree.map` runs the same way, once per leaf, where it is called; the body of a `lax.scan`,
 `fori_loop` or `while_loop` is probed for carry keys it draws from and returns unchanged, which every
-iteration draws from again (reported at the loop call, as JAX's checker does). In test code only
+iteration draws from again (reported at the loop call, as JAX's checker does). Two draws that only
+shuffle or index arrays (`permutation`, `shuffle`, `choice`, a `randint` used as an index) are the
+same order given to several arrays on purpose, to keep a batch aligned: not reported unless a loop
+repeats them. In test code only
 two direct `jax.random` draws from one key are reported: tests give one key to the code under test
 and to a reference on purpose.
 
@@ -93,6 +96,15 @@ CARRY_LOOPS = {
 #: Functions that call the function they are given once per leaf of a pytree.
 TREE_MAPS = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map", "jax.tree.map_with_path",
                        "jax.tree_util.tree_map_with_path"})
+#: `jax.random` draws of indices that reorder or pick elements: one key given to several of them (every
+#: leaf of a batch, then its targets) gives every array the same order, which keeps a batch aligned.
+ALIGNING_DRAWS = frozenset({"jax.random.permutation", "jax.random.shuffle", "jax.random.choice"})
+#: `jax.random` draws that align arrays only where their result indexes them (`x[idx]`).
+INDEX_DRAWS = frozenset({"jax.random.randint"})
+#: Calls that index an array with their arguments (`jnp.take(x, idx, axis=0)`, `lax.dynamic_slice`).
+INDEXING_CALLS = frozenset({"take", "take_along_axis", "dynamic_slice", "dynamic_slice_in_dim",
+                            "dynamic_index_in_dim", "dynamic_update_slice", "dynamic_update_slice_in_dim",
+                            "dynamic_update_index_in_dim"})
 
 #: Last name of every `jax.random` function that makes or derives a key (a call of one, however
 #: imported, is written with this name unless renamed on import).
@@ -120,6 +132,10 @@ class Consumption:
     direct: bool = False
     #: consumed by a module function (or method): where that function consumes its parameter
     via: "Consumption | None" = None
+    #: the `jax.random` function of a direct draw
+    draw: str | None = None
+    #: the function (or module) whose code makes the draw
+    within: cst.CSTNode | None = None
 
 
 @dataclass
@@ -175,6 +191,8 @@ class KeyFlowFacts:
         self._carry_reuses: dict[tuple[int, int, bool], list[tuple[int | None, str, Consumption]]] = {}
         #: id(Param) -> the source of its annotation
         self._annotations: dict[int, str] = {}
+        #: id(function or module) -> ids of the calls in it whose result indexes an array
+        self._index_draws: dict[int, set[int]] = {}
         self._compute()
 
     @property
@@ -396,6 +414,29 @@ class KeyFlowFacts:
             return self._unwrap(expr.args[0].value, scope, bound, depth + 1)
         return None
 
+    # -- deliberate alignment -------------------------------------------------------------------
+    def aligned(self, first: Consumption, again: Consumption, kind: str) -> bool:
+        """Whether both draws from one key are index draws that reorder or pick elements (a shuffle,
+        a permutation, a choice, a random index used to index), so that the arrays they act on stay
+        aligned: the batch idiom `jax.tree.map(lambda x: jax.random.permutation(key, x), batch)`. The
+        same permutation of the same expression twice in a row aligns nothing: it is still reported."""
+        first_draw, again_draw = _drawn_by(first), _drawn_by(again)
+        if not (self._aligning(first_draw) and self._aligning(again_draw)):
+            return False
+        if kind == "again" and first.via is None and again.via is None:
+            code = cst.Module([]).code_for_node
+            return [code(a) for a in first.node.args[1:]] != [code(a) for a in again.node.args[1:]]
+        return True
+
+    def _aligning(self, draw: Consumption) -> bool:
+        if draw.draw in ALIGNING_DRAWS:
+            return True
+        if draw.draw in INDEX_DRAWS and draw.within is not None:
+            if id(draw.within) not in self._index_draws:
+                self._index_draws[id(draw.within)] = _index_draws(draw.within)
+            return id(draw.node) in self._index_draws[id(draw.within)]
+        return False
+
     def carry_reuse(self, function: FunctionNode, carry_index: int, pairs: bool) -> list[tuple[int | None, str, Consumption]]:
         """Keys of the carry that a lax loop body draws from and returns unchanged, so that every
         iteration draws from the same key: (carry position, name in the body, the draw)."""
@@ -572,6 +613,8 @@ class _KeyFlow:
         self.loop_depth = 0
         #: loop line, continue states, break states
         self.loops: list[tuple[cst.CSTNode, list[State], list[State]]] = []
+        #: id(tree map call) -> the names it found consumed already when it began
+        self.consumed_before_map: dict[int, set[str]] = {}
         self.param_consumed: dict[str, Consumption] = {}
         #: ids of the functions whose summaries this interpretation read
         self.consulted: set[int] = set()
@@ -959,7 +1002,7 @@ class _KeyFlow:
             self.expr(arg.value)
         consumed = self._consumed_arguments(node, callee)
         for name, certain, direct, via in consumed:
-            self.consume(name, node, certain, direct, via)
+            self.consume(name, node, certain, direct, via, callee if direct else None)
         if callee in TREE_MAPS:
             self.map_over_leaves(node)
         elif callee in CARRY_LOOPS and not self.summary:
@@ -984,6 +1027,7 @@ class _KeyFlow:
         scope, returns = self.scope, self.returns
         self.scope = inner
         self.inlined.add(id(function))
+        self.consumed_before_map[id(node)] = {name for name, held in self.state.items() if held.consumed is not None}
         self.loop_depth += 1
         self.loops.append((node, [], []))
         for _ in range(2):
@@ -1041,8 +1085,10 @@ class _KeyFlow:
         value = self._argument(node, index, keyword)
         if isinstance(value, cst.Lambda):
             return value
-        if value is not None:
-            return self.facts.function_for(value, self.scope)
+        if isinstance(value, cst.Name):  # a `def`, or a name bound once to a lambda
+            callee = self.facts.traced.callee(value, self.scope)
+            if callee is not None and not callee.receiver and not callee.prefix:
+                return callee.function
         return None
 
     def returned_carry(self, value: cst.BaseExpression) -> None:
@@ -1120,11 +1166,21 @@ class _KeyFlow:
             return []
         return [(n, False, False, None) for _, n in tracked]
 
-    def consume(self, name: str, node: cst.Call, certain: bool, direct: bool, via: Consumption | None = None) -> None:
+    def _repeating_loop(self, name: str) -> cst.CSTNode | None:
+        """The innermost loop whose previous iteration (or leaf) consumed `name`: a tree map that
+        found the key consumed already when it began repeats an enclosing loop's draw, not a leaf's."""
+        for loop, _, _ in reversed(self.loops):
+            if not (isinstance(loop, cst.Call) and name in self.consumed_before_map.get(id(loop), ())):
+                return loop
+        return None
+
+    def consume(self, name: str, node: cst.Call, certain: bool, direct: bool, via: Consumption | None = None,
+                draw: str | None = None) -> None:
         held = self.state.get(name)
         if held is None:
             return
         line = self.facts.order(node)
+        consumption = Consumption(node, line, certain, direct, via, draw, self.scope.node)
         if held.consumed is not None:
             if self.test_code and not (direct and held.consumed.direct):
                 # tests hand one key to the code under test and to a reference, or twice to check
@@ -1133,18 +1189,62 @@ class _KeyFlow:
             if not self.summary and (held.known or (certain and held.consumed.certain)):
                 first = held.consumed
                 loop, kind = None, "again"
-                if self.loops and first.line >= line:
-                    loop = self.loops[-1][0]  # consumed by the previous iteration (or leaf)
-                    kind = "leaves" if isinstance(loop, cst.Call) else "loop"
+                if first.line >= line:
+                    loop = self._repeating_loop(name)  # consumed by the previous iteration (or leaf)
+                    if loop is not None:
+                        kind = "leaves" if isinstance(loop, cst.Call) else "loop"
+                if kind != "loop" and self.facts.aligned(first, consumption, kind):
+                    return  # the same shuffle of several arrays, on purpose: they stay aligned
                 self.facts.record(Reuse(node, name, first, loop, kind))
             return
-        consumption = Consumption(node, line, certain, direct, via)
         self.state[name] = KeyState(consumption, held.known, held.param, held.loop_depth)
         if held.param is not None and held.param not in self.param_consumed:
             self.param_consumed[held.param] = consumption
 
 
 # -- helpers ------------------------------------------------------------------------------------
+def _drawn_by(consumption: Consumption) -> Consumption:
+    """The `jax.random` draw at the end of a consumption through functions of the module."""
+    while consumption.via is not None:
+        consumption = consumption.via
+    return consumption
+
+
+def _index_draws(within: cst.CSTNode) -> set[int]:
+    """The calls in a function (or module) whose result indexes an array: written in a subscript
+    (`x[jax.random.randint(...)]`), given as the indices of `jnp.take`/`lax.dynamic_slice`, or bound to
+    a name used so. Asked only for an index draw that would otherwise be reported: a rare walk."""
+    from ..syntax.walk import walk
+
+    assigned: dict[str, list[int]] = {}
+    index_expressions: list[cst.CSTNode] = []
+
+    def enter(node: cst.CSTNode, field: str) -> bool:
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                and isinstance(node.value, cst.Call):
+            assigned.setdefault(node.targets[0].target.value, []).append(id(node.value))
+        elif isinstance(node, cst.Subscript):
+            index_expressions.extend(element.slice for element in node.slice)
+        elif isinstance(node, cst.Call) and _last_name(node.func) in INDEXING_CALLS:
+            # `jnp.take(x, idx)` and `x.take(idx)` alike: every argument is taken as an index
+            index_expressions.extend(arg.value for arg in node.args)
+        return True
+
+    walk(within, enter, lambda node: None)
+    found: set[int] = set()
+
+    def mark(node: cst.CSTNode, field: str) -> bool:
+        if isinstance(node, cst.Call):
+            found.add(id(node))
+        elif isinstance(node, cst.Name):
+            found.update(assigned.get(node.value, ()))
+        return True
+
+    for expression in index_expressions:
+        walk(expression, mark, lambda node: None)
+    return found
+
+
 def is_test_file(path: str | None) -> bool:
     """`test_*.py`, `*_test.py`, `conftest.py`: where fixed seeds and shared keys are deliberate."""
     if not path:
