@@ -20,7 +20,8 @@ to `jax.tree.map` runs the same way, once per leaf, where it is called; the body
 iteration draws from again (reported at the loop call, as JAX's checker does). Two draws that only
 shuffle or index arrays (`permutation`, `shuffle`, `choice`, a `randint` used as an index) are the
 same order given to several arrays on purpose, to keep a batch aligned: not reported unless a loop
-repeats them. In test code only
+repeats them. A compiled function called for nothing but its compilation (its result thrown away:
+a warm-up before timing) does not consume the key it is given. In test code only
 two direct `jax.random` draws from one key are reported: tests give one key to the code under test
 and to a reference on purpose.
 
@@ -45,6 +46,7 @@ import libcst as cst
 from ..model.settings import DEFAULT_KEY_NAMES
 from ..semantic.scopes import COMPREHENSIONS, Scope
 from ..syntax.arguments import Passing
+from .jax_names import JIT_FAMILY
 from .traced import MODES, Callee, TracedFunctions
 
 if TYPE_CHECKING:
@@ -300,6 +302,27 @@ class KeyFlowFacts:
             return self.callee(func.args[0].value, scope, depth + 1)
         return self.traced.callee(func, scope)
 
+    def compiled(self, func: cst.BaseExpression, reached: Callee, scope: Scope) -> bool:
+        """Whether calling `func` runs `reached` compiled by `jax.jit` (or another of its family):
+        `jax.jit(f)(...)`, a name bound once to `jax.jit(f)`, or a function decorated with it."""
+        resolve = self.ctx.names.qualified_name
+        if isinstance(func, cst.Name):
+            found = scope.lookup(func.value)
+            if found is not None and len(found[1].nodes) == 1:
+                value = self.traced.assigned_calls.get(id(found[1].nodes[0]))
+                if value is not None and resolve(value.func, found[0]) in JIT_FAMILY:
+                    return True
+        elif isinstance(func, cst.Call) and resolve(func.func, scope) in JIT_FAMILY:
+            return True
+        function = reached.function
+        outer = self.traced.scopes.get(id(function))
+        outer = outer.parent if outer is not None and outer.parent is not None else self.ctx.module_scope
+        for decorator in getattr(function, "decorators", ()):
+            use = self.traced.transform_use(decorator.decorator, outer)
+            if use is not None and use.transform in JIT_FAMILY:
+                return True
+        return False
+
     def _passes_through(self, call: cst.Call, scope: Scope) -> bool:
         """`jax.jit(f)`, `jax.vmap(f, …)`: a wrapper whose calls pass their arguments to `f`."""
         return bool(call.args) and call.args[0].keyword is None and not call.args[0].star \
@@ -484,6 +507,8 @@ class _KeyFlow:
         self.not_keys = facts.lines.attribute_uses.get(id(function) if function is not None else id(facts.ctx.module), set())
         #: in a test: a key given to two functions is how tests compare them, not a mistake
         self.test_code = facts.test_file or in_test_function(scope)
+        #: the call of the expression statement being interpreted, whose result nothing uses
+        self.discarded: cst.Call | None = None
         names = facts.ctx.names
         # the scope changes while a function mapped over a pytree is run in place
         self.resolve = lambda expr: names.qualified_name(expr, self.scope)
@@ -679,7 +704,9 @@ class _KeyFlow:
                 target.append(_copy(self.state))
             return False
         elif isinstance(node, cst.Expr):
+            self.discarded = _discarded_call(node.value)
             self.expr(node.value)
+            self.discarded = None
         elif isinstance(node, cst.Assert):
             self.expr(node.test)
         elif isinstance(node, cst.Del):
@@ -996,6 +1023,10 @@ class _KeyFlow:
         if not tracked:
             return []
         reached = self.facts.callee(node.func, self.scope)
+        if reached is not None and node is self.discarded and self.facts.compiled(node.func, reached, self.scope):
+            # a warm-up: a compiled function's only effect is its result, and this one is thrown
+            # away, so the numbers it draws are never seen (`step(key, x).block_until_ready()`)
+            return []
         if reached is not None:
             self.consulted.add(id(reached.function))
             summary = self.facts.summaries.get(id(reached.function))
@@ -1062,6 +1093,19 @@ class _KeyFlow:
 
 
 # -- helpers ------------------------------------------------------------------------------------
+def _discarded_call(value: cst.BaseExpression) -> cst.Call | None:
+    """The call whose result an expression statement throws away, also when it only waits for it:
+    `f(x)`, `f(x).block_until_ready()`, `jax.block_until_ready(f(x))`."""
+    if not isinstance(value, cst.Call):
+        return None
+    if _last_name(value.func) == "block_until_ready":
+        if isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Call) and not value.args:
+            return value.func.value
+        if len(value.args) == 1 and isinstance(value.args[0].value, cst.Call):
+            return value.args[0].value
+    return value
+
+
 def _drawn_by(consumption: Consumption) -> Consumption:
     """The `jax.random` draw at the end of a consumption through functions of the module."""
     while consumption.via is not None:
