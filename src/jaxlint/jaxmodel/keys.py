@@ -20,7 +20,7 @@ to `jax.tree.map` runs the same way, once per leaf, where it is called; the body
 iteration draws from again (reported at the loop call, as JAX's checker does). Two draws that only
 shuffle or index arrays (`permutation`, `shuffle`, `choice`, a `randint` used as an index) are the
 same order given to several arrays on purpose, to keep a batch aligned: not reported unless a loop
-repeats them. A compiled function called for nothing but its compilation (its result thrown away:
+other than one over a dict's arrays (`batch.items()`) repeats them. A compiled function called for nothing but its compilation (its result thrown away:
 a warm-up before timing) does not consume the key it is given. In test code only
 two direct `jax.random` draws from one key are reported: tests give one key to the code under test
 and to a reference on purpose.
@@ -1083,6 +1083,8 @@ class _KeyFlow:
                     loop = self._repeating_loop(name)  # consumed by the previous iteration (or leaf)
                     if loop is not None:
                         kind = "leaves" if isinstance(loop, cst.Call) else "loop"
+                if kind == "loop" and _over_mapping_values(loop):
+                    kind = "leaves" if self.facts.aligned(first, consumption, "leaves") else kind
                 if kind != "loop" and self.facts.aligned(first, consumption, kind):
                     return  # the same shuffle of several arrays, on purpose: they stay aligned
                 self.facts.record(Reuse(node, name, first, loop, kind))
@@ -1093,6 +1095,13 @@ class _KeyFlow:
 
 
 # -- helpers ------------------------------------------------------------------------------------
+def _over_mapping_values(loop: cst.CSTNode | None) -> bool:
+    """`for name, x in batch.items()` / `for x in batch.values()`: a loop over the arrays of one
+    structure, as a tree map goes over its leaves (never a loop over epochs or steps)."""
+    return isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call) and not loop.iter.args \
+        and isinstance(loop.iter.func, cst.Attribute) and loop.iter.func.attr.value in ("items", "values")
+
+
 def _discarded_call(value: cst.BaseExpression) -> cst.Call | None:
     """The call whose result an expression statement throws away, also when it only waits for it:
     `f(x)`, `f(x).block_until_ready()`, `jax.block_until_ready(f(x))`."""
