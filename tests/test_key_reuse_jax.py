@@ -73,6 +73,30 @@ def test_every_typed_key_function_agrees_with_jax(fixture, reported):
     assert typed - module_level <= checked
 
 
+def test_deliberate_reuse_raises_under_the_checker_but_is_not_reported(fixture, reported):
+    """Reuse on purpose (rules/JAX101-prng-key-reuse.toml): one key shuffling or indexing every array
+    of a batch keeps the arrays aligned, and a warm-up call's draws are thrown away. JAX's checker
+    raises all the same; jaxlint stays silent."""
+    for function, make_args in fixture.DELIBERATE_KEY_REUSE:
+        assert not reported & function_lines(function), f"{function.__name__} is deliberate, jaxlint reports it"
+        with jax.debug_key_reuse(True):
+            with pytest.raises(jax.errors.KeyReuseError):
+                function(*make_args())
+
+
+def test_one_key_keeps_a_batch_aligned(fixture):
+    """Why the alignment idiom is deliberate: every array gets the same order."""
+    batch = {"obs": jnp_arange(8), "act": 10 * jnp_arange(8)}
+    for function in fixture.ALIGNED_BATCHES:
+        out = function(jax.random.key(0), batch)
+        assert (out["act"] == 10 * out["obs"]).all(), f"{function.__name__}: the arrays are no longer aligned"
+        assert not (out["obs"].ravel() == jnp_arange(out["obs"].size)).all(), f"{function.__name__} drew nothing"
+
+
+def jnp_arange(n):
+    return jax.numpy.arange(n, dtype=jax.numpy.float32)
+
+
 def test_module_level_reuse_raises_under_the_checker(reported):
     """The fixture's module-level reuse raises when the module is imported with the checker on."""
     spec = importlib.util.spec_from_file_location("fixture_JAX101_checked", PATH)

@@ -17,7 +17,11 @@ does not flow on, and loop bodies (comprehensions too) run twice, so that a key 
 iteration and not rebound from a fresh `split` is seen consumed again in the next. A function given
 to `jax.tree.map` runs the same way, once per leaf, where it is called; the body of a `lax.scan`,
 `fori_loop` or `while_loop` is probed for carry keys it draws from and returns unchanged, which every
-iteration draws from again (reported at the loop call, as JAX's checker does). In test code only
+iteration draws from again (reported at the loop call, as JAX's checker does). Two draws that only
+shuffle or index arrays (`permutation`, `shuffle`, `choice`, a `randint` used as an index) are the
+same order given to several arrays on purpose, to keep a batch aligned: not reported unless a loop
+other than one over a dict's arrays (`batch.items()`) repeats them. A compiled function called for nothing but its compilation (its result thrown away:
+a warm-up before timing) does not consume the key it is given. In test code only
 two direct `jax.random` draws from one key are reported: tests give one key to the code under test
 and to a reference on purpose.
 
@@ -40,9 +44,10 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ..model.settings import DEFAULT_KEY_NAMES
-from .jax_names import PARTIAL
 from ..semantic.scopes import COMPREHENSIONS, Scope
-from .traced import MODES, TracedFunctions
+from ..syntax.arguments import Passing
+from .jax_names import JIT_FAMILY
+from .traced import MODES, Callee, TracedFunctions
 
 if TYPE_CHECKING:
     from ..semantic.source_file import SourceFile
@@ -93,6 +98,22 @@ CARRY_LOOPS = {
 #: Functions that call the function they are given once per leaf of a pytree.
 TREE_MAPS = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map", "jax.tree.map_with_path",
                        "jax.tree_util.tree_map_with_path"})
+#: `jax.random` draws of indices that reorder or pick elements, by their parameters after the key (with
+#: the defaults of those that shape the draw) and the one that names the array drawn from. One key given to
+#: several such draws alike (every leaf of a batch, then its targets) gives every array the same order,
+#: which keeps the batch aligned. `choice` weighted by `p` samples rather than reorders: not one of them.
+ALIGNING_DRAWS: dict[str, tuple[tuple[tuple[str, str | None], ...], str | None]] = {
+    "jax.random.permutation": ((("x", None), ("axis", "0"), ("independent", "False")), "x"),
+    "jax.random.shuffle": ((("x", None), ("axis", "0")), "x"),
+    "jax.random.choice": ((("a", None), ("shape", "()"), ("replace", "True"), ("p", "None"), ("axis", "0"),
+                           ("mode", "None")), "a"),
+    # aligning only where its result indexes an array (`x[idx]`)
+    "jax.random.randint": ((("shape", None), ("minval", None), ("maxval", None), ("dtype", "int")), None),
+}
+#: Calls that index an array with their arguments (`jnp.take(x, idx, axis=0)`, `lax.dynamic_slice`).
+INDEXING_CALLS = frozenset({"take", "take_along_axis", "dynamic_slice", "dynamic_slice_in_dim",
+                            "dynamic_index_in_dim", "dynamic_update_slice", "dynamic_update_slice_in_dim",
+                            "dynamic_update_index_in_dim"})
 
 #: Last name of every `jax.random` function that makes or derives a key (a call of one, however
 #: imported, is written with this name unless renamed on import).
@@ -120,6 +141,10 @@ class Consumption:
     direct: bool = False
     #: consumed by a module function (or method): where that function consumes its parameter
     via: "Consumption | None" = None
+    #: the `jax.random` function of a direct draw
+    draw: str | None = None
+    #: the function (or module) whose code makes the draw
+    within: cst.CSTNode | None = None
 
 
 @dataclass
@@ -175,6 +200,8 @@ class KeyFlowFacts:
         self._carry_reuses: dict[tuple[int, int, bool], list[tuple[int | None, str, Consumption]]] = {}
         #: id(Param) -> the source of its annotation
         self._annotations: dict[int, str] = {}
+        #: id(function or module) -> ids of the calls in it whose result indexes an array
+        self._index_draws: dict[int, set[int]] = {}
         self._compute()
 
     @property
@@ -258,143 +285,79 @@ class KeyFlowFacts:
             self.reuses.append(reuse)
 
     # -- shared questions ---------------------------------------------------------------------
-    def function_for(self, func: cst.BaseExpression, scope: Scope) -> cst.FunctionDef | None:
-        """The module function a called name stands for (all its bindings are that `def`)."""
-        if not isinstance(func, cst.Name):
+    def callee(self, func: cst.BaseExpression, scope: Scope, depth: int = 0) -> Callee | None:
+        """The module function a call of `func` runs: the shared resolver (`TracedFunctions.callee`:
+        a `def`, a lambda, `functools.partial` of one, a method through its class, an instance or
+        `self`), also through the wrapper of a transform that hands the call's arguments on
+        (`jax.jit(f)(...)`, or a name bound once to `jax.pmap(partial(f, a), …)`)."""
+        if depth > 4:
             return None
-        found = scope.lookup(func.value)
-        if found is None:
-            return None
-        defs = [n for n in found[1].nodes if isinstance(n, cst.FunctionDef)]
-        return defs[-1] if defs and len(defs) == len(found[1].nodes) else None
-
-    def callee_function(self, func: cst.BaseExpression, scope: Scope) -> tuple[cst.FunctionDef, int] | None:
-        """The module function a call reaches, and how many leading positional parameters are already
-        bound: `f(...)`, `jax.jit(f)(...)`, or a name bound once to `jax.pmap(partial(f, a), …)`."""
-        function = self.function_for(func, scope)
-        if function is not None:
-            return function, 0
-        if isinstance(func, cst.Call):
-            return self._unwrap(func, scope, 0)
         if isinstance(func, cst.Name):
             found = scope.lookup(func.value)
-            if found is None or len(found[1].nodes) != 1:
-                return None
-            value = self.lines.assigned_calls.get(id(found[1].nodes[0]))
-            if value is not None:
-                return self._unwrap(value, found[0], 0) or self._method(self._class_of(value.func, found[0]),
-                                                                        "__call__", True)
-            return None
-        if isinstance(func, cst.Attribute):
-            return self.method_callee(func, scope)
-        return None
+            if found is not None and len(found[1].nodes) == 1:
+                value = self.traced.assigned_calls.get(id(found[1].nodes[0]))
+                if value is not None and self._passes_through(value, found[0]):
+                    return self.callee(value.args[0].value, found[0], depth + 1)
+        elif isinstance(func, cst.Call) and self._passes_through(func, scope):
+            return self.callee(func.args[0].value, scope, depth + 1)
+        return self.traced.callee(func, scope)
 
-    # Methods. Call resolution for attributes is kept small and local to the key flow: an object
-    # made from a class of this module, the class itself, or `self`/`cls` inside one of its methods.
-    def method_callee(self, func: cst.Attribute, scope: Scope) -> tuple[cst.FunctionDef, int] | None:
-        """The method `obj.name(...)` calls and how many leading parameters the call binds (`self`):
-        `obj` made by `Class(...)` (bound once), `Class` itself, `Class(...)`, or `self`/`cls` in a
-        method of a class that no subclass here overrides `name` in."""
-        owner, name = func.value, func.attr.value
-        if isinstance(owner, cst.Call):
-            return self._method(self._class_of(owner.func, scope), name, True)
-        if not isinstance(owner, cst.Name):
-            return None
-        receiver = self._receiver_class(owner.value, scope)
-        if receiver is not None:
-            cls, instance = receiver
-            if self.lines.overridden(cls, name):
-                return None
-            return self._method(cls, name, instance)
-        found = scope.lookup(owner.value)
-        if found is None or len(found[1].nodes) != 1:
-            return None
-        node = found[1].nodes[0]
-        if isinstance(node, cst.ClassDef):
-            return self._method(node, name, False)
-        value = self.lines.assigned_calls.get(id(node))
-        if value is None:
-            return None
-        return self._method(self._class_of(value.func, found[0]), name, True)
+    def compiled(self, func: cst.BaseExpression, reached: Callee, scope: Scope) -> bool:
+        """Whether calling `func` runs `reached` compiled by `jax.jit` (or another of its family):
+        `jax.jit(f)(...)`, a name bound once to `jax.jit(f)`, or a function decorated with it."""
+        resolve = self.ctx.names.qualified_name
+        if isinstance(func, cst.Name):
+            found = scope.lookup(func.value)
+            if found is not None and len(found[1].nodes) == 1:
+                value = self.traced.assigned_calls.get(id(found[1].nodes[0]))
+                if value is not None and resolve(value.func, found[0]) in JIT_FAMILY:
+                    return True
+        elif isinstance(func, cst.Call) and resolve(func.func, scope) in JIT_FAMILY:
+            return True
+        function = reached.function
+        outer = self.traced.scopes.get(id(function))
+        outer = outer.parent if outer is not None and outer.parent is not None else self.ctx.module_scope
+        for decorator in getattr(function, "decorators", ()):
+            use = self.traced.transform_use(decorator.decorator, outer)
+            if use is not None and use.transform in JIT_FAMILY:
+                return True
+        return False
 
-    def _class_of(self, expr: cst.BaseExpression, scope: Scope) -> cst.ClassDef | None:
-        """The class of this module a name stands for (bound once, to a `class` statement)."""
-        if not isinstance(expr, cst.Name):
-            return None
-        found = scope.lookup(expr.value)
-        if found is None or len(found[1].nodes) != 1 or not isinstance(found[1].nodes[0], cst.ClassDef):
-            return None
-        return found[1].nodes[0]
+    def _passes_through(self, call: cst.Call, scope: Scope) -> bool:
+        """`jax.jit(f)`, `jax.vmap(f, …)`: a wrapper whose calls pass their arguments to `f`."""
+        return bool(call.args) and call.args[0].keyword is None and not call.args[0].star \
+            and self.ctx.names.qualified_name(call.func, scope) in PASS_THROUGH
 
-    def _receiver_class(self, name: str, scope: Scope) -> tuple[cst.ClassDef, bool] | None:
-        """(class, whether `name` is an instance) when `name` is the first parameter of the method
-        whose scope this is, never rebound there."""
-        function = scope.node
-        if not isinstance(function, cst.FunctionDef) or scope.parent is None or scope.parent.kind != "class":
-            return None
-        params = (*function.params.posonly_params, *function.params.params)
-        if not params or params[0].name.value != name or id(function) not in self.traced.methods:
-            return None
-        binding = scope.bindings.get(name)
-        if binding is None or len(binding.nodes) != 1:
-            return None
-        kind = self._method_kind(function, scope.parent)
-        if kind is None or kind == "static":
-            return None
-        return scope.parent.node, kind == "instance"
+    # -- deliberate alignment -------------------------------------------------------------------
+    def aligned(self, first: Consumption, again: Consumption, kind: str) -> bool:
+        """Whether two draws from one key are the same index draw (a permutation, a shuffle, an
+        unweighted choice, a random index used to index) made alike for different arrays, so that
+        those arrays stay aligned: `jax.tree.map(lambda x: jax.random.permutation(key, x), batch)`,
+        then `jax.random.permutation(key, targets)`. Two such draws in a row from the same array, or
+        shaped differently, align nothing: they are still reported."""
+        first_draw, again_draw = _drawn_by(first), _drawn_by(again)
+        if first_draw.draw != again_draw.draw or not self._aligning(first_draw) or not self._aligning(again_draw):
+            return False
+        if kind == "leaves":
+            return True  # the same call, for every leaf
+        one, other = _index_draw_arguments(first_draw), _index_draw_arguments(again_draw)
+        if one is None or other is None or one[1] != other[1] or one[1].get("p", "None") != "None":
+            return False
+        if one[0] is None:
+            return False  # `randint` twice in a row: nothing tells which arrays its indices are for
+        # in one function, the same expression twice is the same array: two equal draws, no alignment
+        return one[0] != other[0] or first.via is not None or again.via is not None
 
-    def _method(self, cls: cst.ClassDef | None, name: str, instance: bool) -> tuple[cst.FunctionDef, int] | None:
-        """The method `name` defined in the body of `cls`, and how many leading parameters a call
-        through an instance (or through the class) binds."""
-        if cls is None or not isinstance(cls.body, cst.IndentedBlock):
-            return None
-        found = None
-        for statement in cls.body.body:
-            if isinstance(statement, cst.FunctionDef) and statement.name.value == name:
-                found = statement
-        if found is None:
-            return None
-        method_scope = self.traced.scopes.get(id(found))
-        if method_scope is None or method_scope.parent is None:
-            return None
-        binding = method_scope.parent.bindings.get(name)
-        if binding is None or len(binding.nodes) != 1:
-            return None  # also assigned in the class body: which one a call reaches is not known here
-        kind = self._method_kind(found, method_scope.parent)
-        if kind is None:
-            return None
-        bound = {"static": 0, "class": 1, "instance": 1 if instance else 0}[kind]
-        return found, bound
-
-    def _method_kind(self, method: cst.FunctionDef, class_scope: Scope) -> str | None:
-        """"instance", "class" or "static"; None when a decorator may change how it is called."""
-        kind = "instance"
-        for decorator in method.decorators:
-            qualified = self.ctx.names.qualified_name(decorator.decorator, class_scope)
-            if qualified == "builtins.staticmethod":
-                kind = "static"
-            elif qualified == "builtins.classmethod":
-                kind = "class"
-            elif self.traced.transform_use(decorator.decorator, class_scope) is None:
-                return None
-        return kind
-
-    def _unwrap(self, expr: cst.BaseExpression, scope: Scope, bound: int, depth: int = 0) -> tuple[cst.FunctionDef, int] | None:
-        if isinstance(expr, cst.Name):
-            function = self.function_for(expr, scope)
-            return (function, bound) if function is not None else None
-        if not isinstance(expr, cst.Call) or depth > 4 or not expr.args or expr.args[0].keyword is not None \
-                or expr.args[0].star:
-            return None
-        callee = self.ctx.names.qualified_name(expr.func, scope)
-        if callee in PARTIAL:
-            extra = sum(1 for a in expr.args[1:] if a.keyword is None)
-            if any(a.star for a in expr.args[1:]):
-                return None
-            return self._unwrap(expr.args[0].value, scope, bound + extra, depth + 1)
-        if callee in PASS_THROUGH:
-            return self._unwrap(expr.args[0].value, scope, bound, depth + 1)
-        return None
+    def _aligning(self, draw: Consumption) -> bool:
+        if draw.draw not in ALIGNING_DRAWS:
+            return False
+        if draw.draw == "jax.random.randint":
+            if draw.within is None:
+                return False
+            if id(draw.within) not in self._index_draws:
+                self._index_draws[id(draw.within)] = _index_draws(draw.within)
+            return id(draw.node) in self._index_draws[id(draw.within)]
+        return _index_draw_arguments(draw) is not None
 
     def carry_reuse(self, function: FunctionNode, carry_index: int, pairs: bool) -> list[tuple[int | None, str, Consumption]]:
         """Keys of the carry that a lax loop body draws from and returns unchanged, so that every
@@ -434,7 +397,6 @@ class _FileIndex:
     """One walk of the file, for everything the interpreter needs to know ahead of time:
 
     * the source order of calls (a pre-order index), and lines of nodes, resolved only when asked;
-    * the calls assigned to a single name (`step = jax.jit(train_step)`), by the Name target;
     * per function (and for the module): the names used in its body with an attribute a JAX key does
       not have (`rng.normal(...)`: a NumPy Generator, never a key);
     * per function: the identifiers written directly in it (not in nested functions), so that a
@@ -446,16 +408,12 @@ class _FileIndex:
 
         self.module = module
         self.index: dict[int, int] = {}
-        self.assigned_calls: dict[int, cst.Call] = {}
         self.identifiers: dict[int, set[str]] = {}
         self.attribute_uses: dict[int, set[str]] = {}
         #: local names for `jax.random.key/split/...` (`from jax.random import split as jsplit`)
         self.key_aliases: set[str] = set()
-        index, assigned, identifiers, attribute_uses = self.index, self.assigned_calls, self.identifiers, self.attribute_uses
+        index, identifiers, attribute_uses = self.index, self.identifiers, self.attribute_uses
         aliases = self.key_aliases
-        #: every `class` statement of the file
-        self.classes: list[cst.ClassDef] = []
-        classes = self.classes
         #: ids of the functions with a call written directly in them (not only in nested functions)
         self.calling: set[int] = set()
         calling = self.calling
@@ -486,21 +444,13 @@ class _FileIndex:
                         if frame[3]:
                             frame[2].add(value.value)
             elif kind is assign_type:
-                if len(node.targets) == 1 and type(node.value) is cst.Call:
-                    if type(node.targets[0].target) is name_type:
-                        assigned[id(node.targets[0].target)] = node.value
                 if _last_name(node.value) in KEY_SOURCE_NAMES:
                     for target in node.targets:
                         aliases.update(_target_names(target.target))
-            elif kind is cst.AnnAssign:
-                if type(node.value) is cst.Call and type(node.target) is name_type:
-                    assigned[id(node.target)] = node.value
             elif kind is cst.ImportAlias:
                 if node.asname is not None and _last_name(node.name) in KEY_SOURCE_NAMES \
                         and isinstance(node.asname.name, cst.Name):
                     aliases.add(node.asname.name.value)
-            elif kind is cst.ClassDef:
-                classes.append(node)
             elif kind in function_types:
                 own: set[str] = set()
                 uses: set[str] = set()
@@ -515,7 +465,6 @@ class _FileIndex:
 
         walk(module, enter, leave)
         self._positions = None
-        self._overridden: dict[tuple[int, str], bool] = {}
 
     def order(self, node: cst.CSTNode) -> int:
         return self.index.get(id(node), -1)
@@ -525,29 +474,6 @@ class _FileIndex:
             wrapper = cst.metadata.MetadataWrapper(self.module, unsafe_skip_copy=True)
             self._positions = wrapper.resolve(cst.metadata.PositionProvider)
         return self._positions[node].start.line
-
-    def overridden(self, cls: cst.ClassDef, method: str) -> bool:
-        """Whether a class of this file derived from `cls` (by its name, at any depth) defines `method`."""
-        known = self._overridden.get((id(cls), method))
-        if known is None:
-            known = self._overridden[(id(cls), method)] = self._find_override(cls, method)
-        return known
-
-    def _find_override(self, cls: cst.ClassDef, method: str) -> bool:
-        derived = {cls.name.value}
-        grew = True
-        while grew:
-            grew = False
-            for other in self.classes:
-                if other.name.value in derived or other is cls:
-                    continue
-                if any(_last_name(base.value) in derived for base in other.bases):
-                    derived.add(other.name.value)
-                    grew = True
-                    if isinstance(other.body, cst.IndentedBlock) and any(
-                            isinstance(s, cst.FunctionDef) and s.name.value == method for s in other.body.body):
-                        return True
-        return False
 
     def may_hold_keys(self, function: FunctionNode, key_name: "re.Pattern[str]") -> bool:
         """Whether the function mentions anything a key can come from: a key-like name (a parameter or
@@ -572,6 +498,8 @@ class _KeyFlow:
         self.loop_depth = 0
         #: loop line, continue states, break states
         self.loops: list[tuple[cst.CSTNode, list[State], list[State]]] = []
+        #: id(tree map call) -> the names it found consumed already when it began
+        self.consumed_before_map: dict[int, set[str]] = {}
         self.param_consumed: dict[str, Consumption] = {}
         #: ids of the functions whose summaries this interpretation read
         self.consulted: set[int] = set()
@@ -579,6 +507,8 @@ class _KeyFlow:
         self.not_keys = facts.lines.attribute_uses.get(id(function) if function is not None else id(facts.ctx.module), set())
         #: in a test: a key given to two functions is how tests compare them, not a mistake
         self.test_code = facts.test_file or in_test_function(scope)
+        #: the call of the expression statement being interpreted, whose result nothing uses
+        self.discarded: cst.Call | None = None
         names = facts.ctx.names
         # the scope changes while a function mapped over a pytree is run in place
         self.resolve = lambda expr: names.qualified_name(expr, self.scope)
@@ -774,7 +704,9 @@ class _KeyFlow:
                 target.append(_copy(self.state))
             return False
         elif isinstance(node, cst.Expr):
+            self.discarded = _discarded_call(node.value)
             self.expr(node.value)
+            self.discarded = None
         elif isinstance(node, cst.Assert):
             self.expr(node.test)
         elif isinstance(node, cst.Del):
@@ -881,9 +813,11 @@ class _KeyFlow:
             return self.call(node)
         if isinstance(node, cst.Subscript):
             base = self.expr(node.value)
-            for element in node.slice:
-                for part in element.children:
-                    if isinstance(part, cst.BaseExpression):
+            for element in node.slice:  # `x[jax.random.randint(key, ...)]` draws too
+                index = element.slice
+                parts = (index.value,) if isinstance(index, cst.Index) else (index.lower, index.upper, index.step)
+                for part in parts:
+                    if part is not None:
                         self.expr(part)
             if base == "key" and isinstance(node.value, cst.Name):
                 return "key"
@@ -959,7 +893,7 @@ class _KeyFlow:
             self.expr(arg.value)
         consumed = self._consumed_arguments(node, callee)
         for name, certain, direct, via in consumed:
-            self.consume(name, node, certain, direct, via)
+            self.consume(name, node, certain, direct, via, callee if direct else None)
         if callee in TREE_MAPS:
             self.map_over_leaves(node)
         elif callee in CARRY_LOOPS and not self.summary:
@@ -984,6 +918,7 @@ class _KeyFlow:
         scope, returns = self.scope, self.returns
         self.scope = inner
         self.inlined.add(id(function))
+        self.consumed_before_map[id(node)] = {name for name, held in self.state.items() if held.consumed is not None}
         self.loop_depth += 1
         self.loops.append((node, [], []))
         for _ in range(2):
@@ -1017,10 +952,11 @@ class _KeyFlow:
         if function is None:
             # `lax.scan(partial(step, model), carry, xs)`: the carry comes after the bound arguments
             value = self._argument(node, body_at, body_keyword)
-            reached = self.facts.callee_function(value, self.scope) if isinstance(value, cst.Call) else None
-            if reached is None:
+            reached = self.facts.callee(value, self.scope) if isinstance(value, cst.Call) else None
+            if reached is None or any(a.star for a in reached.prefix):
                 return
-            function, bound = reached
+            function = reached.function
+            bound = int(reached.receiver) + sum(1 for a in reached.prefix if a.keyword is None)
         for _, name, first in self.facts.carry_reuse(function, carry_index + bound, pairs):
             if self.test_code and not first.direct:
                 continue
@@ -1041,8 +977,10 @@ class _KeyFlow:
         value = self._argument(node, index, keyword)
         if isinstance(value, cst.Lambda):
             return value
-        if value is not None:
-            return self.facts.function_for(value, self.scope)
+        if isinstance(value, cst.Name):  # a `def`, or a name bound once to a lambda
+            callee = self.facts.traced.callee(value, self.scope)
+            if callee is not None and not callee.receiver and not callee.prefix:
+                return callee.function
         return None
 
     def returned_carry(self, value: cst.BaseExpression) -> None:
@@ -1084,27 +1022,25 @@ class _KeyFlow:
             return [(n, False, False, None) for n in names]
         if not tracked:
             return []
-        reached = self.facts.callee_function(node.func, self.scope)
+        reached = self.facts.callee(node.func, self.scope)
+        if reached is not None and node is self.discarded and self.facts.compiled(node.func, reached, self.scope):
+            # a warm-up: a compiled function's only effect is its result, and this one is thrown
+            # away, so the numbers it draws are never seen (`step(key, x).block_until_ready()`)
+            return []
         if reached is not None:
-            function, bound = reached
-            self.consulted.add(id(function))
-            summary = self.facts.summaries.get(id(function))
+            self.consulted.add(id(reached.function))
+            summary = self.facts.summaries.get(id(reached.function))
             if summary is None:
                 return []
-            names = _parameter_names(function)[bound:]
+            given = {id(arg.value) for arg in node.args}  # not what a `partial` bound elsewhere
             result = []
-            index = 0
-            for arg in node.args:
-                if arg.star:
-                    break
-                if arg.keyword is not None:
-                    param = arg.keyword.value
-                else:
-                    param = names[index] if index < len(names) else None
-                    index += 1
-                if param in summary.consumed and isinstance(arg.value, cst.Name) and arg.value.value in self.state:
+            for param, passed in reached.bind(node.args).items():
+                if param not in summary.consumed or passed.how is not Passing.ARGUMENT:
+                    continue
+                value = passed.values[0]
+                if id(value) in given and isinstance(value, cst.Name) and value.value in self.state:
                     inner = summary.consumed[param]
-                    result.append((arg.value.value, inner.certain, False, inner))
+                    result.append((value.value, inner.certain, False, inner))
             return result
         if callee is not None and (callee.startswith(NON_CONSUMING_PREFIXES) or callee in NON_CONSUMING_RANDOM
                                    or callee in STORING_CALLS):
@@ -1120,11 +1056,21 @@ class _KeyFlow:
             return []
         return [(n, False, False, None) for _, n in tracked]
 
-    def consume(self, name: str, node: cst.Call, certain: bool, direct: bool, via: Consumption | None = None) -> None:
+    def _repeating_loop(self, name: str) -> cst.CSTNode | None:
+        """The innermost loop whose previous iteration (or leaf) consumed `name`: a tree map that
+        found the key consumed already when it began repeats an enclosing loop's draw, not a leaf's."""
+        for loop, _, _ in reversed(self.loops):
+            if not (isinstance(loop, cst.Call) and name in self.consumed_before_map.get(id(loop), ())):
+                return loop
+        return None
+
+    def consume(self, name: str, node: cst.Call, certain: bool, direct: bool, via: Consumption | None = None,
+                draw: str | None = None) -> None:
         held = self.state.get(name)
         if held is None:
             return
         line = self.facts.order(node)
+        consumption = Consumption(node, line, certain, direct, via, draw, self.scope.node)
         if held.consumed is not None:
             if self.test_code and not (direct and held.consumed.direct):
                 # tests hand one key to the code under test and to a reference, or twice to check
@@ -1133,18 +1079,104 @@ class _KeyFlow:
             if not self.summary and (held.known or (certain and held.consumed.certain)):
                 first = held.consumed
                 loop, kind = None, "again"
-                if self.loops and first.line >= line:
-                    loop = self.loops[-1][0]  # consumed by the previous iteration (or leaf)
-                    kind = "leaves" if isinstance(loop, cst.Call) else "loop"
+                if first.line >= line:
+                    loop = self._repeating_loop(name)  # consumed by the previous iteration (or leaf)
+                    if loop is not None:
+                        kind = "leaves" if isinstance(loop, cst.Call) else "loop"
+                if kind == "loop" and _over_mapping_values(loop):
+                    kind = "leaves" if self.facts.aligned(first, consumption, "leaves") else kind
+                if kind != "loop" and self.facts.aligned(first, consumption, kind):
+                    return  # the same shuffle of several arrays, on purpose: they stay aligned
                 self.facts.record(Reuse(node, name, first, loop, kind))
             return
-        consumption = Consumption(node, line, certain, direct, via)
         self.state[name] = KeyState(consumption, held.known, held.param, held.loop_depth)
         if held.param is not None and held.param not in self.param_consumed:
             self.param_consumed[held.param] = consumption
 
 
 # -- helpers ------------------------------------------------------------------------------------
+def _over_mapping_values(loop: cst.CSTNode | None) -> bool:
+    """`for name, x in batch.items()` / `for x in batch.values()`: a loop over the arrays of one
+    structure, as a tree map goes over its leaves (never a loop over epochs or steps)."""
+    return isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call) and not loop.iter.args \
+        and isinstance(loop.iter.func, cst.Attribute) and loop.iter.func.attr.value in ("items", "values")
+
+
+def _discarded_call(value: cst.BaseExpression) -> cst.Call | None:
+    """The call whose result an expression statement throws away, also when it only waits for it:
+    `f(x)`, `f(x).block_until_ready()`, `jax.block_until_ready(f(x))`."""
+    if not isinstance(value, cst.Call):
+        return None
+    if _last_name(value.func) == "block_until_ready":
+        if isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Call) and not value.args:
+            return value.func.value
+        if len(value.args) == 1 and isinstance(value.args[0].value, cst.Call):
+            return value.args[0].value
+    return value
+
+
+def _drawn_by(consumption: Consumption) -> Consumption:
+    """The `jax.random` draw at the end of a consumption through functions of the module."""
+    while consumption.via is not None:
+        consumption = consumption.via
+    return consumption
+
+
+def _index_draw_arguments(draw: Consumption) -> tuple[str | None, dict[str, str]] | None:
+    """The source of the array an index draw is made from, and of its other parameters (defaults
+    filled in); None when a `*args`/`**kwargs` hides them, or a `choice` is weighted by `p`."""
+    parameters, population = ALIGNING_DRAWS[draw.draw]
+    names = [name for name, _ in parameters]
+    code = cst.Module([]).code_for_node
+    given: dict[str, str] = {}
+    for index, arg in enumerate(draw.node.args[1:]):
+        if arg.star:
+            return None
+        name = arg.keyword.value if arg.keyword is not None else (names[index] if index < len(names) else None)
+        if name is None:
+            return None
+        given[name] = "".join(code(arg.value).split())
+    if given.get("p", "None") != "None":
+        return None
+    shaping = {name: given.get(name, default) for name, default in parameters if name != population}
+    return (given.get(population) if population else None), shaping
+
+
+def _index_draws(within: cst.CSTNode) -> set[int]:
+    """The calls in a function (or module) whose result indexes an array: written in a subscript
+    (`x[jax.random.randint(...)]`), given as the indices of `jnp.take`/`lax.dynamic_slice`, or bound to
+    a name used so. Asked only for an index draw that would otherwise be reported: a rare walk."""
+    from ..syntax.walk import walk
+
+    assigned: dict[str, list[int]] = {}
+    index_expressions: list[cst.CSTNode] = []
+
+    def enter(node: cst.CSTNode, field: str) -> bool:
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                and isinstance(node.value, cst.Call):
+            assigned.setdefault(node.targets[0].target.value, []).append(id(node.value))
+        elif isinstance(node, cst.Subscript):
+            index_expressions.extend(element.slice for element in node.slice)
+        elif isinstance(node, cst.Call) and _last_name(node.func) in INDEXING_CALLS:
+            # `jnp.take(x, idx)` and `x.take(idx)` alike: every argument is taken as an index
+            index_expressions.extend(arg.value for arg in node.args)
+        return True
+
+    walk(within, enter, lambda node: None)
+    found: set[int] = set()
+
+    def mark(node: cst.CSTNode, field: str) -> bool:
+        if isinstance(node, cst.Call):
+            found.add(id(node))
+        elif isinstance(node, cst.Name):
+            found.update(assigned.get(node.value, ()))
+        return True
+
+    for expression in index_expressions:
+        walk(expression, mark, lambda node: None)
+    return found
+
+
 def is_test_file(path: str | None) -> bool:
     """`test_*.py`, `*_test.py`, `conftest.py`: where fixed seeds and shared keys are deliberate."""
     if not path:

@@ -437,8 +437,8 @@ class TracedFunctions:
         """The function of the module that calling `expr` runs, when it is certain; else None.
 
         A plain name bound only to `def`s, a lambda, `functools.partial` of one, a method reached
-        through `self`/`cls`, its class, or a name bound only to an instance of a class of the module
-        (`agent.act(x)`, `agent(x)` for `__call__`).
+        through `self`/`cls`, its class, a name bound only to an instance of a class of the module
+        (`agent.act(x)`, `agent(x)` for `__call__`), or an instance made on the spot (`Agent(…).act(x)`).
         """
         if depth > 4:
             return None
@@ -475,6 +475,10 @@ class TracedFunctions:
             if instance is not None:
                 return self._method(instance[0], attr, instance[1])
             return None
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Call) \
+                and isinstance(expr.value.func, cst.Name) and self.classes:
+            cls = self._class_named(expr.value.func, scope)  # `Agent(0.1).act(x)`: an instance made here
+            return self._method(cls, expr.attr.value, "instance") if cls is not None else None
         if isinstance(expr, cst.Call) and self._resolver(scope)(expr.func) in PARTIAL:
             return self._partial(expr, scope, depth)
         return None
