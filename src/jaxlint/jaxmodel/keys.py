@@ -47,7 +47,7 @@ from ..model.settings import DEFAULT_KEY_NAMES
 from ..semantic.scopes import COMPREHENSIONS, Scope
 from ..syntax.arguments import Passing
 from .jax_names import JIT_FAMILY
-from .traced import MODES, Callee, TracedFunctions
+from .traced import CONTAINER_ANNOTATIONS, LAX_BODIES, MODES, TREE_MAPS, Callee, TracedFunctions
 
 if TYPE_CHECKING:
     from ..semantic.source_file import SourceFile
@@ -86,8 +86,8 @@ PASS_THROUGH = frozenset({name for name in MODES if name not in ("jax.make_jaxpr
 MAX_SUMMARY_RUNS = 4
 #: Test files: `test_*.py`, `*_test.py`, `conftest.py`.
 TEST_FILE = re.compile(r"(^test_.*|_test|^conftest|^tests)\.pyi?$")
-#: lax loops: a key in their initial carry is consumed by the loop.
-LAX_LOOPS = frozenset({"jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop", "jax.lax.map"})
+#: lax loops (their body runs again and again): a key in their initial carry is consumed by the loop.
+LAX_LOOPS = frozenset(LAX_BODIES) - {"jax.lax.cond", "jax.lax.switch", "jax.lax.associative_scan"}
 #: lax loops with a carry: (position and keyword of the body, of the initial carry; index of the
 #: carry among the body's parameters; whether the body returns `(carry, output)` rather than the carry)
 CARRY_LOOPS = {
@@ -95,9 +95,6 @@ CARRY_LOOPS = {
     "jax.lax.fori_loop": ((2, "body_fun"), (3, "init_val"), 1, False),
     "jax.lax.while_loop": ((1, "body_fun"), (2, "init_val"), 0, False),
 }
-#: Functions that call the function they are given once per leaf of a pytree.
-TREE_MAPS = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map", "jax.tree.map_with_path",
-                       "jax.tree_util.tree_map_with_path"})
 #: `jax.random` draws of indices that reorder or pick elements, by their parameters after the key (with
 #: the defaults of those that shape the draw) and the one that names the array drawn from. One key given to
 #: several such draws alike (every leaf of a batch, then its targets) gives every array the same order,
@@ -1374,15 +1371,12 @@ def _given_none(ctx: "SourceFile", function: FunctionNode, index: int) -> bool:
 
 
 #: Containers whose annotation lists the type of each element (or of the keys and values).
-_ELEMENT_ANNOTATED = frozenset({"Tuple", "tuple", "List", "list", "Dict", "dict", "Sequence", "Mapping"})
-
-
 def _mixed_container(annotation: cst.BaseExpression) -> bool:
     """`Tuple[Array, PRNGKey]`: a container whose element types are not all keys."""
     if not isinstance(annotation, cst.Subscript):
         return False
     outer = annotation.value.attr if isinstance(annotation.value, cst.Attribute) else annotation.value
-    if not isinstance(outer, cst.Name) or outer.value not in _ELEMENT_ANNOTATED:
+    if not isinstance(outer, cst.Name) or outer.value not in CONTAINER_ANNOTATIONS:
         return False
     code = cst.Module([]).code_for_node
     return any(not (isinstance(e.slice, cst.Index) and KEY_ANNOTATIONS.search(code(e.slice.value))

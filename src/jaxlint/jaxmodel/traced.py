@@ -198,7 +198,8 @@ class _Class:
     instance_values: dict[str, list[cst.BaseExpression | None]] = field(default_factory=dict)
 
 
-#: `jax.tree.map` and its aliases -> how many leading parameters of the mapped function are not leaves
+#: `jax.tree.map` and its aliases (they call the function they are given once per leaf) -> how many
+#: leading parameters of the mapped function are not leaves
 TREE_MAPS = {
     "jax.tree.map": 0, "jax.tree_util.tree_map": 0, "jax.tree_map": 0,
     "jax.tree.map_with_path": 1, "jax.tree_util.tree_map_with_path": 1,
