@@ -42,8 +42,9 @@ def _import_analysis_modules() -> None:
         importlib.import_module(info.name)
 
 
-def _caller() -> str:
-    frame = sys._getframe(2)
+def _caller(depth: int = 2) -> str:
+    """The function that called the counted entry point (`depth` frames above this one)."""
+    frame = sys._getframe(depth)
     return f"{Path(frame.f_code.co_filename).name}:{frame.f_code.co_name}"
 
 
@@ -54,7 +55,7 @@ def _walker_kind(walker: walk_state.Walker) -> str:
         return SEMANTIC
     if owners and all(isinstance(owner, Rule) for owner in owners):
         return RULES
-    return f"Walker.run of {sorted(type(owner).__name__ for owner in owners)} from {_caller()}"
+    return f"Walker.run of {sorted(type(owner).__name__ for owner in owners)} from {_caller(3)}"
 
 
 @pytest.fixture
