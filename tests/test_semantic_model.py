@@ -134,3 +134,12 @@ def test_a_raising_visitor_is_dropped_for_the_rest_of_the_replay():
 
     failures = model.replay(Raises())
     assert Raises.calls == 1 and [type(f) for f in failures] == [ValueError]
+
+
+def test_a_global_name_means_the_module_binding_from_the_first_lookup():
+    """`global x` is collected with the scope's bindings: a lookup that comes first must see it too."""
+    from jaxlint.semantic.scopes import Scope
+
+    module = cst.parse_module("import jax.numpy as x\ndef f():\n    global x\n    x = 1\n")
+    function = Scope(module.body[1], Scope(module, None))
+    assert [function.lookup("x")[0].kind for _ in range(2)] == ["module", "module"]
