@@ -25,8 +25,9 @@ a warm-up before timing) does not consume the key it is given. In test code only
 two direct `jax.random` draws from one key are reported: tests give one key to the code under test
 and to a reference on purpose.
 
-Cost: one walk of the file gathers what the interpreter needs ahead of time (call order, names bound
-to wrapped functions, attribute uses, the identifiers of each function); a function whose
+Cost: the file's semantic model (one walk, shared with the other facts) gives what the interpreter
+needs ahead of time (call order, names bound to wrapped functions, attribute uses, the identifiers
+of each function); a function whose
 identifiers show no way to hold a key is not interpreted for findings; a function that makes no call,
 or has no parameter that can hold a key, needs no summary; and while summaries settle a function is
 interpreted again only when a summary it read has changed.
@@ -44,9 +45,11 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ..model.settings import DEFAULT_KEY_NAMES
+from .jax_names import JIT_FAMILY
+from ..semantic.model import SemanticModel
 from ..semantic.scopes import COMPREHENSIONS, Scope
 from ..syntax.arguments import Passing
-from .jax_names import JIT_FAMILY
+from ..syntax.positions import node_spans
 from .traced import CONTAINER_ANNOTATIONS, LAX_BODIES, MODES, TREE_MAPS, Callee, TracedFunctions
 
 if TYPE_CHECKING:
@@ -204,7 +207,7 @@ class KeyFlowFacts:
     @property
     def lines(self) -> "_FileIndex":
         if self._index is None:
-            self._index = _FileIndex(self.ctx.module)
+            self._index = _FileIndex(self.ctx)
         return self._index
 
     @classmethod
@@ -386,12 +389,12 @@ class KeyFlowFacts:
         return self.lines.order(node)
 
     def line(self, node: cst.CSTNode) -> int:
-        """The 1-based line of a node (resolves positions for the whole file on first use)."""
+        """The 1-based line of a node."""
         return self.lines.line(node)
 
 
 class _FileIndex:
-    """One walk of the file, for everything the interpreter needs to know ahead of time:
+    """What the interpreter needs to know ahead of time, read from the file's `SemanticModel`:
 
     * the source order of calls (a pre-order index), and lines of nodes, resolved only when asked;
     * per function (and for the module): the names used in its body with an attribute a JAX key does
@@ -400,47 +403,23 @@ class _FileIndex:
       function that cannot hold a key (no key-like name, no call that makes one) is not interpreted.
     """
 
-    def __init__(self, module: cst.Module) -> None:
-        from ..syntax.walk import walk
-
-        self.module = module
-        self.index: dict[int, int] = {}
-        self.identifiers: dict[int, set[str]] = {}
-        self.attribute_uses: dict[int, set[str]] = {}
+    def __init__(self, file: "SourceFile") -> None:
+        model = SemanticModel.of(file)
+        self.module = module = file.module
+        self.index: dict[int, int] = model.call_order
+        #: ids of the functions with a call written directly in them (not only in nested functions)
+        self.calling: set[int] = model.calling
+        self.identifiers: dict[int, set[str]] = model.identifiers
+        self.attribute_uses: dict[int, set[str]] = {
+            owner: {name for name, attribute in uses if attribute not in KEY_ATTRIBUTES}
+            for owner, uses in model.attribute_uses.items()}
+        self.attribute_uses.setdefault(id(module), set())
         #: local names for `jax.random.key/split/...` (`from jax.random import split as jsplit`)
         self.key_aliases: set[str] = set()
-        index, identifiers, attribute_uses = self.index, self.identifiers, self.attribute_uses
         aliases = self.key_aliases
-        #: ids of the functions with a call written directly in them (not only in nested functions)
-        self.calling: set[int] = set()
-        calling = self.calling
-        module_uses: set[str] = set()
-        attribute_uses[id(module)] = module_uses
-        #: enclosing functions: [node, identifiers, attribute uses, whether in its body yet, its body]
-        #: (the body is a function's last child: once entered, the rest of the function is body)
-        frames: list[list] = []
-        name_type, attribute_type, assign_type, call_type = cst.Name, cst.Attribute, cst.Assign, cst.Call
-        function_types = (cst.FunctionDef, cst.Lambda)
-
-        def enter(node: cst.CSTNode, field: str) -> bool:
-            if frames and node is frames[-1][4]:
-                frames[-1][3] = True
+        for node, _, _ in model.sites_of(cst.Assign, cst.ImportAlias):
             kind = type(node)
-            if kind is call_type:
-                index[id(node)] = len(index)
-                if frames:
-                    calling.add(id(frames[-1][0]))
-            elif kind is name_type:
-                if frames:
-                    frames[-1][1].add(node.value)
-            elif kind is attribute_type:
-                value = node.value
-                if type(value) is name_type and node.attr.value not in KEY_ATTRIBUTES:
-                    module_uses.add(value.value)
-                    for frame in frames:
-                        if frame[3]:
-                            frame[2].add(value.value)
-            elif kind is assign_type:
+            if kind is cst.Assign:
                 if _last_name(node.value) in KEY_SOURCE_NAMES:
                     for target in node.targets:
                         aliases.update(_target_names(target.target))
@@ -448,29 +427,18 @@ class _FileIndex:
                 if node.asname is not None and _last_name(node.name) in KEY_SOURCE_NAMES \
                         and isinstance(node.asname.name, cst.Name):
                     aliases.add(node.asname.name.value)
-            elif kind in function_types:
-                own: set[str] = set()
-                uses: set[str] = set()
-                identifiers[id(node)] = own
-                attribute_uses[id(node)] = uses
-                frames.append([node, own, uses, False, node.body])
-            return True
-
-        def leave(node: cst.CSTNode) -> None:
-            if frames and frames[-1][0] is node:
-                frames.pop()
-
-        walk(module, enter, leave)
-        self._positions = None
+        #: id(node) -> its line, for the nodes a message named
+        self._lines: dict[int, int] = {}
 
     def order(self, node: cst.CSTNode) -> int:
         return self.index.get(id(node), -1)
 
     def line(self, node: cst.CSTNode) -> int:
-        if self._positions is None:
-            wrapper = cst.metadata.MetadataWrapper(self.module, unsafe_skip_copy=True)
-            self._positions = wrapper.resolve(cst.metadata.PositionProvider)
-        return self._positions[node].start.line
+        # positions of this node only: a message names a line or two, not every node of the file
+        line = self._lines.get(id(node))
+        if line is None:
+            line = self._lines[id(node)] = node_spans(self.module, [node])[id(node)][0][0]
+        return line
 
     def may_hold_keys(self, function: FunctionNode, key_name: "re.Pattern[str]") -> bool:
         """Whether the function mentions anything a key can come from: a key-like name (a parameter or
@@ -1339,24 +1307,17 @@ def _given_none(ctx: "SourceFile", function: FunctionNode, index: int) -> bool:
     """Whether every call of `jax.vmap(function, ...)(...)` passes a literal `None` at this position
     (`vmap(sample, in_axes=(None, None, 0))(state, None, values)`): no key reaches the function there.
     False when the vmapped function is kept and called elsewhere, out of sight."""
-    from ..syntax.walk import walk
-
     if not isinstance(function, cst.FunctionDef):
         return False
     name = function.name.value
     applied: list[cst.Call] = []
     called: dict[int, cst.Call] = {}
-
-    def enter(node: cst.CSTNode, field: str) -> bool:
-        if isinstance(node, cst.Call):
-            if node.args and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == name \
-                    and ctx.names.qualified_name(node.func, ctx.module_scope) in VMAP_TRANSFORMS:
-                applied.append(node)
-            if isinstance(node.func, cst.Call):
-                called[id(node.func)] = node
-        return True
-
-    walk(ctx.module, enter, lambda node: None)
+    for node, _, _ in SemanticModel.of(ctx).sites_of(cst.Call):
+        if node.args and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == name \
+                and ctx.names.qualified_name(node.func, ctx.module_scope) in VMAP_TRANSFORMS:
+            applied.append(node)
+        if isinstance(node.func, cst.Call):
+            called[id(node.func)] = node
     for vmapped in applied:
         outer = called.get(id(vmapped))
         if outer is None:

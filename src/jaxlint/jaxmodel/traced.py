@@ -1,9 +1,10 @@
 """Which functions JAX traces, how, with which parameters traced, and the value kinds inside them.
 
 Computed once per file, on the first question a rule asks:
-1. a walk collects every function and class, every transform applied to a function (decorators,
-   `jax.jit(f)`, `lax.scan(body, …)`, lambdas), and every call;
-2. after the walk, each call is resolved to the function of the module it reaches, when that is
+1. a replay of the file's semantic model (one walk, shared with other facts) collects every function
+   and class, every transform applied to a function (decorators, `jax.jit(f)`, `lax.scan(body, …)`,
+   lambdas), and every call;
+2. after the collection, each call is resolved to the function of the module it reaches, when that is
    certain: a plain name, a `functools.partial` of one, a method through `self`, its class or an
    instance made in the module, `instance(x)` for `__call__`;
 3. traced functions are interpreted (`values.ValueFlow`) to a fixed point: calls they make with
@@ -20,7 +21,7 @@ import libcst as cst
 
 from ..dataflow import Summaries
 from ..syntax.arguments import Passed, Passing, bind_arguments
-from ..semantic.walk_state import Walker, WalkState
+from ..semantic.model import ReplayState, SemanticModel
 from .jax_names import JIT_FAMILY, PARTIAL
 from ..semantic.module_state import ModuleState
 from ..semantic.scopes import Binding, Scope
@@ -287,11 +288,8 @@ class TracedFunctions:
 
     # -- collection -----------------------------------------------------------------------------
     def _collect(self) -> None:
-        collector = _Collector(self)
-        walk_ctx = WalkState(self.ctx)
-        collector.ctx = walk_ctx
-        self.walk_ctx = walk_ctx
-        Walker(walk_ctx, [collector]).run(self.ctx.module)
+        # a visitor replayed over the file's semantic record: no walk of its own
+        SemanticModel.of(self.ctx).replay(_Collector(self))
 
     def application(self, call: cst.Call, scope: Scope) -> tuple[_Application, list[cst.BaseExpression]] | None:
         """A transform applied to functions by this call, and the function expressions it is given."""
@@ -1119,9 +1117,9 @@ def _passed_kind(passed: Passed, kind_of) -> Kind:
 
 
 class _Collector:
-    """The collection walk: functions, classes, transforms applied to functions, and calls."""
+    """The collection: functions, classes, transforms applied to functions, and calls, in source order."""
 
-    ctx: WalkState
+    ctx: ReplayState
 
     def __init__(self, traced: TracedFunctions) -> None:
         self.traced = traced

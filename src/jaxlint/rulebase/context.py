@@ -9,9 +9,10 @@ import libcst as cst
 from ..jaxmodel.jax_names import JaxNames
 from ..jaxmodel.traced import TracedFunctions
 from ..model.settings import Settings
+from ..semantic.model import SemanticModel
 from ..semantic.scopes import Scope
 from ..semantic.source_file import SourceFile
-from ..semantic.walk_state import Walker, WalkState
+from ..semantic.walk_state import WalkState
 from .node_fix import NodeFix
 
 if TYPE_CHECKING:
@@ -100,26 +101,9 @@ class FileContext(WalkState):
         self.reports.append((rule, node, message, fix))
 
 
-class _NameCollector:
-    def __init__(self, ctx: WalkState, wanted: frozenset[str]) -> None:
-        self.ctx = ctx
-        self.wanted = wanted
-        self.found: list[tuple[cst.Name, Scope, cst.CSTNode | None]] = []
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if node.value in self.wanted:
-            self.found.append((node, self.ctx.scope, self.ctx.parent))
-
-
 def name_occurrences(ctx: FileContext, names: set[str]) -> list[tuple[cst.Name, Scope, cst.CSTNode | None]]:
-    """Every Name node spelling one of `names`, with the scope it is in and its parent.
-
-    A second, narrow walk: rules that rename (rare) pay for it, the common path does not.
-    """
-    walk_ctx = WalkState(ctx.file)
-    collector = _NameCollector(walk_ctx, frozenset(names))
-    Walker(walk_ctx, [collector]).run(ctx.module)
-    return collector.found
+    """Every Name node spelling one of `names`, with the scope it is in and its parent, in source order."""
+    return SemanticModel.of(ctx.file).name_occurrences(names)
 
 
 _NAMED_DEFINITIONS = frozenset({cst.Param, cst.FunctionDef, cst.ClassDef})

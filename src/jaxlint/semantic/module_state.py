@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Iterable
 
 import libcst as cst
 
+from .model import SemanticModel
 from .scopes import EXPRESSION_TYPES as _EXPRESSIONS
 from ..syntax.walk import walk
 
@@ -56,10 +57,12 @@ class ModuleState:
     @classmethod
     def of(cls, ctx: "SourceFile") -> "ModuleState":
         """The facts for the file of `ctx`, computed on the first call and kept on the context."""
-        return ctx.fact(cls, lambda: cls.compute(ctx.module, "global" in ctx.source))
+        return ctx.fact(cls, lambda: cls.compute(ctx.module, ctx if "global" in ctx.source else None))
 
     @classmethod
-    def compute(cls, module: cst.Module, has_global: bool = True) -> "ModuleState":
+    def compute(cls, module: cst.Module, file: "SourceFile | None" = None) -> "ModuleState":
+        """The facts for `module`; `global` statements are looked for only when its `file` is given
+        (their semantic model records them)."""
         state = cls()
         collector = _ModuleBindings(state)
         for index, statement in enumerate(module.body):
@@ -77,7 +80,7 @@ class ModuleState:
             elif any(not _exclusive(a.path, b.path) for i, a in enumerate(sites) for b in sites[i + 1:]):
                 state.reassigned[name] = "assigned more than once at module level"
             state.last_binding[name] = max(site.statement for site in sites)
-        for function, name in _global_assignments(module) if has_global else ():
+        for function, name in _global_assignments(SemanticModel.of(file)) if file is not None else ():
             if name not in state.definitions:
                 state.reassigned[name] = f"assigned in `{function}` through `global {name}`"
                 state.last_binding[name] = None
@@ -196,16 +199,26 @@ class _ModuleBindings:
                     self.state.definitions.add(alias.name.value)
 
 
-def _global_assignments(module: cst.Module) -> list[tuple[str, str]]:
-    """(function name, variable) for each module variable a function assigns through `global`."""
-    frames: list[tuple[cst.CSTNode, set[str], set[str]]] = []  # (scope node, globals, names bound)
+def _global_assignments(model: SemanticModel) -> list[tuple[str, str]]:
+    """(function name, variable) for each module variable a function assigns through `global`, the
+    functions (and classes) in the order their definitions end."""
+    declared: dict[int, tuple[cst.FunctionDef | cst.ClassDef, set[str]]] = {}
+    for node, scope, _ in model.sites_of(cst.Global):
+        if isinstance(scope.node, _NESTED_SCOPES):  # a statement's scope is the def or class around it
+            declared.setdefault(id(scope.node), (scope.node, set()))[1].update(item.name.value for item in node.names)
     found: list[tuple[str, str]] = []
+    for owner, names in sorted(declared.values(), key=lambda item: model.end_order[id(item[0])]):
+        found.extend((owner.name.value, name) for name in sorted(names & _bound_directly(owner)))
+    return found
+
+
+def _bound_directly(owner: cst.FunctionDef | cst.ClassDef) -> set[str]:
+    """Names the statements of a function or class body bind (those of nested ones left out)."""
+    bound: set[str] = set()
 
     def bind(target: cst.BaseExpression) -> None:
-        if not frames:
-            return
         if isinstance(target, cst.Name):
-            frames[-1][2].add(target.value)
+            bound.add(target.value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 bind(element.value)
@@ -213,13 +226,9 @@ def _global_assignments(module: cst.Module) -> list[tuple[str, str]]:
             bind(target.value)
 
     def enter(node: cst.CSTNode, field: str) -> bool:
-        if type(node) in _EXPRESSIONS:
-            return False  # statements hold every `global` and every binding that matters here
-        if isinstance(node, _NESTED_SCOPES):
-            frames.append((node, set(), set()))
-        elif isinstance(node, cst.Global) and frames:
-            frames[-1][1].update(item.name.value for item in node.names)
-        elif isinstance(node, cst.AssignTarget):
+        if type(node) in _EXPRESSIONS or isinstance(node, _NESTED_SCOPES):
+            return False  # statements hold every binding that matters here; nested scopes bind their own
+        if isinstance(node, cst.AssignTarget):
             bind(node.target)
         elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
             bind(node.target)
@@ -231,10 +240,9 @@ def _global_assignments(module: cst.Module) -> list[tuple[str, str]]:
             bind(node.name)
         return True
 
-    def leave(node: cst.CSTNode) -> None:
-        if frames and frames[-1][0] is node:
-            scope, declared, bound = frames.pop()
-            found.extend((scope.name.value, name) for name in sorted(declared & bound))
+    walk(owner.body, enter, _ignore)
+    return bound
 
-    walk(module, enter, leave)
-    return found
+
+def _ignore(node: cst.CSTNode) -> None:
+    return None

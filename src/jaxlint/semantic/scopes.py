@@ -132,13 +132,13 @@ class Scope:
     def lookup(self, name: str) -> "tuple[Scope, Binding] | None":
         """The scope that binds `name` as seen from here, and its binding; None for builtins."""
         for scope in self._chain():
+            bindings = scope._bindings
+            if bindings is None:
+                bindings = scope.bindings  # collects its `global` and `nonlocal` names too: first
             if name in scope.globals:
                 module = self.module_scope()
                 binding = module.bindings.get(name)
                 return (module, binding) if binding else None
-            bindings = scope._bindings
-            if bindings is None:
-                bindings = scope.bindings
             binding = bindings.get(name)
             if binding is not None and name not in scope.nonlocals:
                 return scope, binding

@@ -1,0 +1,194 @@
+"""What one walk of a file records for every fact that needs the whole module at once.
+
+Facts used to walk the whole module each for themselves (the traced functions' collection, the key
+flow's index, the module's `global` assignments, a rename's name occurrences). `SemanticModel`
+walks it once, on first use, and keeps, in source order:
+
+* the nodes that bind or apply something (functions, lambdas, classes, calls, assignments, import
+  aliases, `global` statements), each with the scope it is in and its parent (`sites`), which a
+  visitor can be replayed over as if it walked the tree itself (`replay`);
+* the pre-order index of each call, and the functions with a call written directly in them;
+* per function: the identifiers written directly in it (its header included, nested functions
+  left out), and the `name.attribute` uses in its body (nested functions included);
+* every Name with its scope and parent (`name_occurrences`).
+
+It knows nothing of JAX: the facts read what they need from it.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable, NamedTuple
+
+import libcst as cst
+
+from .scopes import Scope
+from .walk_state import Walker, WalkState, handlers
+
+if TYPE_CHECKING:
+    from .source_file import SourceFile
+
+FunctionNode = cst.FunctionDef | cst.Lambda
+#: the node types `sites` holds
+RECORDED = frozenset({
+    cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Call, cst.Assign, cst.AnnAssign, cst.AugAssign,
+    cst.ImportAlias, cst.Global,
+})
+_SCOPES_WITH_ATTRIBUTE_USES = frozenset({"function", "module"})
+
+
+class Site(NamedTuple):
+    """A recorded node, the scope it is in (for a function or class: the scope around it), and its parent."""
+
+    node: cst.CSTNode
+    scope: Scope
+    parent: cst.CSTNode | None
+
+
+class SemanticModel:
+    """One walk's record of a file (see the module docstring); `SemanticModel.of(file)` builds it once."""
+
+    @classmethod
+    def of(cls, file: "SourceFile") -> "SemanticModel":
+        return file.fact(cls)
+
+    def __init__(self, file: "SourceFile") -> None:
+        self.file = file
+        #: recorded nodes (`RECORDED`) in source order (pre-order)
+        self.sites: list[Site] = []
+        #: id(call) -> its index among the calls of the file, in pre-order
+        self.call_order: dict[int, int] = {}
+        #: ids of the functions and lambdas with a call written directly in them (their headers
+        #: included, nested functions left out)
+        self.calling: set[int] = set()
+        #: id(function or lambda) -> the identifiers (Name spellings) written directly in it
+        self.identifiers: dict[int, set[str]] = {}
+        #: id(function, lambda or module) -> (name, attribute) for each `name.attribute` in its body
+        self.attribute_uses: dict[int, set[tuple[str, str]]] = {id(file.module): set()}
+        #: id(function, lambda or class) -> its rank in the order their definitions end (post-order)
+        self.end_order: dict[int, int] = {}
+        #: (Name, scope, parent) for every Name of the file, in source order
+        self.names: list[tuple[cst.Name, Scope, cst.CSTNode]] = []
+        state = WalkState(file)
+        walker = Walker(state, [_Recorder(self, state)])
+        walker.run(file.module)
+        if walker.failures:  # a partial record would silently change every fact built on it
+            raise walker.failures[0][1]
+
+    def sites_of(self, *kinds: type) -> Iterable[Site]:
+        """The recorded nodes of these exact types, in source order."""
+        wanted = frozenset(kinds)
+        return (site for site in self.sites if type(site.node) in wanted)
+
+    def name_occurrences(self, spellings: Iterable[str]) -> list[tuple[cst.Name, Scope, cst.CSTNode]]:
+        """Every Name node spelling one of `spellings`, with its scope and parent, in source order."""
+        wanted = frozenset(spellings)
+        return [occurrence for occurrence in self.names if occurrence[0].value in wanted]
+
+    def replay(self, visitor: object) -> list[BaseException]:
+        """Calls the visitor's `visit_<Node>` methods on the recorded nodes, in source order, as a walk
+        would; `visitor.ctx` is set to a `ReplayState` that says where each node is.
+
+        A visitor whose method raises is dropped for the rest of the replay, as a walk drops it; the
+        exceptions are returned. Only types in `RECORDED` can be replayed, and no `leave_` methods.
+        """
+        if handlers(type(visitor), "leave_"):
+            raise TypeError(f"{type(visitor).__name__}: a replay calls no leave_ methods")
+        methods = {}
+        for node_type, name in handlers(type(visitor), "visit_"):
+            if node_type not in RECORDED:
+                raise TypeError(f"{type(visitor).__name__}.{name}: {node_type.__name__} nodes are not recorded")
+            methods[node_type] = getattr(visitor, name)
+        state = ReplayState(self.file)
+        visitor.ctx = state
+        for node, scope, parent in self.sites:
+            method = methods.get(type(node))
+            if method is not None:
+                state.scope = scope
+                state.parent = parent
+                try:
+                    method(node)
+                except Exception as exc:  # as `Walker` does with a visitor that raises
+                    return [exc]
+        return []
+
+
+class ReplayState:
+    """Where a replayed node is: what a visitor reads of `WalkState` (its scope and parent)."""
+
+    __slots__ = ("file", "scope", "parent")
+
+    def __init__(self, file: "SourceFile") -> None:
+        self.file = file
+        self.scope: Scope = file.module_scope
+        self.parent: cst.CSTNode | None = None
+
+    def qualified_name(self, node: cst.BaseExpression) -> str | None:
+        """`jnp.sum` -> `jax.numpy.sum` as seen from the node's scope; None when unknown."""
+        return self.file.names.qualified_name(node, self.scope)
+
+
+class _Recorder:
+    """The visitor of the model's walk."""
+
+    def __init__(self, model: SemanticModel, state: WalkState) -> None:
+        self.model = model
+        self.state = state
+        self.sites = model.sites
+        self.names = model.names
+        #: the functions and lambdas around the current node, innermost last, and their identifiers
+        self.functions: list[FunctionNode] = []
+        self.identifiers: list[set[str]] = []
+
+    def _site(self, node: cst.CSTNode) -> None:
+        ancestors = self.state.ancestors
+        self.sites.append(Site(node, self.state.scope, ancestors[-2] if len(ancestors) >= 2 else None))
+
+    visit_ClassDef = visit_Assign = visit_AnnAssign = visit_AugAssign = visit_ImportAlias = visit_Global = _site
+
+    def visit_FunctionDef(self, node: FunctionNode) -> None:
+        self._site(node)
+        own: set[str] = set()
+        self.model.identifiers[id(node)] = own
+        self.functions.append(node)
+        self.identifiers.append(own)
+
+    visit_Lambda = visit_FunctionDef
+
+    def leave_FunctionDef(self, node: FunctionNode) -> None:
+        self.functions.pop()
+        self.identifiers.pop()
+        self.leave_ClassDef(node)
+
+    leave_Lambda = leave_FunctionDef
+
+    def leave_ClassDef(self, node: cst.CSTNode) -> None:
+        end_order = self.model.end_order
+        end_order[id(node)] = len(end_order)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._site(node)
+        order = self.model.call_order
+        order[id(node)] = len(order)
+        if self.functions:
+            self.model.calling.add(id(self.functions[-1]))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        state = self.state
+        self.names.append((node, state.scope, state.ancestors[-2]))  # a Name is never the root
+        if self.identifiers:
+            self.identifiers[-1].add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        base = node.value
+        if type(base) is not cst.Name:
+            return
+        use = (base.value, node.attr.value)
+        uses = self.model.attribute_uses
+        # the scopes a node is in are those whose body holds it: a function's header is outside
+        scope = self.state.scope
+        while scope is not None:
+            if scope.kind in _SCOPES_WITH_ATTRIBUTE_USES:
+                found = uses.get(id(scope.node))
+                if found is None:
+                    found = uses[id(scope.node)] = set()
+                found.add(use)
+            scope = scope.parent
