@@ -8,14 +8,25 @@ from ..catalogue.deprecations import Deprecation, load_table, version_text
 from ..semantic.scopes import MISSING_API_ERRORS as FALLBACK_ERRORS, dotted_name, import_module_name
 from ..rulebase.node_fix import NodeFix, Replace
 from ..rulebase.rule import Rule
+from ..semantic.model import SemanticModel
 
 
-#: Exceptions a version-compatibility `try` catches when the newer spelling is missing.
-#: the same exceptions as qualified names resolve them
+#: Exceptions a version-compatibility `try` catches when the newer spelling is missing, as their
+#: qualified names read
 MISSING_API_ERRORS = frozenset(f"builtins.{name}" for name in FALLBACK_ERRORS)
 #: Version attributes of JAX and jaxlib, compared in `if jax.__version_info__ >= (0, 4, 30):`.
 VERSION_NAMES = ("jax.__version__", "jax.__version_info__", "jax.version.", "jaxlib.__version__",
                  "jaxlib.version.", "jax.lib.__version__", "jax.lib.version")
+
+
+class _EveryName(frozenset):
+    """Contains every name (a file with a star import may bind any name to a JAX path)."""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
+_EVERY_NAME = _EveryName()
 
 
 class DeprecatedApi(Rule):
@@ -28,6 +39,7 @@ class DeprecatedApi(Rule):
         self.target = ctx.settings.target_jax_version
         self.in_import = 0
         self._guards: dict[int, bool] = {}
+        self._roots: frozenset[str] | None = None
 
     def report(self, node: cst.CSTNode, message: str, fix: NodeFix | None = None) -> None:
         if not self._in_compat_fallback():
@@ -134,15 +146,17 @@ class DeprecatedApi(Rule):
         parent = self.ctx.parent
         if self.in_import or (isinstance(parent, cst.Attribute) and parent.value is node):
             return  # imports are reported above; an inner part of a chain is checked with the whole
+        root = node
+        while type(root) is cst.Attribute:
+            root = root.value
+        if type(root) is not cst.Name or root.value not in self._path_roots():
+            return  # a parameter, a local value or a call result: never a path into JAX
         qualified = self.ctx.qualified_name(node)
         if qualified is None or qualified.startswith("builtins."):
             return
         entry = self.table.lookup(qualified)
         if entry is None:
             return
-        root = node
-        while isinstance(root, cst.Attribute):
-            root = root.value
         root_name = self.ctx.qualified_name(root)
         if root_name and self.table.lookup(root_name) is not None:
             return  # the name was imported from a deprecated place: reported at the import
@@ -150,6 +164,26 @@ class DeprecatedApi(Rule):
         for _ in range(qualified.count(".") - entry.symbol.count(".")):
             deprecated = deprecated.value  # type: ignore[union-attr]
         self.report(deprecated, self._message(entry, entry.symbol), self._chain_fix(deprecated, entry))
+
+    def _path_roots(self) -> frozenset[str]:
+        """The names a dotted path into JAX can start with here: those bound by an import, or by an
+        alias of a dotted name (`jnp = jax.numpy`); every name when a star import may bind any."""
+        if self._roots is None:
+            model = SemanticModel.of(self.ctx.file)
+            roots: set[str] = set()
+            for site in model.sites_of(cst.ImportAlias, cst.Assign, cst.AnnAssign):
+                node = site.node
+                if type(node) is cst.ImportAlias:
+                    bound = node.asname.name if node.asname is not None else node.name
+                    while type(bound) is cst.Attribute:
+                        bound = bound.value
+                    if type(bound) is cst.Name:
+                        roots.add(bound.value)
+                elif type(node.value) in (cst.Name, cst.Attribute):
+                    targets = node.targets if type(node) is cst.Assign else [node]
+                    roots.update(t.target.value for t in targets if type(t.target) is cst.Name)
+            self._roots = _EVERY_NAME if "import *" in self.ctx.source else frozenset(roots)
+        return self._roots
 
     def _chain_fix(self, node: cst.BaseExpression, entry: Deprecation) -> NodeFix | None:
         if not entry.fixable_for(self.target):
