@@ -5,51 +5,17 @@ import textwrap
 import libcst as cst
 
 from jaxlint.dataflow import FlowInterpreter
-from jaxlint.dataflow.interpreter import expressions_below
+
+from test_dataflow import Literals
 
 
-class Recorder:
-    """Values are frozensets of the literals an expression may hold; the hooks append to `log`."""
+class Recorder(Literals):
+    """The literal-sets domain of `test_dataflow`, whose hooks append what they are told to `log`."""
 
     def __init__(self, hooks=True):
         self.log = []
         if not hooks:
             self.truth = self.store = self.exit_with = self.enter_handler = None
-
-    def join(self, a, b):
-        return a | b
-
-    def unbound(self, name):
-        return frozenset()
-
-    def opaque(self, node):
-        return frozenset({"opaque"})
-
-    def function(self, node):
-        return frozenset({"function"})
-
-    def evaluate(self, node, flow):
-        if isinstance(node, (cst.Integer, cst.SimpleString)):
-            return frozenset({node.value})
-        found = frozenset()
-        for child in expressions_below(node):
-            found |= flow.eval(child)
-        return found
-
-    def comprehension(self, node, elements):
-        return frozenset().union(*elements)
-
-    def iterate(self, target, iterable, value, flow):
-        flow.bind(target, value)
-
-    def unpack(self, value, count, starred):
-        return [value] * count
-
-    def augmented(self, current, operand, operator):
-        return current | operand
-
-    def assigned(self, name, value, source):
-        pass
 
     # -- hooks
     def truth(self, test, value, flow):
