@@ -583,8 +583,9 @@ class TracedFunctions:
                 return None
         return kind
 
-    def _bases(self, cls: _Class) -> Iterator[_Class | None]:
-        """The class, then its bases depth first; None for a base defined elsewhere (not `object`)."""
+    def _bases(self, cls: _Class, stop_outside: bool = True) -> Iterator[_Class | None]:
+        """The class, then its bases defined in the module, depth first. With `stop_outside`, a base
+        defined elsewhere (not `object`) ends the walk with None: what it defines is not known here."""
         seen: set[int] = set()
         stack = [cls]
         while stack:
@@ -594,7 +595,7 @@ class TracedFunctions:
             seen.add(id(current))
             yield current
             bases, elsewhere = self._direct_bases(current)
-            if elsewhere:
+            if elsewhere and stop_outside:
                 yield None
                 return
             stack.extend(reversed(bases))
@@ -997,7 +998,7 @@ class TracedFunctions:
         if key in self._pytree_attributes:
             return self._pytree_attributes[key]
         self._pytree_attributes[key] = None
-        chain = [c for c in self._module_chain(cls)]
+        chain = list(self._bases(cls, stop_outside=False))
         if not any(self._external_bases(c) & NNX_PYTREE_BASES for c in chain):
             return None
         values: dict[str, list[cst.BaseExpression | None]] = {}
@@ -1012,18 +1013,6 @@ class TracedFunctions:
                 data.append((attr, kinds.pop()))
         self._pytree_attributes[key] = tuple(data)
         return self._pytree_attributes[key]
-
-    def _module_chain(self, cls: _Class) -> Iterator[_Class]:
-        """The class and the bases of it defined in the module."""
-        seen: set[int] = set()
-        stack = [cls]
-        while stack:
-            current = stack.pop()
-            if id(current) in seen:
-                continue
-            seen.add(id(current))
-            yield current
-            stack.extend(self._direct_bases(current)[0])
 
     def _external_bases(self, cls: _Class) -> set[str]:
         parent = cls.scope.parent
