@@ -18,7 +18,7 @@ from typing import Any, Generic, Iterable, Iterator, Protocol, Sequence, TypeVar
 
 import libcst as cst
 
-from ..syntax.walk import COMPREHENSIONS, ENUMERATORS, walk
+from ..syntax.walk import COMPREHENSIONS, ENUMERATORS, target_names, walk
 
 V = TypeVar("V")
 #: name -> value; None stands for "no path reaches here"
@@ -489,7 +489,7 @@ class FlowInterpreter(Generic[V]):
         comp: cst.CompFor | None = node.for_in
         while comp is not None:
             iterated = self.eval(comp.iter)
-            bound.update(_target_names(comp.target))
+            bound.update(target_names(comp.target))
             self.domain.iterate(comp.target, comp.iter, iterated, self)
             for condition in comp.ifs:
                 self.test(condition.test)
@@ -521,16 +521,6 @@ def expressions_below(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
             yield child
         else:
             yield from expressions_below(child)
-
-
-def _target_names(target: cst.BaseExpression) -> Iterator[str]:
-    if isinstance(target, cst.Name):
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _target_names(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _target_names(target.value)
 
 
 def _always_true(test: cst.BaseExpression) -> bool:

@@ -50,6 +50,7 @@ from ..semantic.model import SemanticModel
 from ..semantic.scopes import COMPREHENSIONS, Scope
 from ..syntax.arguments import Passing
 from ..syntax.positions import node_spans
+from ..syntax.walk import target_names
 from .traced import CONTAINER_ANNOTATIONS, LAX_BODIES, MODES, TREE_MAPS, Callee, TracedFunctions
 
 if TYPE_CHECKING:
@@ -422,7 +423,7 @@ class _FileIndex:
             if kind is cst.Assign:
                 if _last_name(node.value) in KEY_SOURCE_NAMES:
                     for target in node.targets:
-                        aliases.update(_target_names(target.target))
+                        aliases.update(target_names(target.target))
             elif kind is cst.ImportAlias:
                 if node.asname is not None and _last_name(node.name) in KEY_SOURCE_NAMES \
                         and isinstance(node.asname.name, cst.Name):
@@ -830,7 +831,7 @@ class _KeyFlow:
                     self.expr(comp.iter)
                 first = False
                 self.bind_iteration(comp.target, comp.iter)
-                bound |= _target_names(comp.target)
+                bound.update(target_names(comp.target))
                 for condition in comp.ifs:
                     self.expr(condition.test)
                 comp = comp.inner_for_in
@@ -1203,16 +1204,6 @@ def _child_expressions(node: cst.CSTNode):
             yield child
         elif kind in _WRAPPERS:
             yield from _child_expressions(child)
-
-
-def _target_names(target: cst.BaseExpression) -> set[str]:
-    if isinstance(target, cst.Name):
-        return {target.value}
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return {n for e in target.elements for n in _target_names(e.value)}
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return set()
 
 
 def _parameter_count(function: FunctionNode) -> int:

@@ -125,3 +125,14 @@ def walk(root: cst.CSTNode, enter: Callable[[cst.CSTNode, str], bool], leave: Ca
         else:
             stack.pop()
             leave(node)
+
+
+def target_names(target: cst.BaseExpression) -> Iterator[str]:
+    """The names an assignment or loop target binds (`a, (b, *c) = ...` binds a, b and c)."""
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from target_names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from target_names(target.value)
