@@ -4,6 +4,6 @@ domain object says what values are; summaries memoise what functions return.
 Nothing here knows about JAX: the JAX value domain lives in `jaxlint.jaxmodel.values`.
 """
 from .interpreter import Domain, Env, FlowInterpreter, FlowResult
-from .summaries import Summaries
+from .summaries import SettledSummaries, Summaries
 
-__all__ = ["Domain", "Env", "FlowInterpreter", "FlowResult", "Summaries"]
+__all__ = ["Domain", "Env", "FlowInterpreter", "FlowResult", "SettledSummaries", "Summaries"]
