@@ -177,3 +177,59 @@ def test_returning_sees_every_return_and_a_lambda_body():
     domain = Bindings(module)
     FlowInterpreter(domain).run(lam)
     assert domain.log == [("return", "SimpleString", ['"3"'], False)]
+
+
+class Trail(Literals):
+    """The path state is the set of `note("…")` calls made on the path; `unbound` logs what it is asked."""
+
+    def __init__(self):
+        self.asked = []
+        self.path_joins = 0
+
+    def unbound(self, name):
+        self.asked.append(name)
+        return EMPTY
+
+    def join_path(self, a, b):
+        self.path_joins += 1
+        return a | b
+
+    def evaluate(self, node, flow):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "note":
+            flow.path_state = flow.path_state | {node.args[0].value.raw_value}
+            return EMPTY
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "seen":
+            flow.emit(sorted(flow.path_state))
+            return EMPTY
+        return super().evaluate(node, flow)
+
+
+def test_the_path_state_is_copied_at_branches_joined_where_paths_meet_and_ends_with_its_path():
+    module = cst.parse_module(textwrap.dedent("""
+        def f(c, xs):
+            note("a")
+            if c:
+                note("b")
+                return
+            else:
+                note("c")
+            try:
+                note("d")
+                risky()
+            except E:
+                seen()
+            for x in xs:
+                seen()
+                note("e")
+            seen()
+    """))
+    domain = Trail()
+    result = FlowInterpreter(domain).run(module.body[0], path_state=frozenset())
+    seen = [effect for effect in result.effects if isinstance(effect, list)]  # (calls emit their names too)
+    handler, loop_first, loop_last, after = seen[0], seen[1], seen[-2], seen[-1]
+    assert handler == ["a", "c", "d"]  # the handler starts where the `try` body may have left
+    assert loop_first == ["a", "c", "d"] and loop_last == ["a", "c", "d", "e"]  # round the loop
+    assert after == ["a", "c", "d", "e"]
+    assert result.exit_path_state == {"a", "c", "d", "e"}  # not "b": that path returned
+    assert domain.path_joins > 0
+    assert all(not name.startswith("<") for name in domain.asked)  # never asked as a name

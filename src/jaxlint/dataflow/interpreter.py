@@ -9,7 +9,17 @@ evaluates, how values join, what iterating or unpacking one gives.
 
 The result holds the value of every expression it evaluated (by node id), the environment at the
 exit, the join of every `return` value, and the effects the domain emitted, in order. Code that no
-path reaches (after `return`, `raise`, `break`, `continue`) is not evaluated.
+path reaches (after `return`, `raise`, `break`, `continue`) is still evaluated, in the last state
+before it, so that rules see it; `unreachable` tells a domain, and nothing it does reaches a live
+path.
+
+Besides the names, each path may carry one more state of the domain's own (`path_state`: for the
+pending-work domain, the device queue): it is copied wherever the path branches, joined by the
+domain's `join_path` where paths meet, and kept with the names, so every construct treats it alike.
+
+A domain may also ask for control flow inside an expression: `alternatives` evaluates branches of
+which one runs (`a if t else b`, the right side of `and`), and `apply_in_place` runs a function
+once per element where a call applies it (`jax.tree.map(f, tree)`), as a loop body.
 """
 from __future__ import annotations
 
@@ -26,6 +36,8 @@ Env = dict[str, V]
 
 #: how often a loop body is re-run before its head state is taken as it is
 MAX_LOOP_PASSES = 4
+#: where a path keeps the domain's own state (`path_state`): no Python name can spell it
+PATH_STATE = "<path state>"
 
 TRY_TYPES = (cst.Try, cst.TryStar) if hasattr(cst, "TryStar") else (cst.Try,)
 
@@ -82,7 +94,9 @@ class Domain(Protocol[V]):
 #:   returning(node, value, flow)  a `return` statement (or a lambda's body, `node` then being that
 #:                                 expression) leaves with `value` in the current state; called for
 #:                                 unreachable ones too (`flow.unreachable` tells)
-OPTIONAL_HOOKS = ("truth", "store", "exit_with", "enter_handler", "known_truth", "bound", "returning")
+#:   join_path(a, b)               the path state where two paths meet (default: `join`)
+OPTIONAL_HOOKS = ("truth", "store", "exit_with", "enter_handler", "known_truth", "bound", "returning",
+                  "join_path")
 
 
 @dataclass
@@ -102,6 +116,11 @@ class FlowResult(Generic[V]):
 
     def value_at(self, node: cst.CSTNode) -> Any | None:
         return self.values.get(id(node))
+
+    @property
+    def exit_path_state(self) -> Any | None:
+        """The domain's path state where the body ends normally (None when no path reaches it)."""
+        return self.exit.get(PATH_STATE) if self.exit is not None else None
 
 
 @dataclass
@@ -137,12 +156,17 @@ class FlowInterpreter(Generic[V]):
         #: for each function applied in place (`apply_in_place`): the states its `return`s leave in
         self._applied: list[list[dict]] = []
         (self._truth, self._store, self._exit_with, self._enter_handler, self._known_truth, self._bound,
-         self._returning) = (getattr(domain, hook, None) for hook in OPTIONAL_HOOKS)
+         self._returning, join_path) = (getattr(domain, hook, None) for hook in OPTIONAL_HOOKS)
+        self._join_path = join_path or domain.join
 
     # -- entry ----------------------------------------------------------------------------------
-    def run(self, body: cst.CSTNode | Sequence[cst.CSTNode], entry: dict[str, V] | None = None) -> FlowResult[V]:
-        """Runs a function (its body), a module, a suite or a list of statements from `entry`."""
+    def run(self, body: cst.CSTNode | Sequence[cst.CSTNode], entry: dict[str, V] | None = None,
+            path_state: Any | None = None) -> FlowResult[V]:
+        """Runs a function (its body), a module, a suite or a list of statements from `entry`, with
+        the domain's own state of the path (if it keeps one) starting as `path_state`."""
         self.env = dict(entry or {})
+        if path_state is not None:
+            self.env[PATH_STATE] = path_state
         if isinstance(body, (cst.FunctionDef, cst.Lambda)):
             body = body.body
         if isinstance(body, cst.BaseExpression):  # a lambda's body is what it returns
@@ -157,6 +181,17 @@ class FlowInterpreter(Generic[V]):
 
     def value_at(self, node: cst.CSTNode) -> V | None:
         return self.values.get(id(node))
+
+    @property
+    def path_state(self) -> Any | None:
+        """The domain's own state of the current path (None where no path reaches)."""
+        env = self.env
+        return env.get(PATH_STATE) if env is not None else None
+
+    @path_state.setter
+    def path_state(self, state: Any) -> None:
+        if self.env is not None:
+            self.env[PATH_STATE] = state
 
     @property
     def unreachable(self) -> bool:
@@ -492,7 +527,7 @@ class FlowInterpreter(Generic[V]):
                 if current is None:
                     merged[name] = join(unbound(name), value)
                 elif current is not value and current != value:
-                    merged[name] = join(current, value)
+                    merged[name] = join(current, value) if name is not PATH_STATE else self._join_path(current, value)
             for name in merged.keys() - env.keys():
                 merged[name] = join(merged[name], unbound(name))
         return merged
