@@ -54,7 +54,7 @@ class Domain(Protocol[V]):
 
     def opaque(self, node: cst.CSTNode) -> V:
         """What a binding the domain is not asked about holds (an import, a class, `except … as e`,
-        a `with … as f` target, a `match` capture)."""
+        a `with … as f` target, a `match` capture), and what `del` leaves in a name or stores."""
 
     def evaluate(self, node: cst.BaseExpression, flow: "FlowInterpreter[V]") -> V:
         """Every expression but names, `:=`, lambdas and comprehensions, which the interpreter owns."""
@@ -319,13 +319,14 @@ class FlowInterpreter(Generic[V]):
                         self.bind_name(local.value, self.domain.opaque(alias), None, alias)
 
     def _return(self, value: V | None, node: cst.CSTNode) -> None:
+        if self._applied:  # the end of one application of a function run in place, not of the run
+            if not self._dead:
+                self._applied[-1].append(self.env)
+            self.env = None
+            return
         if self._returning is not None:
             self._returning(node, value, self)
         if self._dead:
-            self.env = None
-            return
-        if self._applied:  # the end of one application of a function run in place
-            self._applied[-1].append(self.env)
             self.env = None
             return
         if value is not None:

@@ -7,10 +7,11 @@ once. A function reached again while its own summary is being computed (recursio
 mutual) gets `unknown` — the analysis prefers knowing less to guessing — and so does a chain of
 calls deeper than `max_depth`.
 
-`SettledSummaries`: one summary per function of a set, to a fixed point (for the key domain: which
-parameters a function consumes). Every function is analysed once, in the order given; an analysis
-reads the summaries of other functions through `read`, and a function is analysed again only when
-a summary it read has changed since — at most `max_runs` times, which bounds recursive cycles.
+`SettledSummaries`: one summary per function, to a fixed point (for the key domain: which
+parameters a function consumes), settled on demand. An analysis reads the summaries of other
+functions through `read`, which also demands them; a function is analysed again only when a summary
+it read has changed since — at most `max_runs` times, which bounds recursive cycles. A function
+whose summary is never asked for, directly or through another's analysis, is never analysed.
 """
 from __future__ import annotations
 
@@ -66,29 +67,65 @@ class Summaries(Generic[S]):
 
 
 class SettledSummaries(Generic[S]):
-    """Summaries of a set of functions to a fixed point (see the module docstring)."""
+    """Summaries of the functions of a set to a fixed point (see the module docstring), settled on
+    demand: the first time a summary is asked for, it is computed with every summary its analysis
+    reads, transitively; a function whose summary nobody asks for is never analysed."""
 
     def __init__(self, analyse: Callable[[FunctionNode], S], initial: S,
-                 same: Callable[[S, S], bool] = operator.eq, max_runs: int = 4) -> None:
+                 same: Callable[[S, S], bool] = operator.eq, max_runs: int = 4,
+                 summarised: Callable[[FunctionNode], bool] | None = None) -> None:
         self._analyse = analyse
         self.initial = initial
         self._same = same
         self.max_runs = max_runs
+        #: whether a function has a summary to compute (others keep `initial`)
+        self._summarised = summarised or (lambda function: True)
         self._summaries: dict[int, S] = {}
-        #: id(function) -> ids of the functions whose analysis read its summary
-        self._readers: dict[int, set[int]] = {}
-        #: the functions being analysed, innermost last (an analysis may start another)
-        self._analysing: list[int] = []
+        #: id(function) -> the functions whose analysis read its summary
+        self._readers: dict[int, dict[int, FunctionNode]] = {}
+        #: the functions being analysed, innermost last
+        self._analysing: list[FunctionNode] = []
+        self._pending: deque[FunctionNode] = deque()
+        self._queued: set[int] = set()
+        #: ids of the functions analysed (or queued) at least once
+        self._started: set[int] = set()
+        self._runs: dict[int, int] = {}
         #: how many analyses were run: for tests and measurements
         self.runs = 0
 
     def solve(self, functions: Iterable[FunctionNode]) -> None:
-        """Analyses the functions, and again those that read a summary that changed, until none does."""
-        order = list(functions)
-        by_id = {id(f): f for f in order}
-        runs: dict[int, int] = {}
-        pending = deque(order)
-        queued = set(by_id)
+        """Settles the summaries of these functions (in this order) now."""
+        for function in functions:
+            self._demand(function)
+        self._settle()
+
+    def read(self, function: FunctionNode) -> S:
+        """The summary of `function`. Read by an analysis under way: the summary so far (the
+        analysis is run again if it changes); read from outside: the settled summary."""
+        if not self._analysing:
+            return self.get(function)
+        key = id(function)
+        reader = self._analysing[-1]
+        self._readers.setdefault(key, {})[id(reader)] = reader
+        self._demand(function)
+        return self._summaries.get(key, self.initial)
+
+    def get(self, function: FunctionNode) -> S:
+        """The settled summary of `function`."""
+        if id(function) not in self._started and not self._analysing:
+            self._demand(function)
+            self._settle()
+        return self._summaries.get(id(function), self.initial)
+
+    def _demand(self, function: FunctionNode) -> None:
+        key = id(function)
+        if key not in self._started and self._summarised(function):
+            self._started.add(key)
+            self._queued.add(key)
+            self._pending.append(function)
+
+    def _settle(self) -> None:
+        pending, queued, runs = self._pending, self._queued, self._runs
         while pending:
             function = pending.popleft()
             key = id(function)
@@ -97,7 +134,7 @@ class SettledSummaries(Generic[S]):
                 continue
             runs[key] = runs.get(key, 0) + 1
             self.runs += 1
-            self._analysing.append(key)
+            self._analysing.append(function)
             try:
                 summary = self._analyse(function)
             finally:
@@ -106,19 +143,7 @@ class SettledSummaries(Generic[S]):
             self._summaries[key] = summary
             if self._same(old, summary):
                 continue
-            for reader in self._readers.get(key, ()):
-                if reader not in queued and reader in by_id:
-                    queued.add(reader)
-                    pending.append(by_id[reader])
-
-    def read(self, function: FunctionNode) -> S:
-        """The summary of `function` so far, read by the analysis under way (which is run again
-        if it changes)."""
-        key = id(function)
-        if self._analysing:
-            self._readers.setdefault(key, set()).add(self._analysing[-1])
-        return self._summaries.get(key, self.initial)
-
-    def get(self, function: FunctionNode) -> S:
-        """The settled summary of `function` (`initial` for a function never analysed)."""
-        return self._summaries.get(id(function), self.initial)
+            for reader_key, reader in self._readers.get(key, {}).items():
+                if reader_key not in queued:
+                    queued.add(reader_key)
+                    pending.append(reader)

@@ -11,31 +11,30 @@ function, computed to a fixed point), also when the function is reached through 
 `jax.numpy`, `jax.debug`, class constructors, `assert_*`/`is_*` checks, numpyro's `seed` handler).
 Returning a key or putting it in a container does not consume it.
 
-The key domain (`KeyDomain`) runs on the generic interpreter (`dataflow.FlowInterpreter`), which
-owns the control flow: each scope (the module's top level and every function) is run in source
-order; `if` branches (and `a if t else b`, and the right side of `and`/`or`) are exclusive and
-merge afterwards, a path that returns, raises, breaks or continues does not flow on, and loop bodies
-and comprehensions run to a fixed point, so that a key consumed in one iteration and not rebound
-from a fresh `split` is seen consumed again in the next. A merge keeps a name as a key only if it
-holds one on every path, and consumed if it is consumed on any. A function given to `jax.tree.map`
-runs the same way, once per leaf, where it is called (`apply_in_place`); the body of a `lax.scan`,
-`fori_loop` or `while_loop` is probed for carry keys it draws from and returns unchanged, which every
-iteration draws from again (reported at the loop call, as JAX's checker does). Parameter summaries
-settle to a fixed point over the functions of the file (`dataflow.SettledSummaries`). Code that no
-path reaches consumes nothing. Two draws that only
-shuffle or index arrays (`permutation`, `shuffle`, `choice`, a `randint` used as an index) are the
-same order given to several arrays on purpose, to keep a batch aligned: not reported unless a loop
-other than one over a dict's arrays (`batch.items()`) repeats them. A compiled function called for nothing but its compilation (its result thrown away:
-a warm-up before timing) does not consume the key it is given. In test code only
-two direct `jax.random` draws from one key are reported: tests give one key to the code under test
-and to a reference on purpose.
+The key domain (`KeyDomain`) runs on the generic interpreter (`dataflow.FlowInterpreter`), which owns
+the control flow: each scope (the module's top level and every function) is run in source order;
+`if` branches (and `a if t else b`, and the right side of `and`/`or`) are exclusive and merge
+afterwards, a path that returns, raises, breaks or continues does not flow on, and loop bodies and
+comprehensions run to a fixed point, so that a key consumed in one iteration and not rebound from a
+fresh `split` is seen consumed again in the next. At a merge a key consumed on any path is consumed;
+a name that holds a key on one path only (`rng = cfg.rng` before a loop whose body rebinds it from a
+`split`) is still followed, as a key for sure consumers only. A function given to `jax.tree.map`
+runs the same way, once per leaf, where it is called; the body of a `lax.scan`, `fori_loop` or
+`while_loop` is probed for carry keys it draws from and returns unchanged, which every iteration
+draws from again (reported at the loop call, as JAX's checker does). Code that no path reaches
+consumes nothing. Two draws that only shuffle or index arrays (`permutation`, `shuffle`, `choice`, a
+`randint` used as an index) are the same order given to several arrays on purpose, to keep a batch
+aligned: not reported unless a loop other than one over a dict's arrays (`batch.items()`) repeats
+them. A compiled function called for nothing but its compilation (its result thrown away: a warm-up
+before timing) does not consume the key it is given. In test code only two direct `jax.random` draws
+from one key are reported: tests give one key to the code under test and to a reference on purpose.
 
 Cost: the file's semantic model (one walk, shared with the other facts) gives what the interpreter
 needs ahead of time (call order, names bound to wrapped functions, attribute uses, the identifiers
-of each function); a function whose
-identifiers show no way to hold a key is not interpreted for findings; a function that makes no call,
-or has no parameter that can hold a key, needs no summary; and while summaries settle a function is
-interpreted again only when a summary it read has changed.
+of each function); a function whose identifiers show no way to hold a key is not interpreted for
+findings; a parameter summary is computed only for a function a key is handed to (and what it hands
+keys to in turn), and only if it makes a call and has a parameter that can hold a key; while
+summaries settle, a function is interpreted again only when a summary it read has changed.
 
 `KeyFlowFacts.of(ctx)` computes everything once per file; rules read `.reuses` and `.summary(function)`.
 """
@@ -202,9 +201,10 @@ class KeyFlowFacts:
         self._index: _FileIndex | None = None
         self.traced = ctx.fact(TracedFunctions)
         self.functions: list[FunctionNode] = list(self.traced.functions)
-        #: which parameters each function consumes, to a fixed point
-        self.summaries: SettledSummaries[Summary] = SettledSummaries(self._summarise, Summary(), _same_summary,
-                                                                     MAX_SUMMARY_RUNS)
+        #: which parameters each function consumes, to a fixed point, settled where a key is given
+        self.summaries: SettledSummaries[Summary] = SettledSummaries(
+            self._summarise, Summary(), _same_summary, MAX_SUMMARY_RUNS, summarised=self._summarised)
+        self._function_ids = {id(f) for f in self.functions}
         self.reuses: list[Reuse] = []
         self.test_file = is_test_file(ctx.path)
         self.key_name = key_name_pattern(ctx.settings.key_names)
@@ -215,6 +215,7 @@ class KeyFlowFacts:
         self._annotations: dict[int, str] = {}
         #: id(function or module) -> ids of the calls in it whose result indexes an array
         self._index_draws: dict[int, set[int]] = {}
+        self._named_lines_done = False
         self._compute()
 
     @property
@@ -231,11 +232,7 @@ class KeyFlowFacts:
     def _compute(self) -> None:
         if "random" not in self.ctx.source and "key" not in self.ctx.source:
             return
-        # Parameter summaries, to a fixed point. Functions are analysed in source order (helpers are
-        # mostly defined before their callers); a function that makes no call cannot consume its
-        # parameters: it needs no summary.
-        calling = self.lines.calling
-        self.summaries.solve(f for f in self.functions if id(f) in calling and _parameter_count(f))
+        # Parameter summaries settle as the runs below hand keys to functions (`read_summary`).
         self._flow(None, summary=False)
         for function in self.functions:
             if self.may_hold_keys(function):
@@ -245,12 +242,17 @@ class KeyFlowFacts:
     def _summarise(self, function: FunctionNode) -> Summary:
         return Summary(self._flow(function, summary=True).param_consumed)
 
+    def _summarised(self, function: FunctionNode) -> bool:
+        """A function of the file that makes a call and has a parameter (else it consumes none)."""
+        return id(function) in self._function_ids and id(function) in self.lines.calling \
+            and _parameter_count(function) > 0
+
     def summary(self, function: FunctionNode) -> Summary:
         """Which parameters `function` consumes (settled)."""
         return self.summaries.get(function)
 
     def read_summary(self, function: FunctionNode) -> Summary:
-        """`summary`, read while summaries settle: the reader is analysed again if it changes."""
+        """`summary`, also while summaries settle: a reader is analysed again if it changes."""
         return self.summaries.read(function)
 
     def may_hold_keys(self, function: FunctionNode) -> bool:
@@ -266,9 +268,12 @@ class KeyFlowFacts:
         return bool(KEY_ANNOTATIONS.search(self.annotation_text(param)))
 
     def annotation_text(self, param: cst.Param) -> str:
+        """The source of a parameter's annotation; "" when it names neither a key nor an array."""
         text = self._annotations.get(id(param))
         if text is None:
-            text = self._annotations[id(param)] = cst.Module([]).code_for_node(param.annotation.annotation)
+            annotation = param.annotation.annotation
+            text = cst.Module([]).code_for_node(annotation) if _may_name_key_or_array(annotation) else ""
+            self._annotations[id(param)] = text
         return text
 
     def _flow(self, function: FunctionNode | None, summary: bool) -> "KeyDomain":
@@ -388,7 +393,19 @@ class KeyFlowFacts:
         return self.lines.order(node)
 
     def line(self, node: cst.CSTNode) -> int:
-        """The 1-based line of a node."""
+        """The 1-based line of a node (the first time it is asked, of every node a reuse's message
+        may name: one code generation for all of them)."""
+        if not self._named_lines_done:
+            self._named_lines_done = True
+            named: list[cst.CSTNode] = []
+            for reuse in self.reuses:
+                if reuse.loop is not None:
+                    named.append(reuse.loop)
+                consumption: Consumption | None = reuse.first
+                while consumption is not None:
+                    named.append(consumption.node)
+                    consumption = consumption.via
+            self.lines.remember_lines(named)
         return self.lines.line(node)
 
 
@@ -433,11 +450,18 @@ class _FileIndex:
         return self.index.get(id(node), -1)
 
     def line(self, node: cst.CSTNode) -> int:
-        # positions of this node only: a message names a line or two, not every node of the file
+        # positions of the nodes asked for only: messages name a few lines, not every node of the file
         line = self._lines.get(id(node))
         if line is None:
             line = self._lines[id(node)] = node_spans(self.module, [node])[id(node)][0][0]
         return line
+
+    def remember_lines(self, nodes: list[cst.CSTNode]) -> None:
+        """Finds the lines of these nodes at once, for `line`."""
+        wanted = [node for node in nodes if id(node) not in self._lines]
+        if wanted:
+            for key, span in node_spans(self.module, wanted).items():
+                self._lines[key] = span[0][0]
 
     def may_hold_keys(self, function: FunctionNode, key_name: "re.Pattern[str]") -> bool:
         """Whether the function mentions anything a key can come from: a key-like name (a parameter or
@@ -500,8 +524,7 @@ class KeyDomain:
         self.consumed_before_map: dict[int, set[str]] = {}
         self.param_consumed: dict[str, Consumption] = {}
         self.not_keys = facts.lines.attribute_uses.get(id(function) if function is not None else id(facts.ctx.module), set())
-        #: in a test: a key given to two functions is how tests compare them, not a mistake
-        self.test_code = facts.test_file or in_test_function(scope)
+        self._test_code: bool | None = None
         self._names = facts.ctx.names
         #: ids of the functions being applied in place (a function mapping itself is not run again)
         self.inlined: set[int] = set()
@@ -510,6 +533,13 @@ class KeyDomain:
         #: (carry position or None for the whole carry, name, consumption) of carry keys drawn
         #: from and returned unchanged
         self.carry_reused: list[tuple[int | None, str, Consumption]] = []
+
+    @property
+    def test_code(self) -> bool:
+        """In a test a key given to two functions is how tests compare them, not a mistake."""
+        if self._test_code is None:
+            self._test_code = self.facts.test_file or in_test_function(self.scope)
+        return self._test_code
 
     def resolve(self, expr: cst.BaseExpression) -> str | None:
         # the scope changes while a function mapped over a pytree is applied in place
@@ -974,6 +1004,27 @@ def in_test_function(scope: Scope | None) -> bool:
 def _carry_marker(position: int | None) -> str:
     """The `param` of a key state that is the carry of a lax loop body (or its element `position`)."""
     return "<carry>" if position is None else f"<carry {position}>"
+
+
+def _may_name_key_or_array(annotation: cst.BaseExpression) -> bool:
+    """Whether KEY_ANNOTATIONS or ARRAY_ANNOTATION may match the annotation's source: it has a string
+    (a forward reference), or a name that holds `PRNGKey` or `KeyArray`, or is `Key` or `Array`."""
+    from ..syntax.walk import walk
+
+    found = [False]
+
+    def enter(node: cst.CSTNode, _field: str) -> bool:
+        kind = type(node)
+        if kind is cst.Name:
+            word = node.value
+            if word in ("Key", "Array") or "PRNGKey" in word or "KeyArray" in word:
+                found[0] = True
+        elif kind is cst.SimpleString or kind is cst.ConcatenatedString or kind is cst.FormattedString:
+            found[0] = True
+        return not found[0]
+
+    walk(annotation, enter, lambda node: None)
+    return found[0]
 
 
 def _constant_index(node: cst.Subscript) -> int | None:

@@ -478,7 +478,7 @@ class NameOrigins:
         return self.facts(scope).origins
 
     def facts(self, scope: Scope) -> "ScopeFacts":
-        """What one walk of the scope's own statements, in execution order, found (computed once)."""
+        """What the reaching-bindings domain finds in one run over the scope's own statements (computed once)."""
         key = id(scope.node)
         found = self._by_scope.get(key)
         if found is None:
