@@ -26,7 +26,7 @@ import libcst as cst
 
 from ..semantic.scopes import Scope
 from ..syntax.walk import COMPREHENSIONS, walk
-from .interpreter import FlowInterpreter, expressions_below
+from .interpreter import FlowInterpreter
 
 
 @dataclass(frozen=True, eq=False)
@@ -113,8 +113,9 @@ def scope_facts(scope: Scope) -> ScopeFacts:
     result = FlowInterpreter(domain).run(body, entry)
     facts = domain.facts
     lazy = domain.lazy
-    facts.reaching = {key: value for key, value in result.values.items()
-                      if type(value) is tuple and key not in lazy}
+    reaching = {key: value for key, value in result.values.items() if type(value) is tuple}
+    reaching.update(domain.reads)
+    facts.reaching = {key: value for key, value in reaching.items() if key not in lazy} if lazy else reaching
     facts.falls_off = result.exit is not None
     return facts
 
@@ -132,6 +133,9 @@ class ReachingBindings:
         self.by_node: dict[int, Origin] = {}
         #: ids of the names read in a generator expression's body (run when it is consumed)
         self.lazy: set[int] = set()
+        #: id(Name read) -> the bindings that reach it, for the names this domain reads itself
+        self.reads: dict[int, tuple[Origin, ...]] = {}
+        self._flow: FlowInterpreter | None = None
         self._returns: set[int] = set()
         function = scope.node if isinstance(scope.node, (cst.FunctionDef, cst.Lambda)) else None
         origins = self.facts.origins
@@ -230,7 +234,26 @@ class ReachingBindings:
 
     # -- expressions ----------------------------------------------------------------------------
     def evaluate(self, node: cst.BaseExpression, flow: FlowInterpreter):
+        """Reads every name in the expression in the current state (a fast walk of it, not a call
+        back per node: only names matter here), and hands the interpreter what binds or runs
+        elsewhere: `:=`, lambdas, comprehensions."""
+        self._flow = flow
+        walk(node, self._enter, _ignore)
+        return EXPRESSION
+
+    def _enter(self, node: cst.CSTNode, field: str) -> bool:
         kind = type(node)
+        if kind is cst.Name:
+            # `x.attr` reads `x`, not `attr`; `f(x=1)` reads no `x`
+            if field != "attr" and field != "keyword" and node.value in self.tracked:
+                env = self._flow.env
+                if env is not None:
+                    held = env.get(node.value)
+                    self.reads[id(node)] = held if type(held) is tuple else ()
+            return False
+        if kind in _INTERPRETED:
+            self._flow.eval(node)
+            return False
         if kind is cst.Call:
             func = node.func
             tracked = self.tracked
@@ -241,25 +264,17 @@ class ReachingBindings:
                 value = arg.value
                 if type(value) is cst.Name and value.value in tracked:
                     self.facts.passed.setdefault(value.value, []).append(node)
-            flow.eval(func)
-            for arg in node.args:  # not the keywords: `f(x=1)` reads no `x`
-                flow.eval(arg.value)
-        elif kind is cst.Attribute:
-            flow.eval(node.value)  # `x.attr` reads `x`, not `attr`
         elif kind is cst.Subscript:
-            statement = flow.current_statement
+            statement = self._flow.current_statement
             if type(statement) is cst.AugAssign and statement.target is node:
-                self._item_write(node, flow)  # `x["k"] += 1` updates an item
-            flow.eval(node.value)
-            for element in node.slice:
-                for child in expressions_below(element):
-                    flow.eval(child)
-        else:
-            if kind is cst.Yield:
-                self.facts.generator = True
-            for child in expressions_below(node):
-                flow.eval(child)
-        return EXPRESSION
+                self._item_write(node, self._flow)  # `x["k"] += 1` updates an item
+        elif kind is cst.Yield:
+            self.facts.generator = True
+        return True
+
+
+#: expressions the interpreter evaluates itself: they bind names, close over the state, or loop
+_INTERPRETED = frozenset({cst.NamedExpr, cst.Lambda, *COMPREHENSIONS})
 
 
 #: statements that bind a value to their targets, and where the value is
@@ -280,8 +295,14 @@ def _origin(node: cst.CSTNode, statement: cst.CSTNode, function: cst.CSTNode | N
     value = getattr(statement, field_name)
     if kind is cst.AnnAssign and value is None:
         return Origin("annotation", None, statement)
-    targets = [t.target for t in statement.targets] if kind is cst.Assign else [statement.target]
-    place = next((found for found in (_place(target, node) for target in targets) if found is not None), "direct")
+    place = "direct"
+    for target in ([t.target for t in statement.targets] if kind is cst.Assign else (statement.target,)):
+        if target is node:
+            break
+        found = _place(target, node)
+        if found is not None:
+            place = found
+            break
     if place == "starred":
         return Origin("other", None, statement)  # `a, *rest = value`: a list of some of its elements
     if field_name == "iter":

@@ -445,6 +445,8 @@ class _FileIndex:
                     aliases.add(node.asname.name.value)
         #: id(node) -> its line, for the nodes a message named
         self._lines: dict[int, int] = {}
+        #: key-name pattern -> the identifiers of the file that may hold or make a key
+        self._holding: dict["re.Pattern[str]", frozenset[str]] = {}
 
     def order(self, node: cst.CSTNode) -> int:
         return self.index.get(id(node), -1)
@@ -469,9 +471,13 @@ class _FileIndex:
         words = self.identifiers.get(id(function))
         if words is None:
             return True
-        if not words.isdisjoint(KEY_SOURCE_NAMES) or not words.isdisjoint(self.key_aliases):
-            return True
-        return any(_key_like(word, key_name) for word in words)
+        holding = self._holding.get(key_name)
+        if holding is None:
+            # the words of the whole file that can hold or make a key, found once
+            every = set().union(*self.identifiers.values())
+            holding = self._holding[key_name] = frozenset(
+                {word for word in every if _key_like(word, key_name)} | KEY_SOURCE_NAMES | self.key_aliases)
+        return not words.isdisjoint(holding)
 
 
 class _Marker:
