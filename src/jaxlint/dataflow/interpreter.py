@@ -44,7 +44,9 @@ TRY_TYPES = (cst.Try, cst.TryStar) if hasattr(cst, "TryStar") else (cst.Try,)
 
 class Domain(Protocol[V]):
     """What values are. The interpreter calls these; `evaluate` calls back `flow.eval(child)` for the
-    sub-expressions it reads, so that every evaluated expression gets its value recorded."""
+    sub-expressions it reads, so that every evaluated expression gets its value recorded (a domain
+    that needs the values of names only may read `flow.env` itself, and hand `flow.eval` just what
+    the interpreter owns: `:=`, lambdas, comprehensions)."""
 
     def join(self, a: V, b: V) -> V:
         """The value on a path that may have come either way."""
