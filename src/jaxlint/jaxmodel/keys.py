@@ -186,6 +186,7 @@ class Summary:
     consumed: dict[str, Consumption] = field(default_factory=dict)
 
 
+#: name -> what it holds: its KeyState, or READ when it holds no key
 State = dict[str, "KeyState | object"]
 
 
