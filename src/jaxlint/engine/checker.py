@@ -141,6 +141,13 @@ def _walk(module: cst.Module, source: str, path: str, settings: Settings, enable
     file = SourceFile(path, source, module, settings)
     if line_label is not None:
         file.line_label = line_label
+    try:
+        return _run_rules(file, module, path, rule_classes)
+    finally:
+        file.release()
+
+
+def _run_rules(file: SourceFile, module: cst.Module, path: str, rule_classes: list[type]) -> list[Finding]:
     ctx = FileContext.for_file(file)
     rules = [cls(ctx) for cls in rule_classes]
     walker = Walker(ctx, rules)
