@@ -28,5 +28,6 @@ def lint_source(source: str, path: str, settings: Settings, *, enabled: Iterable
 
 def lint_file(path: str, settings: Settings, fix: bool = False, data: bytes | None = None) -> FileResult:
     """Check a Python file or a notebook (`data`: its bytes, if already read); with `fix`, also
-    compute the fixed text, which the caller decides whether to write."""
+    compute the fixed text and its findings, which the caller decides whether to write. The
+    result's `findings` are those of the file as read; `fixed_findings` those of the fixed text."""
     return check_file(path, settings, fix, data)

@@ -52,7 +52,8 @@ def decode_file(path: str, data: bytes) -> str | Finding:
 
 # -- whole files --------------------------------------------------------------------------------
 def check_file(path: str, settings: Settings, fix: bool = False, data: bytes | None = None) -> FileResult:
-    """Check one file; with `fix`, also compute the fixed text (the caller decides whether to write it)."""
+    """Check one file; with `fix`, also compute the fixed text and its findings (the caller decides
+    whether to write it; `findings` stay those of the file as read)."""
     enabled = enabled_rules(settings, path)
     if data is None:
         data = read_bytes(path)
@@ -62,7 +63,7 @@ def check_file(path: str, settings: Settings, fix: bool = False, data: bytes | N
     if isinstance(text, Finding):
         return FileResult(path, [text] if PARSE_ERROR in enabled else [])
     if path.endswith(".ipynb"):
-        return check_notebook_file(text, path, settings, enabled, fix)
+        return _keep_checked_bytes(check_notebook_file(text, path, settings, enabled, fix), data)
     try:
         findings = check_source(text, path, settings, enabled)
     except RuleFailure as failure:
@@ -76,7 +77,13 @@ def check_file(path: str, settings: Settings, fix: bool = False, data: bytes | N
                 result.fix_refused = f"fixes not applied: the result would not parse ({refused.message})"
             else:
                 result.fixed_text, result.fixed_count = fixed, count
-                result.findings = check_source(fixed, path, settings, enabled)
+                result.fixed_findings = check_source(fixed, path, settings, enabled)
+    return _keep_checked_bytes(result, data)
+
+
+def _keep_checked_bytes(result: FileResult, data: bytes) -> FileResult:
+    if result.fixed_text is not None:
+        result.original_bytes = data
     return result
 
 

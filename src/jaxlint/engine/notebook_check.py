@@ -100,5 +100,5 @@ def check_notebook_file(text: str, path: str, settings: Settings, enabled: froze
         result.fix_refused = f"fixes not applied: {exc}"
         return result
     result.fixed_count = count
-    result.findings = [joined.to_cell(f) for f in check_source(fixed, path, settings, enabled, line_label=joined.line_label)]
+    result.fixed_findings = [joined.to_cell(f) for f in check_source(fixed, path, settings, enabled, line_label=joined.line_label)]
     return result

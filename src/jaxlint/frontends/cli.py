@@ -70,11 +70,11 @@ def check(paths, select, ignore, extend_select, output_format, fix, diff, statis
     from ..engine.registry import all_rules
 
     if diff:
-        text = "".join(outcome.diffs)
+        text = b"".join(outcome.diffs)
         if text:
-            click.echo(text, nl=False)
+            click.echo(text, nl=False)  # bytes: each file's patch is in that file's own encoding
         if not quiet:
-            count = sum(r.fixed_count for r in outcome.results)
+            count = outcome.fixed
             click.echo(f"{count} fix{'es' if count != 1 else ''} would be applied in {len(outcome.diffs)} file(s).", err=True)
         sys.exit(EXIT_ERROR if outcome.fatal else (EXIT_FINDINGS if text and not exit_zero else EXIT_CLEAN))
 

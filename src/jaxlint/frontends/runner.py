@@ -1,15 +1,14 @@
 """One run over many files: configuration, discovery, the cache, parallel workers, fixes written."""
 from __future__ import annotations
 
-import difflib
 import os
 import sys
-import tempfile
 from dataclasses import dataclass, field
 
 from ..model.settings import Settings
 from .config import ConfigError, load_settings, with_overrides
-from ..api import FileResult, encode_like, lint_file, read_bytes
+from ..api import FileResult, lint_file, read_bytes
+from .fix_writer import FixWriter, NotWritten, PatchMaker
 from ..model.finding import Finding
 
 #: Below this many files, starting worker processes costs more than it saves.
@@ -36,7 +35,8 @@ class RunOutcome:
     problems: list[str] = field(default_factory=list)
     fatal: bool = False
     config_error: bool = False
-    diffs: list[str] = field(default_factory=list)
+    #: with --diff: one patch per fixed file, bytes in the file's own encoding
+    diffs: list[bytes] = field(default_factory=list)
     fixed: int = 0
 
     @property
@@ -95,21 +95,8 @@ def run(options: RunOptions) -> RunOutcome:
                 progress.step()
     if progress:
         progress.done()
-    for result in outcome.results:
-        if result.fix_refused:
-            outcome.problems.append(f"{result.path}: {result.fix_refused}")
-        if result.fixed_text is None:
-            continue
-        if options.diff:
-            outcome.diffs.append(_diff(result.path, result.original_text or "", result.fixed_text))
-            outcome.fixed += result.fixed_count
-        elif options.fix:
-            error = _write(result)
-            if error:
-                outcome.problems.append(f"{result.path}: fixes not written: {error}")
-                outcome.fatal = True
-            else:
-                outcome.fixed += result.fixed_count
+    if fixing:
+        _write_or_show_fixes(outcome, show=options.diff)
     for result in outcome.results:
         if result.internal_error:
             outcome.problems.append(f"{result.path}: internal error: {result.internal_error}")
@@ -137,31 +124,26 @@ def _check_one(task) -> FileResult:
         return FileResult(path, internal_error=f"{type(exc).__name__}: {exc} (please report this)")
 
 
-def _write(result: FileResult) -> str | None:
-    """Write the fixed text atomically, in the file's own encoding; the error message if that failed."""
-    original = read_bytes(result.path)
-    if isinstance(original, Finding):
-        return original.message
-    try:
-        payload = encode_like(original, result.fixed_text or "", result.path)
-        directory = os.path.dirname(os.path.abspath(result.path))
-        handle, temp = tempfile.mkstemp(dir=directory, prefix=".jaxlint-", suffix=".tmp")
-        with os.fdopen(handle, "wb") as out:
-            out.write(payload)
-        try:
-            os.chmod(temp, os.stat(result.path).st_mode & 0o7777)
-        except OSError:
-            pass
-        os.replace(temp, result.path)
-    except (OSError, UnicodeEncodeError, LookupError, SyntaxError) as exc:
-        return str(exc)
-    return None
-
-
-def _diff(path: str, before: str, after: str) -> str:
-    return "".join(difflib.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True),
-        fromfile=f"a/{path}", tofile=f"b/{path}"))
+def _write_or_show_fixes(outcome: RunOutcome, show: bool) -> None:
+    """Write the fixed files (`show`: collect their patches instead). A result's findings become
+    those of its fixed text only once that text is on disk."""
+    writer, patches = FixWriter(), PatchMaker()
+    for result in outcome.results:
+        if result.fix_refused:
+            outcome.problems.append(f"{result.path}: {result.fix_refused}")
+        if result.fixed_text is None:
+            continue
+        done = patches.patch(result) if show else writer.write(result)
+        if isinstance(done, NotWritten):
+            outcome.problems.append(f"{result.path}: {done.message}")
+            outcome.fatal = outcome.fatal or done.error
+        elif show:
+            if done:
+                outcome.diffs.append(done)
+                outcome.fixed += result.fixed_count
+        else:
+            outcome.fixed += done
+            result.findings = result.fixed_findings or []
 
 
 class _Progress:
