@@ -1,18 +1,21 @@
 """Running one worker per module, with a time limit, in a scratch copy, and reading what it reported.
 
-Each module gets a scratch directory (scratch.py) with a copy of its source tree, and workers
-that import the module from that copy. A worker is started through its keeper (keeper.py), which
-enforces the limits, captures the output and kills whatever the worker leaves running. The worker
-writes an event line as it reaches each step, so when it dies — killed at the time limit, a
-segfault in XLA, an `os._exit` in the user's code — the finding it was checking gets the reason,
-and a fresh worker resumes with the findings after it (at most `MAX_RUNS` workers per module). If
-it dies before the module is imported, every finding of the module gets the reason.
+A run (`RuntimeRun`, one per `confirm`) has one scratch directory (scratch.py). In it, each tree
+the run's modules import from is copied once, and workers import the modules from that copy. A
+worker is started through its keeper (keeper.py), which enforces the limits, captures the output
+and kills whatever the worker leaves running. The worker writes an event line as it reaches each
+step, so when it dies — killed at the time limit, a segfault in XLA, an `os._exit` in the user's
+code — the finding it was checking gets the reason, and a fresh worker resumes with the findings
+after it (at most `MAX_RUNS` workers per module). If it dies before the module is imported, every
+finding of the module gets the reason.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -29,10 +32,10 @@ MAX_RUNS = 3
 KEEPER_GRACE_S = 15
 #: At most this much of the worker's captured output is read (the keeper keeps its head and tail).
 OUTPUT_READ_BYTES = 256 * 1024
-#: Keepers running now, with their module's scratch directory. They run in their own sessions,
-#: so Ctrl-C does not reach them: `stop_all`.
-_LIVE: dict[subprocess.Popen, Scratch] = {}
-_SCRATCH: set[Scratch] = set()
+#: Keepers running now, and the runs whose scratch directory exists. Keepers run in their own
+#: sessions, so Ctrl-C does not reach them: `stop_all`.
+_LIVE: set[subprocess.Popen] = set()
+_OPEN_RUNS: set[RuntimeRun] = set()
 _LIVE_LOCK = threading.Lock()
 _STOPPED = threading.Event()
 _INTERRUPTED = "not checked: the run was interrupted"
@@ -53,8 +56,9 @@ def stop_all() -> None:
         for process in list(_LIVE):
             if process.poll() is None:
                 kill_tree(process.pid)
-        for scratch in list(_SCRATCH):
-            scratch.remove()
+        runs = list(_OPEN_RUNS)
+    for run in runs:
+        run.close()
 
 
 @dataclass
@@ -64,37 +68,98 @@ class ModuleResult:
     device: str | None = None
 
 
-def run_module(payload: dict, runtime: RuntimeSettings, device: str | None, enable_x64: bool = False) -> ModuleResult:
-    result = ModuleResult()
-    entries = payload["findings"]
-    if _STOPPED.is_set():
-        _all_remaining(result, entries, 0, _INTERRUPTED)
-        return result
-    try:
-        scratch = Scratch()
-    except OSError as exc:
-        _all_remaining(result, entries, 0, f"no scratch directory could be made: {exc}")
-        return result
-    with _LIVE_LOCK:
-        _SCRATCH.add(scratch)
-    try:
-        try:
-            tree = _copy_module_tree(payload, scratch.path)
-        except OSError as exc:
-            _all_remaining(result, entries, 0, f"the module could not be copied to a scratch directory: {exc}")
+class RuntimeRun:
+    """One runtime run: its scratch directory, the copies of the trees its modules import from,
+    and a worker (or a few, after crashes) per module. `close()` removes the scratch directory."""
+
+    def __init__(self, runtime: RuntimeSettings, device: str | None, enable_x64: bool = False) -> None:
+        self.runtime, self.device, self.enable_x64 = runtime, device, enable_x64
+        self._lock = threading.Lock()
+        self._scratch: Scratch | None = None
+        self._trees: dict[str, TreeCopy] = {}
+        self._numbers = itertools.count()
+
+    def check_module(self, payload: dict) -> ModuleResult:
+        result = ModuleResult()
+        entries = payload["findings"]
+        if _STOPPED.is_set():
+            _all_remaining(result, entries, 0, _INTERRUPTED)
             return result
-        worker_payload = _in_copy(payload, tree)
-        _run_all(result, worker_payload, scratch, runtime, device, enable_x64)
+        try:
+            scratch, tree = self._tree_for(payload)
+            directory = os.path.join(scratch.path, f"module-{next(self._numbers)}")
+            os.mkdir(directory)
+        except OSError as exc:
+            reason = _INTERRUPTED if _STOPPED.is_set() else f"the module could not be copied to a scratch directory: {exc}"
+            _all_remaining(result, entries, 0, reason)
+            return result
+        try:
+            _run_all(result, _in_copy(payload, tree), scratch.path, directory, self.runtime, self.device,
+                     self.enable_x64)
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
         result.verdicts = {index: (verdict, tree.to_original(evidence))
                            for index, (verdict, evidence) in result.verdicts.items()}
         return result
-    finally:
+
+    def close(self) -> None:
+        with self._lock:
+            if self._scratch is not None:
+                self._scratch.remove()
+                self._scratch = None
+                self._trees.clear()
         with _LIVE_LOCK:
-            _SCRATCH.discard(scratch)
-        scratch.remove()
+            _OPEN_RUNS.discard(self)
+
+    def _tree_for(self, payload: dict) -> tuple[Scratch, TreeCopy]:
+        """The copy of the tree the module is imported from, made by the first module that needs it."""
+        with self._lock:
+            if _STOPPED.is_set():
+                raise InterruptedError("the run was interrupted")  # and its scratch directory removed
+            if self._scratch is None:
+                self._scratch = Scratch()
+                with _LIVE_LOCK:
+                    _OPEN_RUNS.add(self)
+            base, first, walk_from = _tree_of(payload)
+            tree = self._trees.get(base)
+            if tree is None:
+                target = os.path.join(self._scratch.path, f"tree-{len(self._trees)}")
+                tree = self._trees[base] = copy_tree(base, target, first, walk_from)
+            else:
+                tree.ensure(first)  # left out by the budget of an earlier module's copy
+            return self._scratch, tree
 
 
-def _run_all(result: ModuleResult, payload: dict, scratch: Scratch, runtime: RuntimeSettings,
+def _tree_of(payload: dict) -> tuple[str, list[str], list[str]]:
+    """What to copy for a module: the base directory — its import root, or the whole project when
+    the root is inside it — the files it needs first (itself, its packages' `__init__.py`, its
+    `jaxlint_examples.py`), and the directories to walk before the rest of the base (its import
+    roots)."""
+    path, roots = payload["path"], payload["roots"]
+    root = roots[0]
+    project = payload.get("project")
+    base = project if project and _inside(root, project) else root
+    first = [path, os.path.join(os.path.dirname(path), "jaxlint_examples.py")]
+    directory = os.path.dirname(path)
+    while _inside(directory, root) and directory != root:
+        first.append(os.path.join(directory, "__init__.py"))
+        directory = os.path.dirname(directory)
+    return base, first, [r for r in roots if _inside(r, base)]
+
+
+def _in_copy(payload: dict, tree: TreeCopy) -> dict:
+    """The payload with the module and its import roots in the copy; the roots themselves stay on
+    the path after the copies, for what the copy's budget left out."""
+    copied = [tree.to_copy(root) for root in payload["roots"]]
+    roots = copied + [root for root in payload["roots"] if root not in copied]
+    return {**payload, "path": tree.to_copy(payload["path"]), "roots": roots}
+
+
+def _inside(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+def _run_all(result: ModuleResult, payload: dict, scratch: str, directory: str, runtime: RuntimeSettings,
              device: str | None, enable_x64: bool) -> None:
     entries = payload["findings"]
     start = 0
@@ -106,7 +171,8 @@ def _run_all(result: ModuleResult, payload: dict, scratch: Scratch, runtime: Run
             return
         try:
             run = _spawn({**payload, "start": start, "device": device, "memory_limit": runtime.memory_limit,
-                          "enable_x64": enable_x64}, scratch, number, runtime.timeout)
+                          "enable_x64": enable_x64}, scratch, os.path.join(directory, f"run-{number}"),
+                         runtime.timeout)
         except OSError as exc:
             _all_remaining(result, entries, start, f"the worker process could not be started: {exc}")
             return
@@ -134,35 +200,6 @@ def _all_remaining(result: ModuleResult, entries: list[dict], start: int, reason
         result.verdicts.setdefault(entry["index"], ("inconclusive", reason))
 
 
-# -- the scratch copy ---------------------------------------------------------------------------
-def _copy_module_tree(payload: dict, scratch: str) -> TreeCopy:
-    """Copy the module's import root — the whole project when the root is inside it — into the
-    scratch directory: the module and its packages first, then the tree near it."""
-    path, roots = payload["path"], payload["roots"]
-    root = roots[0]
-    project = payload.get("project")
-    base = project if project and _inside(root, project) else root
-    first = [path, os.path.join(os.path.dirname(path), "jaxlint_examples.py")]
-    directory = os.path.dirname(path)
-    while _inside(directory, root) and directory != root:
-        first.append(os.path.join(directory, "__init__.py"))
-        directory = os.path.dirname(directory)
-    walk_from = [r for r in roots if _inside(r, base)]
-    return copy_tree(base, os.path.join(scratch, "tree"), first, walk_from)
-
-
-def _in_copy(payload: dict, tree: TreeCopy) -> dict:
-    """The payload with the module and its import roots in the copy; the roots themselves stay on
-    the path after the copies, for what the copy's budget left out."""
-    copied = [tree.to_copy(root) for root in payload["roots"]]
-    roots = copied + [root for root in payload["roots"] if root not in copied]
-    return {**payload, "path": tree.to_copy(payload["path"]), "roots": roots}
-
-
-def _inside(path: str, directory: str) -> bool:
-    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
-
-
 # -- one worker ---------------------------------------------------------------------------------
 @dataclass
 class _Run:
@@ -182,11 +219,12 @@ class _Run:
     path: str = ""
 
 
-def _spawn(payload: dict, scratch: Scratch, number: int, timeout: float) -> _Run:
-    run_dir = os.path.join(scratch.path, f"run-{number}")
+def _spawn(payload: dict, scratch: str, run_dir: str, timeout: float) -> _Run:
+    """One worker (through its keeper) in `run_dir`; `scratch` is what the keeper removes if
+    jaxlint dies meanwhile."""
     work = os.path.join(run_dir, "cwd")
     os.makedirs(work)
-    plan = {**payload, "parent": os.getpid(), "scratch": scratch.path, "timeout": timeout}
+    plan = {**payload, "parent": os.getpid(), "scratch": scratch, "timeout": timeout}
     with open(os.path.join(run_dir, "plan.json"), "w", encoding="utf-8") as handle:
         json.dump(plan, handle, default=str)  # TOML dates in examples become strings
     events_path = os.path.join(run_dir, "events.jsonl")
@@ -199,7 +237,7 @@ def _spawn(payload: dict, scratch: Scratch, number: int, timeout: float) -> _Run
             stdout=keeper_log, stderr=subprocess.STDOUT, start_new_session=True,
         )
     with _LIVE_LOCK:
-        _LIVE[process] = scratch
+        _LIVE.add(process)
     try:
         try:
             run.returncode = process.wait(timeout=timeout + KEEPER_GRACE_S)
@@ -213,7 +251,7 @@ def _spawn(payload: dict, scratch: Scratch, number: int, timeout: float) -> _Run
             process.wait()
         kill_group(process.pid)  # anything left in its session (where /proc could not be walked)
         with _LIVE_LOCK:
-            _LIVE.pop(process, None)
+            _LIVE.discard(process)
     run.log = _read_bounded(os.path.join(run_dir, "output.log"), OUTPUT_READ_BYTES)
     run.keeper_log = _read_bounded(os.path.join(run_dir, "keeper.log"), 16 * 1024)
     _read_events(events_path, run)

@@ -119,7 +119,14 @@ class TreeCopy:
     files: int = 0
     bytes: int = 0
     complete: bool = True  # False when the budget left something out
+    copied: set[str] = field(default_factory=set, repr=False)  # real paths in the tree
     _entries: int = field(default=0, repr=False)
+
+    def ensure(self, paths: list[str]) -> None:
+        """Copy these files too (whatever the budget) unless they are copied already."""
+        for path in paths:
+            if self.inside(path) and path not in self.copied:
+                _copy_file(self, path, forced=True)
 
     def inside(self, path: str) -> bool:
         return path == self.source or path.startswith(self.source.rstrip(os.sep) + os.sep)
@@ -144,19 +151,16 @@ def copy_tree(source: str, target: str, first: list[str], walk_from: list[str]) 
     """
     tree = TreeCopy(os.path.realpath(source), target)
     os.makedirs(target, exist_ok=True)
-    for path in first:
-        if tree.inside(path):
-            _copy_file(tree, path, forced=True)
-    done = {os.path.realpath(p) for p in first}
+    tree.ensure(first)
     walked: set[str] = set()
     for start in [*walk_from, tree.source]:
         start = os.path.realpath(start)
         if tree.inside(start) and tree.complete:
-            _walk(tree, start, walked, done)
+            _walk(tree, start, walked)
     return tree
 
 
-def _walk(tree: TreeCopy, start: str, walked: set[str], done: set[str]) -> None:
+def _walk(tree: TreeCopy, start: str, walked: set[str]) -> None:
     queue = deque([(start, tree.to_copy(start))])
     while queue:
         directory, copy = queue.popleft()
@@ -182,9 +186,8 @@ def _walk(tree: TreeCopy, start: str, walked: set[str], done: set[str]) -> None:
                     queue.append((entry.path, os.path.join(copy, entry.name)))
                 continue
             path = os.path.join(real, entry.name)
-            if path in done:
+            if path in tree.copied:
                 continue
-            done.add(path)
             if not _copy_file(tree, path, os.path.join(copy, entry.name)):
                 return
 
@@ -227,6 +230,7 @@ def _copy_file(tree: TreeCopy, path: str, destination: str | None = None, forced
         return True
     finally:
         os.close(source)
+    tree.copied.add(path)
     tree.files += 1
     tree.bytes += size
     return True
