@@ -64,8 +64,9 @@ with open(os.environ["FLOOD_REPORT"], "w") as report:
     report.write("done")
 """,
     "writes_beside": """\
-import os
+import os, sys
 import jax
+assert sys.argv == [__file__]  # as for `python writes_beside.py`
 with open(os.path.join(os.path.dirname(__file__), "out.txt"), "w") as out:
     out.write("written at import")
 """,

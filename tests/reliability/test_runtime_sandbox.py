@@ -140,7 +140,9 @@ def test_the_tree_copy_has_the_code_and_small_files_only(tmp_path):
     assert not tree.complete  # the big file was left out
     assert tree.to_copy(module) == str(target / "pkg" / "sub" / "mod.py")
     assert tree.to_copy("/elsewhere/x.py") == "/elsewhere/x.py"
-    assert tree.to_original(f'File "{target}/pkg/sub/mod.py", line 3') == f'File "{source.resolve()}/pkg/sub/mod.py", line 3'
+    assert tree.to_copy(str(source.resolve())) == str(target)  # an import root: no trailing `/.`
+    assert tree.to_original(f'File "{target}/pkg/sub/mod.py", line 3') == \
+        f'File "{source.resolve()}/pkg/sub/mod.py", line 3'
 
 
 def test_the_module_is_copied_even_when_the_budget_is_spent(tmp_path, monkeypatch):

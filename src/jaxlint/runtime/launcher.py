@@ -90,7 +90,8 @@ class RuntimeRun:
             directory = os.path.join(scratch.path, f"module-{next(self._numbers)}")
             os.mkdir(directory)
         except OSError as exc:
-            reason = _INTERRUPTED if _STOPPED.is_set() else f"the module could not be copied to a scratch directory: {exc}"
+            reason = _INTERRUPTED if _STOPPED.is_set() else \
+                f"the module could not be copied to a scratch directory: {exc}"
             _all_remaining(result, entries, 0, reason)
             return result
         try:
@@ -321,7 +322,8 @@ def _read_events(path: str, run: _Run) -> None:
                 run.exit = event
 
 
-_PHASES = {"start": "while starting JAX", "import": "while importing the module", "check": "while checking this finding"}
+_PHASES = {"start": "while starting JAX", "import": "while importing the module",
+           "check": "while checking this finding"}
 _SIGNALS = {"SIGSEGV": " (segmentation fault)", "SIGBUS": " (bus error)", "SIGABRT": " (aborted)",
             "SIGKILL": " (out of memory?)"}
 

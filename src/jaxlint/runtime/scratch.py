@@ -135,6 +135,8 @@ class TreeCopy:
         """Where `path` (a real path in the tree) is in the copy; other paths stay as they are."""
         if not self.inside(path):
             return path
+        if path == self.source:
+            return self.target
         return os.path.join(self.target, os.path.relpath(path, self.source))
 
     def to_original(self, text: str) -> str:

@@ -38,6 +38,7 @@ class Events:
 
 def main(plan: dict, events_path: str) -> int:
     sys.dont_write_bytecode = True
+    sys.argv = [plan["path"]]  # as for `python module.py`, not the worker's own arguments
     events = Events(events_path)
     _record_exits(events, plan["path"])
     faulthandler.enable()  # a segfault prints the Python stack to the output: the parent reads the line
@@ -534,4 +535,3 @@ def _all_codes(code):
 
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())
-
