@@ -47,7 +47,7 @@ def test_kill_tree_reaches_a_daemon_reparented_to_a_subreaper(tmp_path):
         if os.fork() == 0:
             os.setsid()
             if os.fork() == 0:
-                os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(60)", {marker!r}])
+                os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(60)", {marker!r} + "-daemon"])
             os._exit(0)
         time.sleep(60)
         """)
@@ -55,10 +55,10 @@ def test_kill_tree_reaches_a_daemon_reparented_to_a_subreaper(tmp_path):
     root = subprocess.Popen([sys.executable, "-c", subreaper, marker], env=env)
     try:
         deadline = time.monotonic() + 20
-        while len(_marked(marker)) < 2:  # the subreaper and the daemon
+        while not _marked(f"{marker}-daemon"):  # only the daemon's command line says so, once it runs
             assert time.monotonic() < deadline
             time.sleep(0.02)
-        (daemon,) = [pid for pid in _marked(marker) if pid != root.pid]
+        (daemon,) = _marked(f"{marker}-daemon")
         assert daemon in descendants(root.pid)  # reparented to the subreaper, not to init
         kill_tree(root.pid)
         assert root.wait(timeout=5) == -signal.SIGKILL
@@ -70,6 +70,8 @@ def test_kill_tree_reaches_a_daemon_reparented_to_a_subreaper(tmp_path):
         if root.poll() is None:
             root.kill()
             root.wait()
+        for pid in _marked(marker):  # started by this test (the marker is its own): not left behind
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_capture_keeps_the_head_and_the_tail_and_counts_the_rest():
