@@ -133,6 +133,15 @@ def processes_marked(marker: str) -> list[str]:
     return found
 
 
+def kill_marked(marker: str) -> None:
+    """After a failed test: what it started must not run on (the marker is the test's own)."""
+    for entry in processes_marked(marker):
+        try:
+            os.kill(int(entry.split(":")[0]), signal.SIGKILL)
+        except OSError:
+            pass
+
+
 def wait_until_none_marked(marker: str, within: float = 5.0) -> list[str]:
     deadline = time.monotonic() + within
     while True:
@@ -199,8 +208,9 @@ def hostile_run(tmp_path_factory):
     peak = sizes.stop()
     findings = json.loads(done.stdout) if done.stdout.strip() else []
     verdicts = {(Path(f["path"]).stem, f["line"]): f.get("runtime") for f in findings}
-    return {"done": done, "elapsed": elapsed, "verdicts": verdicts, "before": before, "tree": tree,
-            "temp": temp, "side": side, "marker": marker, "peak": peak}
+    yield {"done": done, "elapsed": elapsed, "verdicts": verdicts, "before": before, "tree": tree,
+           "temp": temp, "side": side, "marker": marker, "peak": peak}
+    kill_marked(marker)
 
 
 def assert_run_intact(run: dict) -> None:
@@ -289,14 +299,15 @@ def test_jaxlint_stopped_by_a_signal_leaves_no_worker_and_no_scratch(tmp_path, s
         assert scratch_left(temp) != []  # the run's scratch directory, while it runs
         jaxlint.send_signal(signum)
         status = jaxlint.wait(timeout=10)
+        assert status not in (0, 1)  # neither "clean" nor "findings": the run did not finish
+        assert wait_until_none_marked(marker) == []
+        deadline = time.monotonic() + 5
+        while scratch_left(temp) and time.monotonic() < deadline:
+            time.sleep(0.05)  # the worker's keeper removes it once it sees jaxlint gone
+        assert scratch_left(temp) == []
+        assert snapshot(tree) == before
     finally:
         if jaxlint.poll() is None:
             jaxlint.kill()
             jaxlint.wait()
-    assert status not in (0, 1)  # neither "clean" nor "findings": the run did not finish
-    assert wait_until_none_marked(marker) == []
-    deadline = time.monotonic() + 5
-    while scratch_left(temp) and time.monotonic() < deadline:
-        time.sleep(0.05)  # the worker's keeper removes it once it sees jaxlint gone
-    assert scratch_left(temp) == []
-    assert snapshot(tree) == before
+        kill_marked(marker)
