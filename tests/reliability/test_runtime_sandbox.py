@@ -222,3 +222,67 @@ def test_relative_python_path_entries_reach_the_worker_absolute(monkeypatch, tmp
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["lib", str(tmp_path / "abs")]))
     entries = launcher._environment(None)["PYTHONPATH"].split(os.pathsep)
     assert str(tmp_path / "lib") in entries and str(tmp_path / "abs") in entries and "lib" not in entries
+
+
+def _python(code: str, **kwargs) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], env=env, **kwargs)
+
+
+@pytest.mark.skipif(not hasattr(signal, "alarm"), reason="needs SIGALRM and RLIMIT_CPU")
+def test_a_worker_has_its_own_time_and_cpu_limits():
+    """Should its keeper fail to stop it, a worker stops itself: an alarm after the time limit
+    (plus a grace, none here) ends it, and a CPU-time limit is set for it."""
+    looping = _python("""\
+        import resource
+        from jaxlint.runtime import keeper
+        keeper.ALARM_GRACE_S = 0
+        keeper._limit_resources(1, 0)
+        soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+        assert soft != resource.RLIM_INFINITY and hard != resource.RLIM_INFINITY, (soft, hard)
+        while True:
+            pass
+        """)
+    try:
+        assert looping.wait(timeout=20) == -signal.SIGALRM
+    finally:
+        if looping.poll() is None:
+            looping.kill()
+            looping.wait()
+
+
+@linux_proc
+def test_a_process_set_to_die_with_its_parent_does():
+    """The worker dies with its keeper, the keeper with jaxlint: here a child with its parent."""
+    parent = _python("""\
+        import os, signal, sys, time
+        from jaxlint.runtime.processes import die_with_parent
+        child = os.fork()
+        if child == 0:
+            assert die_with_parent(signal.SIGKILL)
+            time.sleep(60)
+            os._exit(0)
+        print(child, flush=True)
+        time.sleep(60)
+        """, stdout=subprocess.PIPE, text=True)
+    child = int(parent.stdout.readline())
+    try:
+        time.sleep(0.3)  # the child has called prctl by now (or has failed its assertion and left)
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 5
+        while alive(child) and _state(child) != "Z" and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not alive(child) or _state(child) == "Z"
+    finally:
+        if alive(child) and _state(child) != "Z":
+            os.kill(child, signal.SIGKILL)
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return "gone"
+    return stat[stat.rfind(b")") + 2:].split()[0].decode()
