@@ -239,7 +239,10 @@ def _spawn(payload: dict, scratch: str, run_dir: str, timeout: float) -> _Run:
         )
     with _LIVE_LOCK:
         _LIVE.add(process)
+        stopped = _STOPPED.is_set()  # `stop_all` ran while it was starting, and did not see it
     try:
+        if stopped:
+            kill_tree(process.pid)
         try:
             run.returncode = process.wait(timeout=timeout + KEEPER_GRACE_S)
         except subprocess.TimeoutExpired:
