@@ -1,6 +1,7 @@
 """One run over many files: configuration, discovery, the cache, parallel workers, fixes written."""
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from dataclasses import dataclass, field
@@ -74,25 +75,9 @@ def run(options: RunOptions) -> RunOutcome:
         from .cache import FindingCache
 
         cache = FindingCache(settings.root, settings.fingerprint())
-    tasks = [(path, settings, fixing, cache) for path in files]
-    jobs = min(options.jobs, len(files))
+    check = functools.partial(_check_one, settings=settings, fixing=fixing, cache=cache)
     progress = _Progress(len(files)) if options.progress and len(files) >= PARALLEL_THRESHOLD else None
-    if jobs > 1 and len(files) >= PARALLEL_THRESHOLD:
-        import multiprocessing
-
-        # Forking a process that has started JAX's threads can deadlock (jaxlint itself never
-        # imports jax, but a host program embedding it may have).
-        method = "forkserver" if "jax" in sys.modules else None
-        with multiprocessing.get_context(method).Pool(jobs) as pool:
-            for result in pool.imap(_check_one, tasks, chunksize=max(1, len(tasks) // (jobs * 8))):
-                outcome.results.append(result)
-                if progress:
-                    progress.step()
-    else:
-        for task in tasks:
-            outcome.results.append(_check_one(task))
-            if progress:
-                progress.step()
+    outcome.results = _check_all(files, check, options.jobs if len(files) >= PARALLEL_THRESHOLD else 1, progress)
     if progress:
         progress.done()
     if fixing:
@@ -104,8 +89,29 @@ def run(options: RunOptions) -> RunOutcome:
     return outcome
 
 
-def _check_one(task) -> FileResult:
-    path, settings, fixing, cache = task
+def _check_all(files: list[str], check, jobs: int, progress: "_Progress | None") -> list[FileResult]:
+    """Results in the order of `files`: in worker processes (pool.py), so that a file that crashes
+    the checker loses only itself, or in this process where a worker cannot be forked cheaply."""
+    from .pool import check_in_workers, start_method
+
+    jobs = max(1, min(jobs, len(files)))
+    results: list[FileResult | None] = [None] * len(files)
+
+    def collect(index: int, result: FileResult) -> None:
+        results[index] = result
+        if progress:
+            progress.step()
+
+    method = start_method(jobs)
+    if method is None:
+        for index, path in enumerate(files):
+            collect(index, check(path))
+    else:
+        check_in_workers(files, check, jobs, method, collect)
+    return [result for result in results if result is not None]
+
+
+def _check_one(path: str, settings: Settings, fixing: bool, cache) -> FileResult:
     data = read_bytes(path)
     try:
         if isinstance(data, Finding):
