@@ -52,8 +52,8 @@ def size_limit(path: str) -> int:
     return MAX_NOTEBOOK_BYTES if path.endswith(".ipynb") else MAX_SOURCE_BYTES
 
 
-def describe_size(size: int) -> str:
-    return f"{size / (1024 * 1024):.1f} MiB" if size >= 1024 * 1024 else f"{size} bytes"
+def describe_limit(limit: int) -> str:
+    return f"the {limit / (1024 * 1024):g} MiB limit"
 
 
 def unreadable_reason(info: os.stat_result, limit: int) -> str | None:
@@ -61,7 +61,7 @@ def unreadable_reason(info: os.stat_result, limit: int) -> str | None:
     if not stat.S_ISREG(info.st_mode):
         return f"not a regular file ({file_kind(info.st_mode)})"
     if info.st_size > limit:
-        return f"larger than {describe_size(limit)} ({describe_size(info.st_size)})"
+        return f"larger than {describe_limit(limit)} ({info.st_size:,} bytes)"
     return None
 
 
@@ -94,7 +94,7 @@ def read_regular(path: str, limit: int) -> bytes:
             chunks.append(chunk)
             size += len(chunk)
         if size > limit:  # it grew after the check
-            raise UnreadableFile(f"larger than {describe_size(limit)}")
+            raise UnreadableFile(f"larger than {describe_limit(limit)}")
         return b"".join(chunks)
     finally:
         os.close(descriptor)

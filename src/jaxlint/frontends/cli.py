@@ -17,21 +17,11 @@ from typing import Iterator, Sequence
 import click
 
 from .. import __version__
+from .stopping import RunStopped, raise_if_stopped, signals_stop_the_run
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 #: a run stopped by signal N exits 128 + N, the status a shell gives a process that N killed
 EXIT_SIGNAL_BASE = 128
-#: the signals that stop a run cleanly, besides SIGINT (KeyboardInterrupt)
-STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
-
-
-class RunStopped(KeyboardInterrupt):
-    """SIGTERM or SIGHUP, raised in the main thread; a KeyboardInterrupt, so that whatever cleans
-    up after Ctrl-C (worker processes terminated, temporary files removed) does it for these too."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
 
 
 class _GuardedGroup(click.Group):
@@ -40,11 +30,13 @@ class _GuardedGroup(click.Group):
     def invoke(self, ctx: click.Context):
         _tolerate_undecodable_names()
         try:
-            with _signals_stop_the_run():
+            with signals_stop_the_run():
                 return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except RunStopped as stop:
+            if stop.signum == signal.SIGINT:
+                _stop("interrupted", EXIT_SIGNAL_BASE + signal.SIGINT)
             _stop(f"stopped by {signal.Signals(stop.signum).name}", EXIT_SIGNAL_BASE + stop.signum)
         except KeyboardInterrupt:
             _stop("interrupted", EXIT_SIGNAL_BASE + signal.SIGINT)
@@ -108,6 +100,7 @@ def check(paths, select, ignore, extend_select, output_format, fix, diff, statis
         use_cache=not no_cache, progress=not quiet and _interactive(),
     )
     outcome = run(options)
+    raise_if_stopped()
     for line in outcome.problems:
         click.echo(f"jaxlint: {line}", err=True)
     if outcome.config_error:
@@ -217,29 +210,6 @@ def _writing_the_report() -> Iterator[None]:
         if exc.errno == errno.EPIPE:
             raise
         _stop(f"error: cannot write the report: {exc.strerror or exc}", EXIT_ERROR)
-
-
-@contextlib.contextmanager
-def _signals_stop_the_run() -> Iterator[None]:
-    """SIGTERM and SIGHUP raise RunStopped in the main thread while a command runs, so that the run
-    cleans up (worker processes terminated) and exits with its own status; the previous handlers
-    come back afterwards (the command may run inside a host program, or a test)."""
-    def stop(signum, frame):
-        raise RunStopped(signum)
-
-    previous = {}
-    try:
-        for signum in STOP_SIGNALS:
-            if signal.getsignal(signum) is signal.SIG_IGN:
-                continue  # started with it ignored (nohup): keep it that way
-            previous[signum] = signal.signal(signum, stop)
-    except ValueError:  # not the main thread: signals stay as they are
-        pass
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
 
 
 def _tolerate_undecodable_names() -> None:

@@ -16,9 +16,10 @@ process running JAX's threads can deadlock), a single job runs in this process i
 
 Workers ignore SIGINT (the terminal sends Ctrl-C to the whole process group; the parent decides)
 and take SIGTERM and SIGHUP with the default action, so that stopping them never prints a
-traceback. When the parent stops early (an exception, a signal turned into one), the workers are
-terminated before the exception goes on. A worker whose parent disappears (SIGKILL) notices within
-a second and exits.
+traceback. The parent holds the stop signals while it forks (stopping.py says why). When the
+parent stops early (an exception, a signal turned into one), the workers are terminated before
+the exception goes on. A worker whose parent disappears (SIGKILL) notices within a second and
+exits.
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from multiprocessing.connection import wait
 from typing import Callable, Sequence
 
 from ..api import FileResult
+from .stopping import raise_if_stopped, release_signals, signals_held
 
 #: seconds a worker waits for its next file before checking that its parent is still there
 _PARENT_CHECK_INTERVAL = 1.0
@@ -66,6 +68,7 @@ def check_in_workers(paths: Sequence[str], check: Check, jobs: int, method: str,
     pending = deque(enumerate(paths))
     deaths: dict[int, int] = {}
     workers: list[_Worker] = []
+    retired: list[_Worker] = []
     finished = False
     try:
         while pending or workers:
@@ -75,13 +78,14 @@ def check_in_workers(paths: Sequence[str], check: Check, jobs: int, method: str,
                 else:
                     worker.retire()
                     workers.remove(worker)
+                    retired.append(worker)
             while pending and len(workers) < jobs:
-                worker = _Worker(context, check)
-                workers.append(worker)
-                worker.give(pending.popleft())
+                _Worker(context, check, workers).give(pending.popleft())
             if not workers:
                 break
+            raise_if_stopped()
             ready = set(wait([w.connection for w in workers] + [w.process.sentinel for w in workers]))
+            raise_if_stopped()
             for worker in list(workers):
                 if worker.connection in ready or worker.process.sentinel in ready:
                     task, result = worker.take()
@@ -98,20 +102,25 @@ def check_in_workers(paths: Sequence[str], check: Check, jobs: int, method: str,
         finished = True
     finally:
         _stop(workers, graceful=finished)
+        _stop(retired, graceful=True)
 
 
 class _Worker:
-    def __init__(self, context, check: Check) -> None:
+    def __init__(self, context, check: Check, workers: list[_Worker]) -> None:
+        """Start a worker and add it to `workers` before a stop signal can interrupt: whatever
+        stops the run next finds it there and terminates it."""
         # Anything buffered now would be written again by the child when it exits.
         _flush_standard_streams()
         self.connection, child_end = context.Pipe()
         self.process = context.Process(target=_serve, args=(child_end, check), daemon=True)
-        self.process.start()
+        self.task: tuple[int, str] | None = None
+        self.alive = True
+        with signals_held():
+            self.process.start()
+            workers.append(self)
         # Closed at once, so that workers forked later never hold this pipe's child end: the
         # parent must read EOF when this worker dies.
         child_end.close()
-        self.task: tuple[int, str] | None = None
-        self.alive = True
 
     def give(self, task: tuple[int, str]) -> None:
         self.task = task
@@ -182,6 +191,7 @@ def _serve(connection, check: Check) -> None:
     for name in ("SIGTERM", "SIGHUP"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_DFL)
+    release_signals()  # held by the parent around the fork
     parent = os.getppid()
     while True:
         while not connection.poll(_PARENT_CHECK_INTERVAL):

@@ -89,10 +89,11 @@ def run(options: RunOptions) -> RunOutcome:
     return outcome
 
 
-def _check_all(files: list[str], check, jobs: int, progress: "_Progress | None") -> list[FileResult]:
+def _check_all(files: list[str], check, jobs: int, progress: _Progress | None) -> list[FileResult]:
     """Results in the order of `files`: in worker processes (pool.py), so that a file that crashes
     the checker loses only itself, or in this process where a worker cannot be forked cheaply."""
     from .pool import check_in_workers, start_method
+    from .stopping import raise_if_stopped
 
     jobs = max(1, min(jobs, len(files)))
     results: list[FileResult | None] = [None] * len(files)
@@ -105,6 +106,7 @@ def _check_all(files: list[str], check, jobs: int, progress: "_Progress | None")
     method = start_method(jobs)
     if method is None:
         for index, path in enumerate(files):
+            raise_if_stopped()
             collect(index, check(path))
     else:
         check_in_workers(files, check, jobs, method, collect)
