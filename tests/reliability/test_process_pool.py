@@ -101,7 +101,7 @@ runner.lint_file = lint_file
         wait_for_members(process.pid, 3)  # jaxlint and both workers
         process.kill()
         process.communicate(timeout=10)
-        deadline = time.monotonic() + 5  # a worker looks for its parent every second
+        deadline = time.monotonic() + 5  # a worker looks for its parent twice a second
         while group_members(process.pid) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert group_members(process.pid) == []

@@ -35,7 +35,7 @@ from ..api import FileResult
 from .stopping import raise_if_stopped, release_signals, signals_held
 
 #: seconds a worker waits for its next file before checking that its parent is still there
-_PARENT_CHECK_INTERVAL = 1.0
+_PARENT_CHECK_INTERVAL = 0.5
 #: seconds given to workers to exit after the last file, and after SIGTERM, before SIGKILL
 _EXIT_GRACE = 2.0
 #: how many workers a file may see die before it is reported as their cause
