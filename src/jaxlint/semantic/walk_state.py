@@ -134,8 +134,13 @@ class Walker:
                     ctx.scope = Scope(child, ctx.scope)
                     scope_owners.append(child)
                 ancestors.append(child)
-                if kind in visitors:
-                    call(visitors, child)
+                handlers_ = visitors.get(kind)
+                if handlers_:
+                    for handler in handlers_:  # `_call`, written out: it runs for most nodes
+                        try:
+                            handler(child)
+                        except Exception as exc:  # noqa: BLE001 - as in `_call`
+                            self._drop(handler.__self__, exc)
                 enumerator = enumerators[kind]
                 if enumerator is not None:
                     stack.append((child, enumerator(child)))
