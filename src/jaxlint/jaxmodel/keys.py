@@ -88,6 +88,10 @@ AHEAD_OF_TIME = frozenset({"lower", "trace"})
 PASS_THROUGH = frozenset({name for name in MODES if name not in ("jax.make_jaxpr", "jax.eval_shape")})
 #: How many times one function is interpreted while summaries settle (a bound on recursive cycles).
 MAX_SUMMARY_RUNS = 4
+#: Second passes over loop bodies (the next iteration) one interpretation may run in all, plus one
+#: per loop in it: an inner loop runs again on every pass of the loops around it, so without a bound
+#: for the whole function the passes double with each level of nesting.
+LOOP_PASS_BUDGET = 64
 #: Test files: `test_*.py`, `*_test.py`, `conftest.py`.
 TEST_FILE = re.compile(r"(^test_.*|_test|^conftest|^tests)\.pyi?$")
 #: lax loops (their body runs again and again): a key in their initial carry is consumed by the loop.
@@ -470,6 +474,10 @@ class _KeyFlow:
         #: ids of the functions whose summaries this interpretation read
         self.consulted: set[int] = set()
         self.pass_index: list[int] = []
+        #: second passes over loop bodies left to this interpretation (LOOP_PASS_BUDGET), and the
+        #: loops met so far
+        self.passes_left = LOOP_PASS_BUDGET
+        self.loops_met: set[int] = set()
         self.not_keys = facts.lines.attribute_uses.get(id(function) if function is not None else id(facts.ctx.module), set())
         #: in a test: a key given to two functions is how tests compare them, not a mistake
         self.test_code = facts.test_file or in_test_function(scope)
@@ -616,7 +624,15 @@ class _KeyFlow:
         line = node
         self.loop_depth += 1
         breaks: list[State] = []
+        if id(node) not in self.loops_met:
+            self.loops_met.add(id(node))
+            self.passes_left += 1
         for iteration in range(2):
+            if iteration == 1:
+                # the next iteration starts where the first began: it would only repeat it
+                if self.state == before or not self.passes_left:
+                    break
+                self.passes_left -= 1
             self.loops.append((line, [], breaks))
             if isinstance(node, cst.For):
                 self.bind_iteration(node.target, node.iter)
