@@ -40,7 +40,7 @@ import fnmatch
 import re
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 import libcst as cst
 
@@ -397,6 +397,11 @@ class KeyFlowFacts:
         """The 1-based line of a node."""
         return self.lines.line(node)
 
+    def find_lines(self, nodes: Iterable[cst.CSTNode]) -> None:
+        """Finds the lines of several nodes at once, for `line` to answer: each search generates the
+        code of the module up to its last node, so one per message made big files quadratic."""
+        self.lines.find_lines(nodes)
+
 
 class _FileIndex:
     """What the interpreter needs to know ahead of time, read from the file's `SemanticModel`:
@@ -444,6 +449,16 @@ class _FileIndex:
         if line is None:
             line = self._lines[id(node)] = node_spans(self.module, [node])[id(node)][0][0]
         return line
+
+    def find_lines(self, nodes: Iterable[cst.CSTNode]) -> None:
+        missing = {id(node): node for node in nodes if id(node) not in self._lines}
+        if missing:
+            try:
+                spans = node_spans(self.module, missing.values())
+            except KeyError:  # a node of another tree: `line` answers for each alone
+                return
+            for key in missing:
+                self._lines[key] = spans[key][0][0]
 
     def may_hold_keys(self, function: FunctionNode, key_name: "re.Pattern[str]") -> bool:
         """Whether the function mentions anything a key can come from: a key-like name (a parameter or

@@ -96,6 +96,7 @@ class NameOrigins:
         self._declarations: list[str] | None = None
         self._evidence: dict[int, set[str]] = {}
         self._visiting: set[int] = set()
+        self._references_in_file: bool | None = None
 
     @classmethod
     def of(cls, ctx: "SourceFile") -> "NameOrigins":
@@ -228,7 +229,10 @@ class NameOrigins:
     @property
     def references_in_file(self) -> bool:
         """The file uses mutable array references (`jax.new_ref`), which have `.shape` and allow `r[i] = v`."""
-        return _REFERENCES.search(self.ctx.source) is not None
+        found = self._references_in_file
+        if found is None:  # a search of the whole text, asked at every item assignment
+            found = self._references_in_file = _REFERENCES.search(self.ctx.source) is not None
+        return found
 
     # -- where values come from -----------------------------------------------------------------
     def _name_is_array(self, name: cst.Name, scope: Scope, depth: int) -> bool:
