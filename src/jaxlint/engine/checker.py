@@ -185,7 +185,8 @@ def _walk(module: cst.Module, source: str, path: str, settings: Settings, enable
     if len(too_deep) < len(walker.failures):
         raise RuleFailure(findings, [f"{rule.code} failed: {type(exc).__name__}: {exc}" for rule, exc in walker.failures])
     if too_deep:
-        raise NotAnalysed(f"{', '.join(too_deep)} skipped: the code is nested too deeply for them", findings)
+        them = "them" if len(too_deep) > 1 else "it"
+        raise NotAnalysed(f"{', '.join(too_deep)} skipped: the code is nested too deeply for {them}", findings)
     return findings
 
 

@@ -114,8 +114,9 @@ def libcst_parse(source: str, tree: ast.Module) -> Parsed:
         except RecursionError:
             break
     message = " ".join(str(first_error.message).removeprefix("parser error: ").split())
-    raise NotParsed(f"Python accepts it but jaxlint's parser (libcst) does not: {message} "
-                    f"(line {first_error.raw_line})")
+    if len(message) > 160:
+        message = message[:159] + "…"
+    raise NotParsed(f"Python accepts it, but libcst (jaxlint's parser) does not: {message}")
 
 
 # -- rewrites that keep every position -----------------------------------------------------------
