@@ -38,6 +38,9 @@ def run_cli(tmp_path):
     def run(*args, cwd=None, env=None):
         full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
         full_env.pop("CI", None)
+        if full_env.get("PYTHONPATH"):  # the subprocess runs elsewhere: `PYTHONPATH=src` must still reach it
+            full_env["PYTHONPATH"] = os.pathsep.join(
+                os.path.abspath(entry) for entry in full_env["PYTHONPATH"].split(os.pathsep) if entry)
         return subprocess.run([sys.executable, "-m", "jaxlint", *args], cwd=cwd or tmp_path,
                               capture_output=True, text=True, env=full_env, timeout=300)
 

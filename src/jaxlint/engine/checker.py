@@ -48,10 +48,17 @@ class NotAnalysed(Exception):
 @dataclass
 class FileResult:
     path: str
+    #: the findings of the file as it was read (a front end that writes the fixed text swaps in
+    #: `fixed_findings` once, and only once, the write succeeded)
     findings: list[Finding] = field(default_factory=list)
     #: the fixed text, when fixing changed something
     fixed_text: str | None = None
+    #: the findings of `fixed_text`
+    fixed_findings: list[Finding] | None = None
     original_text: str | None = None
+    #: the bytes that were checked, kept with a fixed text: a writer encodes the fix like them and
+    #: can tell whether the file changed since
+    original_bytes: bytes | None = None
     fixed_count: int = 0
     #: why fixes were not written, if they were not
     fix_refused: str | None = None
@@ -167,6 +174,13 @@ def _walk(module: cst.Module, source: str, path: str, settings: Settings, enable
     file = SourceFile(path, source, module, settings)
     if line_label is not None:
         file.line_label = line_label
+    try:
+        return _run_rules(file, module, path, rule_classes)
+    finally:
+        file.release()
+
+
+def _run_rules(file: SourceFile, module: cst.Module, path: str, rule_classes: list[type]) -> list[Finding]:
     ctx = FileContext.for_file(file)
     rules = [cls(ctx) for cls in rule_classes]
     walker = Walker(ctx, rules)

@@ -111,7 +111,7 @@ def check_notebook_file(text: str, path: str, settings: Settings, enabled: froze
         result.fix_refused = f"fixes not applied: {exc}"
         return result
     result.fixed_count = count
-    result.findings = [joined.to_cell(f) for f in refixed]
+    result.fixed_findings = [joined.to_cell(f) for f in refixed]
     return result
 
 
