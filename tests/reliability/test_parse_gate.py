@@ -18,6 +18,7 @@ import pytest
 from jaxlint.api import NotAnalysed, lint_file, lint_source
 from jaxlint.engine import parsing
 from jaxlint.frontends.flake8_plugin import JaxlintChecker
+from jaxlint.frontends.output import render
 from jaxlint.frontends.runner import RunOptions, run
 from jaxlint.model.settings import Settings
 
@@ -166,3 +167,11 @@ def test_notebook_cell_cpython_rejects_is_jax000_and_the_other_cells_are_checked
     path.write_text(json.dumps(notebook))
     result = lint_file(str(path), Settings())
     assert sorted((f.code, f.cell) for f in result.findings) == [("JAX000", 1), ("JAX301", 2)]
+
+
+def test_the_line_quoted_under_a_finding_after_a_form_feed_line_is_the_reported_one(tmp_path):
+    path = tmp_path / "paged.py"
+    path.write_text(HEAD + "\x0c\n" + BUG)
+    findings = lint_source(path.read_text(), str(path), Settings())
+    quoted = render(findings, "text", show_source=True).splitlines()[1]
+    assert quoted == f"{findings[0].start.line:>5} |     print(x)"
