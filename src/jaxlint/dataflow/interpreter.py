@@ -26,6 +26,12 @@ Env = dict[str, V]
 
 #: how often a loop body is re-run before its head state is taken as it is
 MAX_LOOP_PASSES = 4
+#: Re-runs (passes after a loop's first) that one run may make in all: this many, plus
+#: MAX_LOOP_PASSES - 1 for each loop of the body. A loop inside loops runs again on every pass of
+#: each loop around it, so the bound per loop alone allows a number of passes exponential in the
+#: nesting depth; with the budget per run, the work is at most (budget + 1) × the body's size.
+#: Loops past the budget take their head after one pass, as after MAX_LOOP_PASSES.
+LOOP_PASS_BUDGET = 64
 
 TRY_TYPES = (cst.Try, cst.TryStar) if hasattr(cst, "TryStar") else (cst.Try,)
 
@@ -121,6 +127,9 @@ class FlowInterpreter(Generic[V]):
         self.closures: dict[int, dict[str, V]] = {}
         self._returned: V | None = None
         self._loops: list[_Loop] = []
+        #: re-runs of loop bodies left to this run (LOOP_PASS_BUDGET), and the loops met so far
+        self._passes_left = LOOP_PASS_BUDGET
+        self._loops_met: set[int] = set()
         self._tries: list[_Try] = []
         #: evaluating unreachable code: its returns, breaks and raises reach nothing
         self._dead = False
@@ -301,7 +310,11 @@ class FlowInterpreter(Generic[V]):
         self._loops.append(loop)
         head = self.env
         leaving = None  # a `while` is left from its head, once its test is evaluated false
-        for _ in range(MAX_LOOP_PASSES):
+        if id(node) not in self._loops_met:
+            self._loops_met.add(id(node))
+            self._passes_left += MAX_LOOP_PASSES - 1
+        passes, settled = 0, False
+        while True:
             self.env = dict(head)
             if is_for:
                 self.domain.iterate(node.target, node.iter, iterated, self)
@@ -309,13 +322,18 @@ class FlowInterpreter(Generic[V]):
                 self.test(node.test)
                 leaving = dict(self.env)
             self.block(node.body)
+            passes += 1
             back = self.join_envs([self.env, *loop.continues])
             loop.continues.clear()
             widened = self.join_envs([head, back])
             if widened == head:
+                settled = True
                 break
             head = widened
-        else:
+            if passes == MAX_LOOP_PASSES or not self._passes_left:
+                break
+            self._passes_left -= 1
+        if not settled:
             if not is_for:  # no fixed point: the test is read once more in the last head state
                 self.env = dict(head)
                 self.test(node.test)

@@ -16,7 +16,9 @@ from ..semantic.walk_state import Walker
 from ..syntax.positions import Span, node_spans
 from ..model.finding import Applicability, Edit, Finding, Fix, Position
 from ..syntax.fixes import apply_fixes
-from ..syntax.noqa import suppressed
+from ..syntax.noqa import source_lines, suppressed
+from .deep_stack import call_with_deep_stack, stack_depth_available
+from .parsing import NotParsed, Parsed, keeps_rewritten, libcst_parse, nesting_beyond, python_tree
 from .registry import all_rules
 
 PARSE_ERROR = "JAX000"
@@ -30,6 +32,17 @@ class RuleFailure(Exception):
     def __init__(self, findings: list[Finding], failures: list[str]) -> None:
         super().__init__("; ".join(failures))
         self.findings = findings
+
+
+class NotAnalysed(Exception):
+    """Python that jaxlint could not analyse, all of it or with some rules: neither a finding (the
+    file is valid) nor a bug in jaxlint. `reason` says what was skipped and why; `findings` are
+    those of the analysis that did run."""
+
+    def __init__(self, reason: str, findings: list[Finding] | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.findings = findings or []
 
 
 @dataclass
@@ -51,6 +64,8 @@ class FileResult:
     fix_refused: str | None = None
     #: a bug in jaxlint met while checking this file
     internal_error: str | None = None
+    #: what of this file (valid Python) was not analysed, and why: a note, not a finding
+    not_analysed: str | None = None
 
 
 def parse_error(path: str, message: str, line: int = 1, column: int = 1, cell: int | None = None) -> Finding:
@@ -71,32 +86,46 @@ def check_source(source: str, path: str, settings: Settings, enabled: Iterable[s
     """Findings for Python source text, positions relative to that text.
 
     `line_label` names another line of the text in a message (a notebook's joined cells say
-    `cell 3, line 2` rather than the line of the joined text).
+    `cell 3, line 2` rather than the line of the joined text). Raises `NotAnalysed` for Python that
+    jaxlint cannot analyse (all of it, or for some rules), `RuleFailure` when a rule breaks.
     """
     enabled = frozenset(enabled)
-    if not any(word in source for word in RELEVANT_WORDS):
-        error = syntax_error(source, path)
-        return [error] if error and PARSE_ERROR in enabled else []
     with _cyclic_gc_paused():
-        return _check_parsed(source, path, settings, enabled, apply_noqa, line_label)
+        tree = python_tree(source, path)
+        if not isinstance(tree, ast.Module):
+            message, line, column = tree
+            return [parse_error(path, f"cannot parse: {message}", line, column)] if PARSE_ERROR in enabled else []
+        if not any(word in source for word in RELEVANT_WORDS):
+            return []
+        depth = nesting_beyond(tree, source, stack_depth_available())
+        if depth is not None:
+            raise NotAnalysed(f"nested {depth} levels deep, deeper than jaxlint's parser can go")
+        # the thread takes CPython's tree out of the holder, and drops it once libcst has parsed
+        holder = [tree]
+        del tree
+        return call_with_deep_stack(_check_parsed, source, path, settings, enabled, apply_noqa, line_label, holder)
 
 
-def _check_parsed(source: str, path: str, settings: Settings, enabled: frozenset[str],
-                  apply_noqa: bool, line_label: Callable[[int], str] | None = None) -> list[Finding]:
+def _check_parsed(source: str, path: str, settings: Settings, enabled: frozenset[str], apply_noqa: bool,
+                  line_label: Callable[[int], str] | None, tree_holder: list[ast.Module]) -> list[Finding]:
     try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError as exc:
-        error = syntax_error(source, path) or parse_error(
-            path, f"cannot parse: {exc.message.removeprefix('parser error: ')}", exc.raw_line, exc.raw_column + 1)
-        return [error] if PARSE_ERROR in enabled else []
-    except RecursionError:
-        return [parse_error(path, "cannot parse: nested too deeply")] if PARSE_ERROR in enabled else []
+        parsed = libcst_parse(source, tree_holder.pop())
+    except NotParsed as exc:
+        raise NotAnalysed(str(exc)) from None
     try:
-        findings = _walk(module, source, path, settings, enabled, line_label)
-    except RuleFailure as failure:
-        if apply_noqa:
-            failure.findings = _unsuppressed(failure.findings, source)
+        findings = _walk(parsed.module, source, path, settings, enabled, line_label)
+    except (RuleFailure, NotAnalysed) as partial:
+        partial.findings = _kept(partial.findings, source, parsed, apply_noqa)
         raise
+    except RecursionError:
+        # outside any one rule (positions, the walk's own bookkeeping): nothing of the file is kept
+        raise NotAnalysed("nested too deeply for jaxlint's analysis") from None
+    return _kept(findings, source, parsed, apply_noqa)
+
+
+def _kept(findings: list[Finding], source: str, parsed: Parsed, apply_noqa: bool) -> list[Finding]:
+    if parsed.rewritten:
+        findings = [keeps_rewritten(f, parsed.rewritten) for f in findings]
     return _unsuppressed(findings, source) if apply_noqa else findings
 
 
@@ -124,20 +153,17 @@ def _cyclic_gc_paused() -> Iterator[None]:
 def _unsuppressed(findings: list[Finding], source: str) -> list[Finding]:
     if not findings:
         return findings
-    lines = source.splitlines()
+    lines = source_lines(source)
     return [f for f in findings if not suppressed(f.code, lines, f.start.line)]
 
 
 def syntax_error(source: str, path: str) -> Finding | None:
-    try:
-        ast.parse(source, filename=path)
-    except SyntaxError as exc:
-        line = exc.lineno or 1
-        column = exc.offset or 1
-        return parse_error(path, f"cannot parse: {exc.msg}", line, column)
-    except (ValueError, RecursionError, MemoryError) as exc:
-        return parse_error(path, f"cannot parse: {exc}")
-    return None
+    """JAX000 when CPython rejects the text, else None."""
+    tree = python_tree(source, path)
+    if isinstance(tree, ast.Module):
+        return None
+    message, line, column = tree
+    return parse_error(path, f"cannot parse: {message}", line, column)
 
 
 def _walk(module: cst.Module, source: str, path: str, settings: Settings, enabled: frozenset[str],
@@ -169,8 +195,12 @@ def _run_rules(file: SourceFile, module: cst.Module, path: str, rule_classes: li
                 failed.add(id(rule))
     ctx.reports = [r for r in ctx.reports if id(r[0]) not in failed]
     findings = _findings(ctx, module, path)
-    if walker.failures:
+    too_deep = sorted({rule.code for rule, exc in walker.failures if isinstance(exc, RecursionError)})
+    if len(too_deep) < len(walker.failures):
         raise RuleFailure(findings, [f"{rule.code} failed: {type(exc).__name__}: {exc}" for rule, exc in walker.failures])
+    if too_deep:
+        them = "them" if len(too_deep) > 1 else "it"
+        raise NotAnalysed(f"{', '.join(too_deep)} skipped: the code is nested too deeply for {them}", findings)
     return findings
 
 

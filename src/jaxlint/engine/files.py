@@ -9,8 +9,8 @@ import tokenize
 
 from ..model.finding import Finding
 from ..model.settings import Settings
-from .checker import (PARSE_ERROR, FileResult, RuleFailure, check_source, enabled_rules, fix_until_stable,
-                      has_safe_fix, parse_error, syntax_error)
+from .checker import (PARSE_ERROR, FileResult, NotAnalysed, RuleFailure, check_source, enabled_rules,
+                      fix_until_stable, has_safe_fix, parse_error, syntax_error)
 from .notebook_check import check_notebook_file
 
 
@@ -137,16 +137,28 @@ def check_file(path: str, settings: Settings, fix: bool = False, data: bytes | N
         findings = check_source(text, path, settings, enabled)
     except RuleFailure as failure:
         return FileResult(path, failure.findings, internal_error=f"{failure} (please report this)")
+    except NotAnalysed as partial:
+        # nothing is fixed in a file whose analysis was cut short
+        return FileResult(path, partial.findings, original_text=text, not_analysed=partial.reason)
     result = FileResult(path, findings, original_text=text)
     if fix and has_safe_fix(findings):
-        fixed, count = fix_until_stable(text, findings, lambda src: check_source(src, path, settings, enabled))
+        try:
+            fixed, count = fix_until_stable(text, findings, lambda src: check_source(src, path, settings, enabled))
+        except (NotAnalysed, RuleFailure) as exc:
+            result.fix_refused = f"fixes not applied: the fixed text could not be analysed ({exc})"
+            return result
         if fixed != text:
             refused = syntax_error(fixed, path)
             if refused is not None:
                 result.fix_refused = f"fixes not applied: the result would not parse ({refused.message})"
             else:
+                try:
+                    fixed_findings = check_source(fixed, path, settings, enabled)
+                except (NotAnalysed, RuleFailure) as exc:
+                    result.fix_refused = f"fixes not applied: the fixed text could not be analysed ({exc})"
+                    return result
                 result.fixed_text, result.fixed_count = fixed, count
-                result.fixed_findings = check_source(fixed, path, settings, enabled)
+                result.fixed_findings = fixed_findings
     return _keep_checked_bytes(result, data)
 
 

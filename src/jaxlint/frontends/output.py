@@ -18,6 +18,7 @@ from typing import Mapping, Protocol, Sequence
 from urllib.parse import quote
 
 from ..model.finding import Applicability, Finding, Severity
+from ..syntax.noqa import source_lines
 
 FORMATS = ("text", "json", "github", "sarif")
 
@@ -137,7 +138,7 @@ class _SourceCache:
             cell = cells[finding.cell]
             source = cell.get("source", "") if isinstance(cell, dict) else ""
             text = "".join(source) if isinstance(source, list) else str(source)
-        return None if text is None else text.splitlines()
+        return None if text is None else source_lines(text)  # lines as findings count them
 
     def _cells(self, path: str) -> list | None:
         if path not in self._notebooks:

@@ -83,6 +83,8 @@ def run(options: RunOptions) -> RunOutcome:
     if fixing:
         _write_or_show_fixes(outcome, show=options.diff)
     for result in outcome.results:
+        if result.not_analysed:  # valid Python: a note, which changes no exit status
+            outcome.problems.append(f"{result.path}: not analysed: {result.not_analysed}")
         if result.internal_error:
             outcome.problems.append(f"{result.path}: internal error: {result.internal_error}")
             outcome.fatal = True
@@ -124,7 +126,7 @@ def _check_one(path: str, settings: Settings, fixing: bool, cache) -> FileResult
             if cached is not None:
                 return FileResult(path, [f.with_path(path) for f in cached])
             result = lint_file(path, settings, data=data)
-            if result.internal_error is None:
+            if result.internal_error is None and result.not_analysed is None:
                 cache.put(key, result.findings)
             return result
         return lint_file(path, settings, fix=fixing, data=data)

@@ -40,7 +40,7 @@ import fnmatch
 import re
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 import libcst as cst
 
@@ -88,6 +88,10 @@ AHEAD_OF_TIME = frozenset({"lower", "trace"})
 PASS_THROUGH = frozenset({name for name in MODES if name not in ("jax.make_jaxpr", "jax.eval_shape")})
 #: How many times one function is interpreted while summaries settle (a bound on recursive cycles).
 MAX_SUMMARY_RUNS = 4
+#: Second passes over loop bodies (the next iteration) one interpretation may run in all, plus one
+#: per loop in it: an inner loop runs again on every pass of the loops around it, so without a bound
+#: for the whole function the passes double with each level of nesting.
+LOOP_PASS_BUDGET = 64
 #: Test files: `test_*.py`, `*_test.py`, `conftest.py`.
 TEST_FILE = re.compile(r"(^test_.*|_test|^conftest|^tests)\.pyi?$")
 #: lax loops (their body runs again and again): a key in their initial carry is consumed by the loop.
@@ -393,6 +397,11 @@ class KeyFlowFacts:
         """The 1-based line of a node."""
         return self.lines.line(node)
 
+    def find_lines(self, nodes: Iterable[cst.CSTNode]) -> None:
+        """Finds the lines of several nodes at once, for `line` to answer: each search generates the
+        code of the module up to its last node, so one per message made big files quadratic."""
+        self.lines.find_lines(nodes)
+
 
 class _FileIndex:
     """What the interpreter needs to know ahead of time, read from the file's `SemanticModel`:
@@ -441,6 +450,16 @@ class _FileIndex:
             line = self._lines[id(node)] = node_spans(self.module, [node])[id(node)][0][0]
         return line
 
+    def find_lines(self, nodes: Iterable[cst.CSTNode]) -> None:
+        missing = {id(node): node for node in nodes if id(node) not in self._lines}
+        if missing:
+            try:
+                spans = node_spans(self.module, missing.values())
+            except KeyError:  # a node of another tree: `line` answers for each alone
+                return
+            for key in missing:
+                self._lines[key] = spans[key][0][0]
+
     def may_hold_keys(self, function: FunctionNode, key_name: "re.Pattern[str]") -> bool:
         """Whether the function mentions anything a key can come from: a key-like name (a parameter or
         a binding), a key annotation, or a call that makes or splits a key."""
@@ -470,6 +489,10 @@ class _KeyFlow:
         #: ids of the functions whose summaries this interpretation read
         self.consulted: set[int] = set()
         self.pass_index: list[int] = []
+        #: second passes over loop bodies left to this interpretation (LOOP_PASS_BUDGET), and the
+        #: loops met so far
+        self.passes_left = LOOP_PASS_BUDGET
+        self.loops_met: set[int] = set()
         self.not_keys = facts.lines.attribute_uses.get(id(function) if function is not None else id(facts.ctx.module), set())
         #: in a test: a key given to two functions is how tests compare them, not a mistake
         self.test_code = facts.test_file or in_test_function(scope)
@@ -616,7 +639,15 @@ class _KeyFlow:
         line = node
         self.loop_depth += 1
         breaks: list[State] = []
+        if id(node) not in self.loops_met:
+            self.loops_met.add(id(node))
+            self.passes_left += 1
         for iteration in range(2):
+            if iteration == 1:
+                # the next iteration starts where the first began: it would only repeat it
+                if self.state == before or not self.passes_left:
+                    break
+                self.passes_left -= 1
             self.loops.append((line, [], breaks))
             if isinstance(node, cst.For):
                 self.bind_iteration(node.target, node.iter)

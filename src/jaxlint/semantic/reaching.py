@@ -69,6 +69,10 @@ class ScopeFacts:
 
 _SKIPPED_FIELDS = frozenset({"attr", "keyword"})
 _MAX_LOOP_PASSES = 3
+#: Re-runs of loop bodies one scope may make in all, plus _MAX_LOOP_PASSES - 1 per loop in it: an
+#: inner loop runs again on every pass of the loops around it, so without a bound for the whole
+#: scope the passes grow exponentially with the nesting depth (as in `FlowInterpreter`).
+_LOOP_PASS_BUDGET = 64
 
 
 class _Loop:
@@ -91,6 +95,8 @@ class ScopeFlow:
         #: for each enclosing `try`: every binding that may hold when an exception leaves its body
         self.tries: list[State] = []
         self._made: dict[int, Origin] = {}
+        self._passes_left = _LOOP_PASS_BUDGET
+        self._loops_met: set[int] = set()
 
     def run(self) -> ScopeFacts:
         node = self.scope.node
@@ -229,13 +235,20 @@ class ScopeFlow:
         loop = _Loop()
         self.loops.append(loop)
         head = _copy(before)
-        for _ in range(_MAX_LOOP_PASSES):
+        if id(node) not in self._loops_met:
+            self._loops_met.add(id(node))
+            self._passes_left += _MAX_LOOP_PASSES - 1
+        for passes in range(1, _MAX_LOOP_PASSES + 1):
             self.state = _copy(head)
             iteration()
             widened = _join(_join(_copy(before), self.state), loop.continues)
             if widened == head:
                 break
             head = widened
+            if passes < _MAX_LOOP_PASSES:
+                if not self._passes_left:
+                    break
+                self._passes_left -= 1
         self.loops.pop()
         if isinstance(node, cst.While) and isinstance(node.test, cst.Name) and node.test.value == "True":
             self.state = None  # `while True:` is only left through `break` (its `else` never runs)
