@@ -9,7 +9,7 @@ from typing import Callable, Iterable, Iterator
 
 import libcst as cst
 
-from ..model.settings import RELEVANT_WORDS, Settings
+from ..model.settings import PARSE_ERROR_CODE, RELEVANT_WORDS, Settings
 from ..rulebase.context import FileContext
 from ..semantic.source_file import SourceFile
 from ..semantic.walk_state import Walker
@@ -21,7 +21,7 @@ from .deep_stack import call_with_deep_stack, stack_depth_available
 from .parsing import NotParsed, Parsed, keeps_rewritten, libcst_parse, nesting_beyond, python_tree
 from .registry import all_rules
 
-PARSE_ERROR = "JAX000"
+PARSE_ERROR = PARSE_ERROR_CODE
 #: Files that mention none of these cannot hold a finding; they are only syntax-checked.
 MAX_FIX_ROUNDS = 10
 

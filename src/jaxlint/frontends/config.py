@@ -9,7 +9,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..model.settings import ConfigError, Settings
+from ..model.settings import PARSE_ERROR_CODE, ConfigError, Settings
 from ..runtime.options import runtime_settings
 
 if sys.version_info >= (3, 11):
@@ -18,7 +18,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 #: the parse-error code: reported whatever the selection
-PARSE_ERROR_CODE = "JAX000"
 CODE_PATTERN = re.compile(r"^JAX\d{0,3}$")
 VERSION_PATTERN = re.compile(r"^\d+(\.\d+){0,2}$")
 #: the largest pyproject.toml read
