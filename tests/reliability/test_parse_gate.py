@@ -175,3 +175,11 @@ def test_the_line_quoted_under_a_finding_after_a_form_feed_line_is_the_reported_
     findings = lint_source(path.read_text(), str(path), Settings())
     quoted = render(findings, "text", show_source=True).splitlines()[1]
     assert quoted == f"{findings[0].start.line:>5} |     print(x)"
+
+
+def test_a_file_not_analysed_keeps_the_summary_from_reading_as_a_pass(tmp_path, run_cli):
+    (tmp_path / "odd.py").write_text(HEAD + "if x:\n\\\n\tpass\n" + BUG)
+    result = run_cli("check", "--no-cache", "odd.py")
+    assert result.returncode == 0, result.stderr
+    assert "All checks passed" not in result.stderr
+    assert "No findings in 1 file, but 1 file was not fully analysed (see above)." in result.stderr

@@ -134,7 +134,8 @@ def check(paths, select, ignore, extend_select, output_format, fix, diff, statis
         if report:
             click.echo(report, nl=False)
         if not quiet and output_format == "text":
-            click.echo(summary_line(findings, len(outcome.results), fixed=outcome.fixed, errors=outcome.fatal),
+            click.echo(summary_line(findings, len(outcome.results), fixed=outcome.fixed, errors=outcome.fatal,
+                                    not_analysed=sum(1 for r in outcome.results if r.not_analysed)),
                        err=True)
         if runtime_summary and not quiet:
             click.echo(runtime_summary, err=True)

@@ -297,20 +297,25 @@ def _plural(count: int, singular: str, plural: str | None = None) -> str:
     return f"{count} {singular if count == 1 else (plural or singular + 's')}"
 
 
-def summary_line(findings: Sequence[Finding], files_checked: int, fixed: int = 0, errors: bool = False) -> str:
+def summary_line(findings: Sequence[Finding], files_checked: int, fixed: int = 0, errors: bool = False,
+                 not_analysed: int = 0) -> str:
     """One line for stderr after a text report.
 
     `Found 3 findings (2 errors, 1 warning) in 2 of 12 files; 1 fixable with --fix.` (the file
     count is the files with findings, out of those checked), or `All checks passed: 12 files, no
     findings.` Fixes already applied come first: `Fixed 4 findings. ...`. With `errors` (the run
     printed errors: a missing path, an internal error), no findings never reads as a pass:
-    `No findings in 12 files, but there were errors (see above).`
+    `No findings in 12 files, but there were errors (see above).` Files that are Python but could
+    not be analysed (`not_analysed`) keep it from reading as a pass too.
     """
     prefix = f"Fixed {_plural(fixed, 'finding')}. " if fixed > 0 else ""
     if not findings:
         left = " left" if fixed > 0 else ""
         if errors:
             return f"{prefix}No findings{left} in {_plural(files_checked, 'file')}, but there were errors (see above)."
+        if not_analysed:
+            return (f"{prefix}No findings{left} in {_plural(files_checked, 'file')}, but "
+                    f"{_plural(not_analysed, 'file was', 'files were')} not fully analysed (see above).")
         return f"{prefix}All checks passed: {_plural(files_checked, 'file')}, no findings{left}."
     counts = Counter(f.severity for f in findings)
     breakdown = ", ".join(_plural(counts[sev], one, many) for sev, one, many in _SEVERITY_WORDS if counts[sev])
