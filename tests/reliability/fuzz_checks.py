@@ -26,6 +26,15 @@ from jaxlint.model.finding import Applicability, Finding, Position
 from jaxlint.model.settings import Settings
 
 SETTINGS = Settings()
+#: settings that change what the rules report and fix: the oldest JAX supported (which renames are
+#: offered), x64 on, more key names, extra traced decorators, a low unrolling threshold
+SETTINGS_VARIANTS = (
+    SETTINGS,
+    Settings(target_jax_version=(0, 4, 20)),
+    Settings(target_jax_version=(0, 4, 30), enable_x64=True),
+    Settings(key_names=("*",), unknown_calls_consume_keys=False),
+    Settings(extra_traced_decorators=("helper", "step", "nn.compact", "jax.named_call"), loop_unroll_threshold=2),
+)
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
 
@@ -115,9 +124,9 @@ def _crash(stage: str, exc: BaseException) -> Violation:
     return Violation("exception", f"{type(exc).__name__} at {where}", f"{stage}: {type(exc).__name__} at {where}: {exc}")
 
 
-def _lint(path: str, data: bytes, fix: bool, stage: str, found: list[Violation]):
+def _lint(path: str, data: bytes, fix: bool, stage: str, found: list[Violation], settings: Settings):
     try:
-        result = lint_file(path, SETTINGS, fix=fix, data=data)
+        result = lint_file(path, settings, fix=fix, data=data)
     except Exception as exc:  # the invariant is precisely that nothing escapes
         found.append(_crash(stage, exc))
         return None
@@ -138,11 +147,11 @@ def _messages(findings: list[Finding]) -> list[tuple]:
 
 
 # -- Python files ------------------------------------------------------------------------------
-def python_violations(data: bytes, path: str = "fuzzed.py") -> list[Violation]:
+def python_violations(data: bytes, path: str = "fuzzed.py", settings: Settings = SETTINGS) -> list[Violation]:
     found: list[Violation] = []
     valid = compiles(data)
     text = decoded(data)
-    checked = _lint(path, data, False, "check", found)
+    checked = _lint(path, data, False, "check", found, settings)
     if checked is None:
         return found
     if valid:
@@ -160,7 +169,7 @@ def python_violations(data: bytes, path: str = "fuzzed.py") -> list[Violation]:
                 and not compiles(with_fix(text, finding)):
             what = f"{finding.code} {finding.fix.applicability.value} fix"
             found.append(Violation("fix-does-not-compile", what, f"{what} at {finding.start}: {finding.fix.edits}"))
-    fixed = _lint(path, data, True, "fix", found)
+    fixed = _lint(path, data, True, "fix", found, settings)
     if fixed is None or found:
         return found
     if fixed.fix_refused:
@@ -171,7 +180,7 @@ def python_violations(data: bytes, path: str = "fuzzed.py") -> list[Violation]:
     if not compiles(fixed_data):
         found.append(Violation("fixed-file-does-not-compile", _fixed_by(checked.findings), fixed.fixed_text[:2000]))
         return found
-    again = _lint(path, fixed_data, True, "fix of the fixed file", found)
+    again = _lint(path, fixed_data, True, "fix of the fixed file", found, settings)
     if again is None:
         return found
     if _messages(again.findings) != _messages(fixed.findings):
@@ -205,13 +214,13 @@ def _joined_compiles(sources: dict[int, str]) -> bool:
     return compiles("".join(s if s.endswith("\n") or not s else s + "\n" for s in sources.values()))
 
 
-def notebook_violations(text: str, path: str = "fuzzed.ipynb") -> list[Violation]:
+def notebook_violations(text: str, path: str = "fuzzed.ipynb", settings: Settings = SETTINGS) -> list[Violation]:
     """The invariants for a notebook; "valid" means its code cells, IPython lines masked, compile
     as one module."""
     found: list[Violation] = []
     data = text.encode("utf-8")
     sources = _cell_sources(text)
-    checked = _lint(path, data, False, "check", found)
+    checked = _lint(path, data, False, "check", found, settings)
     if checked is None or sources is None:
         return found
     valid = _joined_compiles(sources)
@@ -223,7 +232,7 @@ def notebook_violations(text: str, path: str = "fuzzed.ipynb") -> list[Violation
         found += _outside(finding, [], cells)
     if found or not valid:
         return found
-    fixed = _lint(path, data, True, "fix", found)
+    fixed = _lint(path, data, True, "fix", found, settings)
     if fixed is None or found:
         return found
     if fixed.fix_refused:
@@ -235,7 +244,7 @@ def notebook_violations(text: str, path: str = "fuzzed.ipynb") -> list[Violation
         found.append(Violation("fixed-file-does-not-compile", _fixed_by(checked.findings), fixed.fixed_text[:2000]))
         return found
     json.loads(fixed.fixed_text)
-    again = _lint(path, fixed.fixed_text.encode("utf-8"), True, "fix of the fixed file", found)
+    again = _lint(path, fixed.fixed_text.encode("utf-8"), True, "fix of the fixed file", found, settings)
     if again is None:
         return found
     if _messages(again.findings) != _messages(fixed.findings):

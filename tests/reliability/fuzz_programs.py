@@ -18,8 +18,12 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import sys
+import warnings
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
 
 from hypothesis import strategies as st
 
@@ -71,7 +75,9 @@ DECORATORS = ("@jax.jit", "@jit", "@partial(jax.jit, static_argnums=(1,))", "@pa
               "@jax.checkpoint", "@partial(jax.vmap, in_axes=(0, None))", "@jax.custom_jvp",
               "@eqx.filter_jit", "@partial(jax.jit, donate_argnums=0)", "@jax.jit  # compiled once",
               "@partial(\n    jax.jit,\n    static_argnums=(1,),\n)", "@functools.lru_cache", "@staticmethod",
-              "@jax.named_call", "@partial(jax.pmap, axis_name='i')", "@jax.remat")
+              "@jax.named_call", "@partial(jax.pmap, axis_name='i')", "@jax.remat", "@(jax.jit)",
+              "@jax.jit if DEBUG else (lambda f: f)", "@functools.wraps(step)", "@jax.custom_vjp",
+              "@jax.jit\n@jax.vmap", "@property")
 PARAMETER_LISTS = ("x", "x, key", "key, x", "x, n", "params, x, y", "x, n: int = 3", "x: jax.Array, key",
                    "x, *args, **kwargs", "x, /, n", "x, *, training=False", "state, batch", "carry, x_t",
                    "i, val", "rng, shape=(3,)", "self, x", "x, y=None", "", "params, key, x", "np, x",
@@ -93,6 +99,24 @@ MODULE_STATEMENTS = ("SEED = 0", "COUNTER = 0", "history = []", "cache = {}", "t
                      "np = None", "jnp = jax.numpy", "__all__ = ['np', 'step']", "w = np.zeros(3)",
                      "xs = [1, 2, 3]", "state = jnp.zeros(2)", "steps = 100", "table[0] = 1.0",
                      "x[1:] += 2", "print(x)", "del table[0]")
+#: rarer syntax, valid in every Python version jaxlint supports (3.10 and later)
+UNUSUAL_STATEMENTS = (
+    "raise ValueError(x) from None", "del (x), [y]", "x: int", "count: int = 0", "__all__ += ['step']",
+    "first, *middle, last = x", "(a, b), c = pair, 3", "[a, b] = xs", "a = b = c = jnp.zeros(3)",
+    "x = 'a' 'b' f'{n}'", "x = 1_0.5e-3j + 0o17 + 0b101", "x = not not x", "x = y if n else z if i else w",
+    "x = (yield_ := 3)", "x = lambda v=x, *, w=y: v + w", "x = [*xs, *ys]", "x = {**params, 'lr': 1e-3}",
+    "x = params['w']['b'][0]", "x = a.b.c.d.e", "x = jnp.sum(*xs, **kwargs)", "x = -~+x", "x = x @ w @ w.T",
+    "x = jnp.zeros(3)[None, :, ...]", "x = (\n    jnp.ones(3)\n    + 1\n)", "x = [\n    1,\n    2,\n]",
+    'x = """multi\nline"""', "x = jax.tree_map(lambda a: a, params)", "x = jax.tree_util.tree_map(f, xs)",
+    "x = jnp.round_(x) + jnp.trapz(y)", "assert isinstance(x, jax.Array), f'{type(x)}'",
+    "x = random.PRNGKey(0) if key is None else key", "print(*[x], sep='')", "print(x, file=sys.stderr)",
+    "print(f'{x!r:>10}', f'{n:{k}}')", "print('%d' % n, x)", "print(x, end='')", "x = print", "print",
+    "jax.debug.print('{x}', x=x)", "x = jax.jit(step, static_argnums=(1,))(x, 3)",
+    "import jax.numpy as jnp, numpy as np", "from jax import numpy as jnp", "from . import helpers",
+    "from .models import helpers", "x = __debug__ and x", "x = type(x).__name__",
+    "x = (lambda: (yield_ := 1))()", "x = [[v * w for v in row] for row in x]",
+    "x = {k: v for k, v in zip(keys, xs) if (m := v) is not None}",
+)
 #: what an f-string's braces hold in the programs drawn
 FSTRING_VALUES = ("x", "x.shape", "jnp.sum(x)", "n", "i + 1", "x[0]", "float(x)", "key", "step(x)", "x.sum()",
                   "[v for v in xs]", "(m := 2)", "x if n else y", "x[i, j]", "self.w", "loss", "x.dtype")
@@ -261,7 +285,7 @@ def fstring(p: Program) -> str:
 # -- statements --------------------------------------------------------------------------------
 def simple_statement(p: Program, where: Where) -> str:
     """One line (possibly several statements joined by `;`)."""
-    choice = p.draw(st.integers(0, 24))
+    choice = p.draw(st.integers(0, 26))
     array, key, number = p.pick(ARRAYS), p.pick(KEYS), p.pick(INTS)
     if choice == 0:
         return f"{p.pick(ARRAYS + INTS + ('m', 'np', 'jnp'))} = {rhs(p, where)}"
@@ -317,6 +341,11 @@ def simple_statement(p: Program, where: Where) -> str:
     if choice == 23:
         return p.pick(("import jax.numpy as np", "from jax import numpy as np", "import numpy as np",
                        "from jax import random", "import jax", f"{array} = np.asarray({array})"))
+    if choice == 24:
+        return p.pick(UNUSUAL_STATEMENTS)
+    if choice == 25:
+        # a backslash continuation inside the statement
+        return f"{array} = {expression(p, 1)} + \\\n{where.unit}{expression(p, 0)}"
     return f"{p.pick(ARRAYS)} = {comprehension(p, 1)}"
 
 
@@ -397,6 +426,8 @@ def statement(p: Program, where: Where) -> str:
         return try_statement(p, where)
     if choice == 5:
         return match_statement(p, where)
+    if choice == 6 and p.chance(0.1):
+        return async_function(p, where)
     if choice in (6, 7):
         return function(p, where)
     if choice == 8 and where.depth < 2:
@@ -494,9 +525,11 @@ def function_body(p: Program, where: Where, params: str) -> list[str]:
     after a use of the name), one unit deeper than `where`."""
     own = parameter_names(params)
     body = block(p, where.inner(in_function=True, in_loop=False, in_class=False, function_locals=own))
+    declared = ()
     if p.chance(0.15):
-        body.insert(0, where.unit + f"global {p.pick([n for n in GLOBAL_NAMES if n not in own])}")
-    outer = [n for n in where.function_locals if n not in own and n not in ARRAYS and n != "self"]
+        declared = (p.pick([n for n in GLOBAL_NAMES if n not in own]),)
+        body.insert(0, where.unit + f"global {declared[0]}")
+    outer = [n for n in where.function_locals if n not in own + declared and n not in ARRAYS and n != "self"]
     if where.in_function and outer and p.chance(0.3):
         body.insert(0, where.unit + f"nonlocal {p.pick(outer)}")
     return body
@@ -520,6 +553,20 @@ def function(p: Program, where: Where) -> str:
     if sys.version_info >= (3, 12) and p.chance(0.03):
         header = f"def {name}[T]({params}){returns}:"
     return "\n".join([*decorators, header, *body])
+
+
+def async_function(p: Program, where: Where) -> str:
+    """An `async def`: `await` and `async for/with` are valid only there; no `yield` (a `return`
+    with a value in an async generator is a SyntaxError)."""
+    name = p.fresh("fetch")
+    unit = where.unit
+    body = p.draw(st.lists(st.sampled_from((
+        "await asyncio.sleep(0)", "x = await step(x)", f"async for batch in stream:\n{unit}x = x + batch",
+        f"async with lock:\n{unit}x = jnp.sum(x)", "return await step(x)", "print(x)", "x[0] = await step(x)",
+        "y = [await f(v) async for v in stream]")), min_size=1, max_size=4))
+    lines = [line for statement in body for line in _indented(statement, unit)]
+    decorator = [p.pick(("@jax.jit", "@functools.lru_cache"))] if p.chance(0.3) else []
+    return "\n".join([*decorator, f"async def {name}(x, key=None):", *lines])
 
 
 def loop_body_definition(p: Program, where: Where) -> str:
@@ -603,11 +650,156 @@ def jax_program_texts(draw) -> str:
         else:
             out.append(statement(p, where))
         if p.chance(0.5):
-            out.append("")
+            out.append(p.pick(("", "", "", "\x0c", "# section", "    ")))
     if p.chance(0.3):
         main = _join('if __name__ == "__main__":', block(p, where.inner()))
         out.append(main)
     return "\n".join(out) + "\n"
+
+
+# -- programs spliced from the fixtures -----------------------------------------------------------
+#: real JAX code, written to exercise every rule: what the spliced programs are made of
+CORPUS_FOLDERS = (Path(__file__).resolve().parents[1] / "fixtures", Path(__file__).resolve().parents[2] / "examples")
+
+
+@lru_cache(maxsize=None)
+def corpus() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The import statements and the other top-level statements (functions, classes, assignments,
+    script code) of the fixture and example files, each as its source text."""
+    imports: dict[str, None] = {}
+    pieces: list[str] = []
+    for folder in CORPUS_FOLDERS:
+        for path in sorted(folder.glob("*.py")):
+            text = path.read_text(encoding="utf-8")
+            try:
+                tree = ast.parse(text)
+            except SyntaxError:
+                continue  # the JAX000 fixture
+            lines = text.splitlines()
+            for node in tree.body:
+                piece = "\n".join(lines[_first_line(node) - 1:node.end_lineno])
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    if not (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
+                        imports[piece] = None
+                elif not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):  # docstrings
+                    pieces.append(piece)
+    return tuple(imports), tuple(pieces)
+
+
+def _first_line(node: ast.stmt) -> int:
+    """Where a statement begins: a decorated definition at its first decorator."""
+    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+
+
+def _statement_places(tree: ast.Module, lines: list[str]) -> list[tuple[ast.stmt, Where]]:
+    """Statements that begin their line, with where they are (so what is inserted before one is
+    valid there)."""
+    places: list[tuple[ast.stmt, Where]] = []
+
+    def visit(body: list[ast.stmt], where: Where) -> None:
+        for node in body:
+            line = lines[_first_line(node) - 1]
+            if len(line) - len(line.lstrip()) == node.col_offset and not isinstance(node, (ast.Global, ast.Nonlocal)):
+                places.append((node, where))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                inner = Where(depth=1, in_function=not isinstance(node, ast.AsyncFunctionDef))
+                visit(node.body, inner if not isinstance(node, ast.AsyncFunctionDef) else Where(depth=4))
+                continue
+            if isinstance(node, ast.ClassDef):
+                visit(node.body, Where(depth=4, in_class=True))
+                continue
+            looping = isinstance(node, (ast.For, ast.While, ast.AsyncFor))
+            for field_name in ("body", "orelse", "finalbody"):
+                visit(getattr(node, field_name, []), replace(where, in_loop=where.in_loop or looping and field_name == "body"))
+            for handler in getattr(node, "handlers", []):
+                visit(handler.body, where)
+            for case in getattr(node, "cases", []):
+                visit(case.body, where)
+
+    visit(tree.body, Where(depth=4))
+    return places
+
+
+def _compiles(text: str) -> bool:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            compile(text, "<spliced>", "exec", dont_inherit=True)
+        except SyntaxError:
+            return False
+    return True
+
+
+def _mutated(p: Program, text: str) -> str:
+    """`text` with a few statements changed (see `_mutate`); a change that CPython rejects (a
+    statement moved before its `global`) is undone."""
+    lines = text.split("\n")
+    places = _statement_places(ast.parse(text), lines)
+    if not places:
+        return text
+    chosen = p.draw(st.lists(st.integers(0, len(places) - 1), min_size=1, max_size=6, unique=True))
+    touched = len(lines) + 1
+    # bottom up, so the lines of the statements still to change stay where the tree says; a
+    # statement around one already changed is left alone
+    for node, where in sorted((places[i] for i in chosen), key=lambda place: -place[0].lineno):
+        if node.end_lineno >= touched:
+            continue
+        before = list(lines)
+        _mutate(p, lines, node, where)
+        if _compiles("\n".join(lines)):
+            touched = _first_line(node)
+        else:
+            lines[:] = before
+    return "\n".join(lines)
+
+
+def _mutate(p: Program, lines: list[str], node: ast.stmt, where: Where) -> None:
+    """Change one statement in `lines`: a drawn statement inserted before it, the statement twice,
+    dropped, put under an `if` or a loop, an expression or a name in it swapped for another."""
+    first, last = _first_line(node) - 1, node.end_lineno
+    indent = lines[first][: node.col_offset]
+    kind = p.draw(st.integers(0, 6))
+    if kind <= 1:
+        lines[first:first] = _indented(simple_statement(p, replace(where, depth=4)), indent)
+    elif kind == 2:  # a key drawn from again, a second update
+        lines[first:first] = lines[first:last]
+    elif kind == 3:
+        lines[first:last] = [indent + "pass"]
+    elif kind == 4:  # traced control flow, a loop around a jit
+        header = p.pick((f"if {p.pick(CONDITIONS)}:", "for i in range(n):", "for _ in range(3):",
+                         "with jax.ensure_compile_time_eval():", "while n > 0:"))
+        lines[first:last] = [indent + header] + ["    " + line if line.strip() else line for line in lines[first:last]]
+    elif kind == 5:  # on the statement's first line (ast columns count UTF-8 bytes)
+        line = lines[first].encode("utf-8")
+        spans = sorted({(e.col_offset, e.end_col_offset) for e in ast.walk(node) if isinstance(e, ast.expr)
+                        and e.lineno == e.end_lineno == _first_line(node) and isinstance(getattr(e, "ctx", ast.Load()), ast.Load)})
+        if spans:
+            start, end = p.pick(spans)
+            lines[first] = (line[:start] + f"({expression(p, 1)})".encode("utf-8") + line[end:]).decode("utf-8")
+    else:
+        names = sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name)})
+        if names:
+            pattern = re.compile(rf"\b{re.escape(p.pick(names))}\b")
+            other = p.pick(ARRAYS + KEYS + INTS + ALIAS_NAMES)
+            lines[first:last] = [pattern.sub(other, line) for line in lines[first:last]]
+
+
+@st.composite
+def spliced_program_texts(draw) -> str:
+    """A module of the fixtures' and examples' imports and a few of their top-level statements,
+    mutated: real JAX code, with the statements the analysis must follow moved around."""
+    p = Program(draw)
+    imports, pieces = corpus()
+    chosen = draw(st.lists(st.sampled_from(pieces), min_size=1, max_size=5))
+    return _mutated(p, "\n".join(imports) + "\n\n\n" + "\n\n\n".join(chosen) + "\n")
+
+
+@st.composite
+def spliced_program_bytes(draw) -> bytes:
+    """A spliced program as a file's bytes, its line endings, coding and final newline varied."""
+    text = draw(spliced_program_texts())
+    return encode_program(text, draw(st.sampled_from(("\n", "\n", "\r\n", "\r"))), draw(st.booleans()) or draw(st.booleans()),
+                          draw(st.sampled_from(("utf-8", "utf-8", "utf-8-sig", "latin-1"))))
 
 
 def encode_program(text: str, line_ending: str, final_newline: bool, encoding: str) -> bytes:
