@@ -1,18 +1,22 @@
-"""Hypothesis strategies for JAX-shaped programs: the code the analyzer is written for, drawn at random.
+"""Hypothesis strategies for JAX-shaped programs: the code the analyzer is written for, at random.
 
-`jax_programs()` draws a module as a JAX user writes one: imports of `jax`, `jax.numpy`, `random`,
-`lax`; functions under `jax.jit`, `partial(jax.jit, static_argnums=...)`, `vmap`, `grad`; bodies for
-`lax.scan`, `fori_loop`, `cond`, `while_loop`; keys split and drawn from; Python `if`/`for`/`while`
-on parameters; `x[i] = v` and `.at[].set`; prints, globals, side effects; nested functions, lambdas,
-comprehensions, `try`, `match`, the walrus, classes with methods, dataclasses, pytrees, Flax and
-Equinox modules; script code that times and loops. The text is then varied the ways real files
-vary: line endings (LF, CRLF, CR), tabs, a byte-order mark, a latin-1 coding cookie, no final
-newline. `jax_program_bytes()` gives the file's bytes, `jax_notebooks()` an `.ipynb` whose code
-cells hold such a program, with IPython magics in between.
+`jax_program_texts()` draws a module as a JAX user writes one: imports of `jax`, `jax.numpy`,
+`random`, `lax`; functions under `jax.jit`, `partial(jax.jit, static_argnums=...)`, `vmap`, `grad`;
+bodies for `lax.scan`, `fori_loop`, `cond`, `while_loop`; keys split and drawn from; Python
+`if`/`for`/`while` on parameters; `x[i] = v` and `.at[].set`; prints, globals, side effects; nested
+and async functions, lambdas, comprehensions, `try`, `match`, the walrus, classes with methods,
+dataclasses, pytrees, Flax and Equinox modules; script code that times and loops.
+`spliced_program_texts()` takes real JAX code instead, the fixtures' and examples' top-level
+statements, recombines a few and mutates them (statements inserted, repeated, dropped, put under an
+`if` or a loop, expressions and names swapped). The `..._bytes()` strategies vary the text the ways
+real files vary: line endings (LF, CRLF, CR), a byte-order mark, a latin-1 coding cookie, no final
+newline. `jax_notebooks()` gives an `.ipynb` whose code cells hold a drawn program, with markdown
+cells and IPython magics in between.
 
-Every program is valid Python by construction (the fuzz checks compile each one, so a generator
-slip shows as a failure of its own kind, not as an analyzer bug). Nesting stays shallow: deep
-nesting and its cost are tested on their own, and a fuzz example must stay fast.
+Every program is valid Python (drawn programs by construction, spliced ones by undoing a mutation
+that CPython rejects); the fuzz tests compile each one, so a generator slip shows as a failure of
+its own. Nesting stays shallow: deep nesting and its cost are tested on their own, and a fuzz
+example must stay fast.
 """
 from __future__ import annotations
 
@@ -144,10 +148,10 @@ class Where:
 
 @dataclass
 class Program:
-    """Lines drawn so far and the names the program defined (so later code can use them)."""
+    """The drawing in progress: the `draw` of the composite strategy, and the functions the program
+    defined so far (later code calls them)."""
 
     draw: object
-    lines: list[str] = field(default_factory=list)
     functions: list[str] = field(default_factory=lambda: ["helper"])
     counter: int = 0
 
