@@ -37,6 +37,8 @@ from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests")]
+#: Hypothesis's caches, out of the current directory
+HYPOTHESIS_HOME = Path(tempfile.gettempdir()) / "jaxlint-hypothesis"
 
 GENERATORS = ("grammar", "nodes", "jax", "spliced", "notebook")
 #: the order batches are handed out in: JAX-shaped programs (drawn and spliced) get most of the time
@@ -123,9 +125,11 @@ def run_batch(task: tuple[str, int, int, float]) -> BatchResult:
 
     from hypothesis import HealthCheck, Phase, given, seed, settings
     from hypothesis import strategies as st
+    from hypothesis.configuration import set_hypothesis_home_dir
     from reliability.fuzz_checks import SETTINGS_VARIANTS
 
     generator, batch_seed, examples, limit = task
+    set_hypothesis_home_dir(HYPOTHESIS_HOME)
     result = BatchResult(generator)
     started = time.perf_counter()
 
@@ -200,7 +204,8 @@ def reduced(failure: Failure, limit: float) -> bytes | str:
             return program
         parts = [(index, line) for index, cell in enumerate(cells) if cell.get("cell_type") == "code"
                  for line in "".join(cell.get("source", "")).splitlines(keepends=True)]
-        kept = _reduce_lines(parts, lambda kept: same(lambda: notebook_violations(_notebook_from_lines(kept), settings=settings)))
+        kept = _reduce_lines(parts, lambda kept: same(
+            lambda: notebook_violations(_notebook_from_lines(kept), settings=settings)))
         return _notebook_from_lines(kept)
     if isinstance(program, str):  # a generic program, checked with `import jax` added
         program = (with_jax_import(program) or program).encode("utf-8")

@@ -302,7 +302,8 @@ def simple_statement(p: Program, where: Where) -> str:
     if choice == 4:
         return f"{array}[{p.pick(INDEXES)}] = {rhs(p, where)}"
     if choice == 5:  # a fresh array updated in place: the shape JAX401 fixes
-        made = p.pick(("jnp.zeros(3)", "jnp.ones((n, 2))", "jnp.array([1, 2, 3])", "jnp.arange(n)", "x * 2", "-x", "jnp.asarray(xs)"))
+        made = p.pick(("jnp.zeros(3)", "jnp.ones((n, 2))", "jnp.array([1, 2, 3])", "jnp.arange(n)", "x * 2", "-x",
+                       "jnp.asarray(xs)"))
         return f"{array} = {made}; {array}[{p.pick(INDEXES)}] {p.pick(AUGMENTED + ('=',))} {rhs(p, where)}"
     if choice == 6:
         return f"{array}[{p.pick(INDEXES)}] {p.pick(AUGMENTED)} {rhs(p, where)}"
@@ -335,13 +336,16 @@ def simple_statement(p: Program, where: Where) -> str:
     if choice == 18 and where.in_loop:
         return p.pick(("break", "continue"))
     if choice == 20:
-        return f"{array} = {array}{p.pick(('.sum()', '[0]', '.T', ' @ w', ' * 2.0', '.reshape(-1)'))}  # {p.pick(('noqa', 'noqa: JAX401', 'note', 'type: ignore', 'noqa: JAX301,JAX101'))}"
+        value = p.pick(('.sum()', '[0]', '.T', ' @ w', ' * 2.0', '.reshape(-1)'))
+        comment = p.pick(('noqa', 'noqa: JAX401', 'note', 'type: ignore', 'noqa: JAX301,JAX101'))
+        return f"{array} = {array}{value}  # {comment}"
     if choice == 21:
         arguments = p.pick(("", ", a_min=0", ", 2", ", axis=0", ", a_min=0, min=1", ", a_min=0, a_max=1", ", 0, a_max=1, max=2",
                             ", a_max=1, **kwargs", ", a=1"))
         return f"{p.pick(('jnp', 'np', 'jax.numpy'))}.{p.pick(('sum', 'zeros', 'round_', 'clip'))}({array}{arguments})"
     if choice == 22:
-        return f"{p.pick(('start', 't0', 'begin'))} = time.time(); {array} = step({array}); {p.pick(('elapsed', 'dt'))} = time.time() - start"
+        start = p.pick(('start', 't0', 'begin'))
+        return f"{start} = time.time(); {array} = step({array}); {p.pick(('elapsed', 'dt'))} = time.time() - {start}"
     if choice == 23:
         return p.pick(("import jax.numpy as np", "from jax import numpy as np", "import numpy as np",
                        "from jax import random", "import jax", f"{array} = np.asarray({array})"))
@@ -440,7 +444,8 @@ def statement(p: Program, where: Where) -> str:
         return f"if {p.pick(CONDITIONS)}: {simple_statement(p, where)}"
     if choice == 10:
         return loop_body_definition(p, where)
-    return f"for {p.pick(('i', 'v', '_'))} in {p.pick(('range(n)', 'x', 'range(1000)'))}: {simple_statement(p, where.inner(in_loop=True))}"
+    header = f"for {p.pick(('i', 'v', '_'))} in {p.pick(('range(n)', 'x', 'range(1000)'))}:"
+    return f"{header} {simple_statement(p, where.inner(in_loop=True))}"
 
 
 def _join(header: str, body: list[str]) -> str:
@@ -775,8 +780,9 @@ def _mutate(p: Program, lines: list[str], node: ast.stmt, where: Where) -> None:
         lines[first:last] = [indent + header] + ["    " + line if line.strip() else line for line in lines[first:last]]
     elif kind == 5:  # on the statement's first line (ast columns count UTF-8 bytes)
         line = lines[first].encode("utf-8")
-        spans = sorted({(e.col_offset, e.end_col_offset) for e in ast.walk(node) if isinstance(e, ast.expr)
-                        and e.lineno == e.end_lineno == _first_line(node) and isinstance(getattr(e, "ctx", ast.Load()), ast.Load)})
+        spans = sorted({(e.col_offset, e.end_col_offset) for e in ast.walk(node)
+                        if isinstance(e, ast.expr) and e.lineno == e.end_lineno == _first_line(node)
+                        and isinstance(getattr(e, "ctx", ast.Load()), ast.Load)})
         if spans:
             start, end = p.pick(spans)
             lines[first] = (line[:start] + f"({expression(p, 1)})".encode("utf-8") + line[end:]).decode("utf-8")

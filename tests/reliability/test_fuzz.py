@@ -15,16 +15,23 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
-import hypothesmith
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir
 
-from reliability.fuzz_checks import (SETTINGS_VARIANTS, compiles, notebook_violations, python_violations,
-                                     with_jax_import)
-from reliability.fuzz_programs import jax_notebooks, jax_program_bytes, spliced_program_bytes
+# Hypothesis keeps caches (and, when a test fails, patches) in `.hypothesis/` of the current
+# directory, the checkout: elsewhere. Before hypothesmith is imported, which fills one.
+set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "jaxlint-hypothesis")
+
+import hypothesmith  # noqa: E402
+
+from reliability.fuzz_checks import (SETTINGS_VARIANTS, compiles, notebook_violations,  # noqa: E402
+                                     python_violations, with_jax_import)
+from reliability.fuzz_programs import jax_notebooks, jax_program_bytes, spliced_program_bytes  # noqa: E402
 
 pytestmark = pytest.mark.fuzz
 

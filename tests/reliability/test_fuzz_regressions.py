@@ -72,7 +72,8 @@ def _notebook(*cells: str) -> str:
 def test_notebook_fix_edits_are_placed_in_their_own_cells():
     # JAX601's fix renames `np` in every cell; its edits were all placed in the cell of the import,
     # at lines that cell does not have (negative ones for earlier cells)
-    notebook = _notebook("import jax\nimport jax.numpy as np\n", "x = 1\n\ny = np.zeros(3)\n", "%timeit np.ones(2)\nz = np.ones(2)\n")
+    notebook = _notebook("import jax\nimport jax.numpy as np\n", "x = 1\n\ny = np.zeros(3)\n",
+                         "%timeit np.ones(2)\nz = np.ones(2)\n")
     [finding] = lint_file("fuzzed.ipynb", SETTINGS, data=notebook.encode()).findings
     assert (finding.code, finding.cell, finding.start.line) == ("JAX601", 0, 2)
     edits = [(e.cell, e.start.line, e.start.column, e.end.column) for e in finding.fix.edits]
