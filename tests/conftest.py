@@ -45,3 +45,16 @@ def run_cli(tmp_path):
                               capture_output=True, text=True, env=full_env, timeout=300)
 
     return run
+
+
+def pytest_collection_modifyitems(config, items):
+    """The fuzz tests (marker `fuzz`, about a minute) run in the full suite and when `-m` names
+    `fuzz`; any other marker selection, such as the static run `-m "not jax and not runtime"`,
+    which must stay quick, leaves them out."""
+    selection = config.getoption("markexpr")
+    if not selection or re.search(r"\bfuzz\b", selection):
+        return
+    fuzz = [item for item in items if item.get_closest_marker("fuzz") is not None]
+    if fuzz:
+        config.hook.pytest_deselected(items=fuzz)
+        items[:] = [item for item in items if item.get_closest_marker("fuzz") is None]

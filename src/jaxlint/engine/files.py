@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import stat
 import tokenize
 
@@ -15,12 +16,29 @@ from .notebook_check import check_notebook_file
 
 
 # -- reading ------------------------------------------------------------------------------------
+#: a line and its end as CPython's tokenizer splits them: at `\r\n`, `\r` or `\n`
+_LINE = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)?")
+
+
+def source_encoding(data: bytes) -> str:
+    """The encoding a coding cookie or a byte-order mark declares, else UTF-8 (as CPython reads
+    it); raises SyntaxError for a bad declaration.
+
+    `tokenize.detect_encoding` reads its two lines with a `readline` that it is given: one from
+    `io.BytesIO` ends lines at `\n` only, so a file with `\r` line ends would be one long first
+    line, checked whole as UTF-8, and a cookie on its second line never seen.
+    """
+    lines = (match.group() for match in _LINE.finditer(data) if match.group())
+    encoding, _ = tokenize.detect_encoding(lambda: next(lines, b""))
+    return encoding
+
+
 def decode(data: bytes, path: str) -> str | Finding:
     """The text of a source file, or the JAX000 finding that says why it has none."""
     if b"\x00" in data:
         return parse_error(path, "cannot read: binary file (contains NUL bytes), not Python source")
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        encoding = source_encoding(data)
     except SyntaxError as exc:
         return parse_error(path, f"cannot read: {exc.msg}")
     try:
@@ -172,7 +190,7 @@ def encode_like(original: bytes, text: str, path: str) -> bytes:
     """The fixed text in the original file's encoding, with its byte-order mark if it had one."""
     if path.endswith(".ipynb"):
         return text.encode("utf-8")
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(original).readline)
+    encoding = source_encoding(original)
     if encoding == "utf-8-sig":
         return text.encode("utf-8-sig")
     return text.encode(encoding)

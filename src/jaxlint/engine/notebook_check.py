@@ -37,7 +37,19 @@ class JoinedCells:
 
     def to_cell(self, finding: Finding) -> Finding:
         position = self._position(finding.start.line)
-        return shift(finding, self.cells[position].index, self.first_lines[position] - 1)
+        moved = shift(finding, self.cells[position].index, self.first_lines[position] - 1)
+        if finding.fix is None:
+            return moved
+        # A fix can change other cells than the finding's (JAX601 renames `np` wherever it is
+        # used): each edit goes to the cell it is in.
+        edits = tuple(self._edit_to_cell(edit) for edit in finding.fix.edits)
+        return replace(moved, fix=replace(finding.fix, edits=edits))
+
+    def _edit_to_cell(self, edit: Edit) -> Edit:
+        position = self._position(edit.start.line)
+        offset = self.first_lines[position] - 1
+        return Edit(Position(edit.start.line - offset, edit.start.column),
+                    Position(edit.end.line - offset, edit.end.column), edit.content, self.cells[position].index)
 
     def line_label(self, line: int) -> str:
         """A line of the joined text as the user sees it: `cell N, line M`, N counted from 1."""
@@ -62,7 +74,8 @@ def shift(finding: Finding, cell: int, offset: int) -> Finding:
 
     fix = finding.fix
     if fix is not None:
-        fix = Fix(fix.title, tuple(Edit(moved(e.start), moved(e.end), e.content) for e in fix.edits), fix.applicability)
+        fix = Fix(fix.title, tuple(Edit(moved(e.start), moved(e.end), e.content, cell) for e in fix.edits),
+                  fix.applicability)
     return replace(finding, start=moved(finding.start), end=moved(finding.end), fix=fix, cell=cell)
 
 

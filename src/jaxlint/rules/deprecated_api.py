@@ -214,12 +214,14 @@ class DeprecatedApi(Rule):
         keywords = self.table.keywords.get(self.ctx.qualified_name(func) or "")
         if not keywords:
             return
+        given = {arg.keyword.value for arg in node.args if arg.keyword is not None}
         for arg in node.args:
             entry = keywords.get(arg.keyword.value) if arg.keyword else None
             if entry is None:
                 continue
             fix = None
-            if entry.fixable_for(self.target):
+            # `clip(x, a_min=0, min=1)`: renaming would repeat a keyword, which CPython rejects
+            if entry.fixable_for(self.target) and entry.replacement not in given:
                 fix = NodeFix(f"Rename `{arg.keyword.value}=` to `{entry.replacement}=`",  # type: ignore[union-attr]
                               [Replace(arg.keyword, entry.replacement)])  # type: ignore[arg-type]
             self.report(arg, self._message(entry, f"{arg.keyword.value}="), fix)  # type: ignore[union-attr]
