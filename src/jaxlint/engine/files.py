@@ -2,7 +2,6 @@
 notebook's cells."""
 from __future__ import annotations
 
-import io
 import os
 import re
 import stat
