@@ -22,6 +22,7 @@ corpus's `.gitignore` files (including the `*` one this script writes) and also 
 from __future__ import annotations
 
 import argparse
+import ast
 import cProfile
 import io
 import json
@@ -113,6 +114,7 @@ def main() -> int:
     from jaxlint.engine import checker as engine
     from jaxlint.model.settings import Settings
     from jaxlint.engine.checker import RuleFailure, check_source, enabled_rules
+    not_analysed = getattr(engine, "NotAnalysed", ())  # valid Python jaxlint could not analyse
 
     if args.corpus is not None:
         corpus = args.corpus.resolve()
@@ -145,6 +147,16 @@ def main() -> int:
             except (libcst.ParserSyntaxError, UnicodeDecodeError, RecursionError) as exc:
                 problems["parse"].append(f"{path}: {type(exc).__name__}")
 
+    def python_parse_all() -> None:
+        """CPython's own parse to an AST, which jaxlint runs before libcst's to decide what parses."""
+        for path in paths:
+            with open(path, "rb") as handle:
+                data = handle.read()
+            try:
+                compile(data.decode("utf-8"), path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
+                pass
+
     def check_all() -> None:
         counts.clear()
         findings.clear()
@@ -161,7 +173,10 @@ def main() -> int:
                 result = check_source(source, path, settings, enabled_rules(settings, path))
             except RuleFailure as failure:
                 result = failure.findings
-                problems["check"].extend(f"{path}: {message}" for message in failure.failures)
+                problems["check"].append(f"{path}: {failure}")
+            except not_analysed as partial:
+                result = partial.findings
+                problems["check"].append(f"{path}: not analysed: {partial.reason}")
             findings.extend(result)
             for finding in result:
                 counts[finding.code] += 1
@@ -175,7 +190,7 @@ def main() -> int:
         command = cli_command(jobs)
         return lambda: subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
 
-    measurements = {"parse": parse_all, "check": check_all}
+    measurements = {"parse": parse_all, "ast": python_parse_all, "check": check_all}
     if not args.no_cli:
         measurements["cli -j1"] = cli(["--jobs", "1"])
         measurements[f"cli -j{os.cpu_count() or 1}"] = cli([])

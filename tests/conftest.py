@@ -38,7 +38,23 @@ def run_cli(tmp_path):
     def run(*args, cwd=None, env=None):
         full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
         full_env.pop("CI", None)
+        if full_env.get("PYTHONPATH"):  # the subprocess runs elsewhere: `PYTHONPATH=src` must still reach it
+            full_env["PYTHONPATH"] = os.pathsep.join(
+                os.path.abspath(entry) for entry in full_env["PYTHONPATH"].split(os.pathsep) if entry)
         return subprocess.run([sys.executable, "-m", "jaxlint", *args], cwd=cwd or tmp_path,
                               capture_output=True, text=True, env=full_env, timeout=300)
 
     return run
+
+
+def pytest_collection_modifyitems(config, items):
+    """The fuzz tests (marker `fuzz`, about a minute) run in the full suite and when `-m` names
+    `fuzz`; any other marker selection, such as the static run `-m "not jax and not runtime"`,
+    which must stay quick, leaves them out."""
+    selection = config.getoption("markexpr")
+    if not selection or re.search(r"\bfuzz\b", selection):
+        return
+    fuzz = [item for item in items if item.get_closest_marker("fuzz") is not None]
+    if fuzz:
+        config.hook.pytest_deselected(items=fuzz)
+        items[:] = [item for item in items if item.get_closest_marker("fuzz") is None]

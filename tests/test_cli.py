@@ -148,8 +148,8 @@ def test_cache_reuses_results_and_notices_changes(project):
     # Poison the cached entry for bad.py: a cache hit must return what is stored.
     for entry in entries:
         data = json.loads(entry.read_text())
-        if data:
-            data[0]["message"] = "from the cache"
+        if data["findings"]:
+            data["findings"][0]["message"] = "from the cache"
             entry.write_text(json.dumps(data))
     cached = CliRunner().invoke(main, ["check", "pkg", "--output-format", "json"])
     assert "from the cache" in cached.stdout

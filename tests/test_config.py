@@ -119,3 +119,19 @@ def test_enable_x64_turns_the_x64_rule_off(tmp_path):
     assert on.fingerprint() != Settings(target_jax_version=on.target_jax_version, root=on.root).fingerprint()
     assert [f.code for f in check_source(source, "a.py", off, enabled_rules(off, "a.py"))] == ["JAX402"]
     assert check_source(source, "a.py", on, enabled_rules(on, "a.py")) == []
+
+
+@pytest.mark.parametrize("options", [
+    ["--select", "JAX1"], ["--select", "JAX1,JAX2"], ["--ignore", "JAX000"], ["--ignore", "JAX0"],
+])
+def test_a_file_that_does_not_parse_is_reported_whatever_the_selection(run_cli, tmp_path, options):
+    (tmp_path / "broken.py").write_text("import jax\nx = (\n")
+    result = run_cli("check", *options, "broken.py")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "broken.py:2:5: JAX000" in result.stdout
+
+
+def test_per_file_ignores_cannot_hide_a_parse_error(tmp_path):
+    settings = Settings(select=("JAX1",), ignore=("JAX000",), per_file_ignores=(("*.py", ("JAX000",)),))
+    assert "JAX000" in settings.enabled_codes(["JAX000", "JAX101", "JAX201"], str(tmp_path / "a.py"))
+    assert "JAX201" not in settings.enabled_codes(["JAX000", "JAX101", "JAX201"], str(tmp_path / "a.py"))

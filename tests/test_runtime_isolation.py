@@ -29,13 +29,13 @@ def relu(x):
 '''
 #: module name -> (what it does at import, what the verdict's evidence must say)
 HOSTILE = {
-    "exits": ("import sys\nsys.exit(3)", "the module could not be imported: SystemExit at line 3"),
+    "exits": ("import sys\nsys.exit(3)", "the module exited with status 3 (sys.exit) at line 3 while being imported"),
     "loops": ("while True:\n    pass", f"time limit ({TIMEOUT} s) reached while importing the module"),
     "raises": ("raise RuntimeError('boom')", "the module could not be imported: RuntimeError at line 2: boom"),
     "segfaults": ("import ctypes\nctypes.string_at(0)", "crashed: SIGSEGV (segmentation fault) at line 3"),
     "allocates": ("hoard = []\nwhile True:\n    hoard.append(bytearray(2 ** 30))",
                   "MemoryError at line 4 (memory limit 1024 MiB)"),
-    "quits": ("import os\nos._exit(0)", "exited with status 0"),
+    "quits": ("import os\nos._exit(0)", "the module exited with status 0 (os._exit) at line 3 while being imported"),
     "needs_missing_package": ("import not_an_installed_package",
                               "ModuleNotFoundError at line 2: No module named 'not_an_installed_package'"),
 }

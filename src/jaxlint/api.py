@@ -7,20 +7,23 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from .engine.checker import PARSE_ERROR, FileResult, RuleFailure, check_source, enabled_rules
-from .engine.files import check_file, encode_like, read_bytes
+from .engine.checker import PARSE_ERROR, FileResult, NotAnalysed, RuleFailure, check_source, enabled_rules
+from .engine.files import (MAX_NOTEBOOK_BYTES, MAX_SOURCE_BYTES, UnreadableFile, check_file, encode_like, read_bytes,
+                           read_regular, size_limit, unreadable_reason)
 from .engine.registry import all_rules, known_codes
 from .model.finding import Finding
 from .model.settings import Settings
 
-__all__ = ["PARSE_ERROR", "FileResult", "RuleFailure", "all_rules", "encode_like", "known_codes", "lint_file",
-           "lint_source", "read_bytes"]
+__all__ = ["MAX_NOTEBOOK_BYTES", "MAX_SOURCE_BYTES", "PARSE_ERROR", "FileResult", "NotAnalysed", "RuleFailure",
+           "UnreadableFile", "all_rules", "encode_like", "known_codes", "lint_file", "lint_source", "read_bytes",
+           "read_regular", "size_limit", "unreadable_reason"]
 
 
 def lint_source(source: str, path: str, settings: Settings, *, enabled: Iterable[str] | None = None,
                 apply_noqa: bool = True, line_label: Callable[[int], str] | None = None) -> list[Finding]:
     """Findings for Python source text, positions relative to it. `enabled`: the codes to report
-    (default: those `settings` select for `path`); raises `RuleFailure` when a rule breaks."""
+    (default: those `settings` select for `path`); raises `RuleFailure` when a rule breaks, and
+    `NotAnalysed` (with the findings of what did run) for valid Python jaxlint cannot analyse."""
     if enabled is None:
         enabled = enabled_rules(settings, path)
     return check_source(source, path, settings, enabled, apply_noqa, line_label)
@@ -28,5 +31,6 @@ def lint_source(source: str, path: str, settings: Settings, *, enabled: Iterable
 
 def lint_file(path: str, settings: Settings, fix: bool = False, data: bytes | None = None) -> FileResult:
     """Check a Python file or a notebook (`data`: its bytes, if already read); with `fix`, also
-    compute the fixed text, which the caller decides whether to write."""
+    compute the fixed text and its findings, which the caller decides whether to write. The
+    result's `findings` are those of the file as read; `fixed_findings` those of the fixed text."""
     return check_file(path, settings, fix, data)

@@ -36,6 +36,13 @@ Env = dict[str, V]
 
 #: how often a loop body is re-run before its head state is taken as it is
 MAX_LOOP_PASSES = 4
+#: Re-runs (passes after a loop's first) that one run may make in all: this many, plus
+#: MAX_LOOP_PASSES - 1 for each loop of the body (a comprehension, a function applied in place once
+#: per element, are loops too). A loop inside loops runs again on every pass of
+#: each loop around it, so the bound per loop alone allows a number of passes exponential in the
+#: nesting depth; with the budget per run, the work is at most (budget + 1) × the body's size.
+#: Loops past the budget take their head after one pass, as after MAX_LOOP_PASSES.
+LOOP_PASS_BUDGET = 64
 #: where a path keeps the domain's own state (`path_state`): no Python name can spell it
 PATH_STATE = "<path state>"
 
@@ -150,6 +157,9 @@ class FlowInterpreter(Generic[V]):
         self.closures: dict[int, dict[str, V]] = {}
         self._returned: V | None = None
         self._loops: list[_Loop] = []
+        #: re-runs of loop bodies left to this run (LOOP_PASS_BUDGET), and the loops met so far
+        self._passes_left = LOOP_PASS_BUDGET
+        self._loops_met: set[int] = set()
         self._tries: list[_Try] = []
         #: evaluating unreachable code: its returns, breaks and raises reach nothing
         self._dead = False
@@ -375,7 +385,9 @@ class FlowInterpreter(Generic[V]):
         self._loops.append(loop)
         head = self.env
         leaving = None  # a `while` is left from its head, once its test is evaluated false
-        for _ in range(MAX_LOOP_PASSES):
+        self._meet_loop(node)
+        passes, settled = 0, False
+        while True:
             self.env = dict(head)
             if is_for:
                 self.domain.iterate(node.target, node.iter, iterated, self)
@@ -383,13 +395,17 @@ class FlowInterpreter(Generic[V]):
                 self.test(node.test)
                 leaving = dict(self.env)
             self.block(node.body)
+            passes += 1
             back = self.join_envs([self.env, *loop.continues])
             loop.continues.clear()
             widened = self.join_envs([head, back])
             if widened == head:
+                settled = True
                 break
             head = widened
-        else:
+            if not self._pass_again(passes):
+                break
+        if not settled:
             if not is_for:  # no fixed point: the test is read once more in the last head state
                 self.env = dict(head)
                 self.test(node.test)
@@ -581,7 +597,9 @@ class FlowInterpreter(Generic[V]):
         shadowed = {name: head[name] for name in bound if name in head}
         loop = _Loop(node)
         self._loops.append(loop)
-        for _ in range(MAX_LOOP_PASSES):
+        self._meet_loop(node)
+        passes = 0
+        while True:
             self.env = dict(head)
             comp = first
             while comp is not None:
@@ -601,13 +619,29 @@ class FlowInterpreter(Generic[V]):
                     end[name] = shadowed[name]
                 else:
                     end.pop(name, None)
+            passes += 1
             widened = self.join_envs([head, end])
             if widened == head:
                 break
             head = widened
+            if not self._pass_again(passes):
+                break
         self._loops.pop()
         self.env = head if saved is not None else None
         return self.domain.comprehension(node, elements)
+
+    def _meet_loop(self, node: cst.CSTNode) -> None:
+        """The first visit of a loop adds its own re-runs to the run's budget (LOOP_PASS_BUDGET)."""
+        if id(node) not in self._loops_met:
+            self._loops_met.add(id(node))
+            self._passes_left += MAX_LOOP_PASSES - 1
+
+    def _pass_again(self, passes: int) -> bool:
+        """Whether a loop body that has run `passes` times without settling runs once more."""
+        if passes == MAX_LOOP_PASSES or not self._passes_left:
+            return False
+        self._passes_left -= 1
+        return True
 
     # -- for domains: expression-level control flow ---------------------------------------------
     def alternatives(self, *branches: cst.BaseExpression | None) -> list[V | None]:
@@ -646,8 +680,10 @@ class FlowInterpreter(Generic[V]):
         returns: list[dict] = []
         self._applied.append(returns)
         self._loops.append(_Loop(call))
+        self._meet_loop(call)
         body = function.body
-        for _ in range(MAX_LOOP_PASSES):
+        passes = 0
+        while True:
             self.env = dict(head)
             if isinstance(body, cst.BaseExpression):
                 self.eval(body)
@@ -657,10 +693,13 @@ class FlowInterpreter(Generic[V]):
             returns.clear()
             if back is not None:
                 back = {name: value for name, value in back.items() if name not in own}
+            passes += 1
             widened = self.join_envs([head, back])
             if widened == head:
                 break
             head = widened
+            if not self._pass_again(passes):
+                break
         self._loops.pop()
         self._applied.pop()
         head = dict(head)

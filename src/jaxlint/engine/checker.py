@@ -9,17 +9,19 @@ from typing import Callable, Iterable, Iterator
 
 import libcst as cst
 
-from ..model.settings import RELEVANT_WORDS, Settings
+from ..model.settings import PARSE_ERROR_CODE, RELEVANT_WORDS, Settings
 from ..rulebase.context import FileContext
 from ..semantic.source_file import SourceFile
 from ..semantic.walk_state import Walker
 from ..syntax.positions import Span, node_spans
 from ..model.finding import Applicability, Edit, Finding, Fix, Position
 from ..syntax.fixes import apply_fixes
-from ..syntax.noqa import suppressed
+from ..syntax.noqa import source_lines, suppressed
+from .deep_stack import call_with_deep_stack, stack_depth_available
+from .parsing import NotParsed, Parsed, keeps_rewritten, libcst_parse, nesting_beyond, python_tree
 from .registry import all_rules
 
-PARSE_ERROR = "JAX000"
+PARSE_ERROR = PARSE_ERROR_CODE
 #: Files that mention none of these cannot hold a finding; they are only syntax-checked.
 MAX_FIX_ROUNDS = 10
 
@@ -32,18 +34,38 @@ class RuleFailure(Exception):
         self.findings = findings
 
 
+class NotAnalysed(Exception):
+    """Python that jaxlint could not analyse, all of it or with some rules: neither a finding (the
+    file is valid) nor a bug in jaxlint. `reason` says what was skipped and why; `findings` are
+    those of the analysis that did run."""
+
+    def __init__(self, reason: str, findings: list[Finding] | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.findings = findings or []
+
+
 @dataclass
 class FileResult:
     path: str
+    #: the findings of the file as it was read (a front end that writes the fixed text swaps in
+    #: `fixed_findings` once, and only once, the write succeeded)
     findings: list[Finding] = field(default_factory=list)
     #: the fixed text, when fixing changed something
     fixed_text: str | None = None
+    #: the findings of `fixed_text`
+    fixed_findings: list[Finding] | None = None
     original_text: str | None = None
+    #: the bytes that were checked, kept with a fixed text: a writer encodes the fix like them and
+    #: can tell whether the file changed since
+    original_bytes: bytes | None = None
     fixed_count: int = 0
     #: why fixes were not written, if they were not
     fix_refused: str | None = None
     #: a bug in jaxlint met while checking this file
     internal_error: str | None = None
+    #: what of this file (valid Python) was not analysed, and why: a note, not a finding
+    not_analysed: str | None = None
 
 
 def parse_error(path: str, message: str, line: int = 1, column: int = 1, cell: int | None = None) -> Finding:
@@ -64,32 +86,46 @@ def check_source(source: str, path: str, settings: Settings, enabled: Iterable[s
     """Findings for Python source text, positions relative to that text.
 
     `line_label` names another line of the text in a message (a notebook's joined cells say
-    `cell 3, line 2` rather than the line of the joined text).
+    `cell 3, line 2` rather than the line of the joined text). Raises `NotAnalysed` for Python that
+    jaxlint cannot analyse (all of it, or for some rules), `RuleFailure` when a rule breaks.
     """
     enabled = frozenset(enabled)
-    if not any(word in source for word in RELEVANT_WORDS):
-        error = syntax_error(source, path)
-        return [error] if error and PARSE_ERROR in enabled else []
     with _cyclic_gc_paused():
-        return _check_parsed(source, path, settings, enabled, apply_noqa, line_label)
+        tree = python_tree(source, path)
+        if not isinstance(tree, ast.Module):
+            message, line, column = tree
+            return [parse_error(path, f"cannot parse: {message}", line, column)] if PARSE_ERROR in enabled else []
+        if not any(word in source for word in RELEVANT_WORDS):
+            return []
+        depth = nesting_beyond(tree, source, stack_depth_available())
+        if depth is not None:
+            raise NotAnalysed(f"nested {depth} levels deep, deeper than jaxlint's parser can go")
+        # the thread takes CPython's tree out of the holder, and drops it once libcst has parsed
+        holder = [tree]
+        del tree
+        return call_with_deep_stack(_check_parsed, source, path, settings, enabled, apply_noqa, line_label, holder)
 
 
-def _check_parsed(source: str, path: str, settings: Settings, enabled: frozenset[str],
-                  apply_noqa: bool, line_label: Callable[[int], str] | None = None) -> list[Finding]:
+def _check_parsed(source: str, path: str, settings: Settings, enabled: frozenset[str], apply_noqa: bool,
+                  line_label: Callable[[int], str] | None, tree_holder: list[ast.Module]) -> list[Finding]:
     try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError as exc:
-        error = syntax_error(source, path) or parse_error(
-            path, f"cannot parse: {exc.message.removeprefix('parser error: ')}", exc.raw_line, exc.raw_column + 1)
-        return [error] if PARSE_ERROR in enabled else []
-    except RecursionError:
-        return [parse_error(path, "cannot parse: nested too deeply")] if PARSE_ERROR in enabled else []
+        parsed = libcst_parse(source, tree_holder.pop())
+    except NotParsed as exc:
+        raise NotAnalysed(str(exc)) from None
     try:
-        findings = _walk(module, source, path, settings, enabled, line_label)
-    except RuleFailure as failure:
-        if apply_noqa:
-            failure.findings = _unsuppressed(failure.findings, source)
+        findings = _walk(parsed.module, source, path, settings, enabled, line_label)
+    except (RuleFailure, NotAnalysed) as partial:
+        partial.findings = _kept(partial.findings, source, parsed, apply_noqa)
         raise
+    except RecursionError:
+        # outside any one rule (positions, the walk's own bookkeeping): nothing of the file is kept
+        raise NotAnalysed("nested too deeply for jaxlint's analysis") from None
+    return _kept(findings, source, parsed, apply_noqa)
+
+
+def _kept(findings: list[Finding], source: str, parsed: Parsed, apply_noqa: bool) -> list[Finding]:
+    if parsed.rewritten:
+        findings = [keeps_rewritten(f, parsed.rewritten) for f in findings]
     return _unsuppressed(findings, source) if apply_noqa else findings
 
 
@@ -117,20 +153,17 @@ def _cyclic_gc_paused() -> Iterator[None]:
 def _unsuppressed(findings: list[Finding], source: str) -> list[Finding]:
     if not findings:
         return findings
-    lines = source.splitlines()
+    lines = source_lines(source)
     return [f for f in findings if not suppressed(f.code, lines, f.start.line)]
 
 
 def syntax_error(source: str, path: str) -> Finding | None:
-    try:
-        ast.parse(source, filename=path)
-    except SyntaxError as exc:
-        line = exc.lineno or 1
-        column = exc.offset or 1
-        return parse_error(path, f"cannot parse: {exc.msg}", line, column)
-    except (ValueError, RecursionError, MemoryError) as exc:
-        return parse_error(path, f"cannot parse: {exc}")
-    return None
+    """JAX000 when CPython rejects the text, else None."""
+    tree = python_tree(source, path)
+    if isinstance(tree, ast.Module):
+        return None
+    message, line, column = tree
+    return parse_error(path, f"cannot parse: {message}", line, column)
 
 
 def _walk(module: cst.Module, source: str, path: str, settings: Settings, enabled: frozenset[str],
@@ -141,6 +174,13 @@ def _walk(module: cst.Module, source: str, path: str, settings: Settings, enable
     file = SourceFile(path, source, module, settings)
     if line_label is not None:
         file.line_label = line_label
+    try:
+        return _run_rules(file, module, path, rule_classes)
+    finally:
+        file.release()
+
+
+def _run_rules(file: SourceFile, module: cst.Module, path: str, rule_classes: list[type]) -> list[Finding]:
     ctx = FileContext.for_file(file)
     rules = [cls(ctx) for cls in rule_classes]
     walker = Walker(ctx, rules)
@@ -155,8 +195,12 @@ def _walk(module: cst.Module, source: str, path: str, settings: Settings, enable
                 failed.add(id(rule))
     ctx.reports = [r for r in ctx.reports if id(r[0]) not in failed]
     findings = _findings(ctx, module, path)
-    if walker.failures:
+    too_deep = sorted({rule.code for rule, exc in walker.failures if isinstance(exc, RecursionError)})
+    if len(too_deep) < len(walker.failures):
         raise RuleFailure(findings, [f"{rule.code} failed: {type(exc).__name__}: {exc}" for rule, exc in walker.failures])
+    if too_deep:
+        them = "them" if len(too_deep) > 1 else "it"
+        raise NotAnalysed(f"{', '.join(too_deep)} skipped: the code is nested too deeply for {them}", findings)
     return findings
 
 

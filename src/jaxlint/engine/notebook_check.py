@@ -6,7 +6,8 @@ from dataclasses import replace
 
 from . import notebook as nb
 from ..model.settings import Settings
-from .checker import PARSE_ERROR, FileResult, RuleFailure, check_source, fix_until_stable, has_safe_fix, parse_error
+from .checker import (PARSE_ERROR, FileResult, NotAnalysed, RuleFailure, check_source, fix_until_stable, has_safe_fix,
+                      parse_error)
 from ..model.finding import Edit, Finding, Fix, Position
 
 #: Between cells in the joined module: a comment, so it changes nothing, and a line to split on.
@@ -36,7 +37,19 @@ class JoinedCells:
 
     def to_cell(self, finding: Finding) -> Finding:
         position = self._position(finding.start.line)
-        return shift(finding, self.cells[position].index, self.first_lines[position] - 1)
+        moved = shift(finding, self.cells[position].index, self.first_lines[position] - 1)
+        if finding.fix is None:
+            return moved
+        # A fix can change other cells than the finding's (JAX601 renames `np` wherever it is
+        # used): each edit goes to the cell it is in.
+        edits = tuple(self._edit_to_cell(edit) for edit in finding.fix.edits)
+        return replace(moved, fix=replace(finding.fix, edits=edits))
+
+    def _edit_to_cell(self, edit: Edit) -> Edit:
+        position = self._position(edit.start.line)
+        offset = self.first_lines[position] - 1
+        return Edit(Position(edit.start.line - offset, edit.start.column),
+                    Position(edit.end.line - offset, edit.end.column), edit.content, self.cells[position].index)
 
     def line_label(self, line: int) -> str:
         """A line of the joined text as the user sees it: `cell N, line M`, N counted from 1."""
@@ -61,7 +74,8 @@ def shift(finding: Finding, cell: int, offset: int) -> Finding:
 
     fix = finding.fix
     if fix is not None:
-        fix = Fix(fix.title, tuple(Edit(moved(e.start), moved(e.end), e.content) for e in fix.edits), fix.applicability)
+        fix = Fix(fix.title, tuple(Edit(moved(e.start), moved(e.end), e.content, cell) for e in fix.edits),
+                  fix.applicability)
     return replace(finding, start=moved(finding.start), end=moved(finding.end), fix=fix, cell=cell)
 
 
@@ -75,19 +89,29 @@ def check_notebook_file(text: str, path: str, settings: Settings, enabled: froze
         findings = check_source(joined.text, path, settings, enabled, line_label=joined.line_label)
     except RuleFailure as failure:
         return FileResult(path, [joined.to_cell(f) for f in failure.findings], internal_error=str(failure))
+    except NotAnalysed as partial:
+        return FileResult(path, [joined.to_cell(f) for f in partial.findings], original_text=text,
+                          not_analysed=partial.reason)
     if any(f.code == PARSE_ERROR for f in findings):
-        # One broken cell must not hide the others: check each cell on its own.
-        return FileResult(path, [shift(f, cell.index, 0) for cell in cells
-                                 for f in check_source(cell.source, path, settings, enabled)], original_text=text)
+        return _cell_by_cell(cells, text, path, settings, enabled)
     result = FileResult(path, [joined.to_cell(f) for f in findings], original_text=text)
     if not (fix and has_safe_fix(findings)):
         return result
-    fixed, count = fix_until_stable(joined.text, findings, lambda src: check_source(src, path, settings, enabled, line_label=joined.line_label))
+    try:
+        fixed, count = fix_until_stable(joined.text, findings, lambda src: check_source(src, path, settings, enabled, line_label=joined.line_label))
+    except (NotAnalysed, RuleFailure) as exc:
+        result.fix_refused = f"fixes not applied: the fixed cells could not be analysed ({exc})"
+        return result
     sources = joined.split(fixed)
     if sources is None:
         result.fix_refused = "fixes not applied: the cell boundaries could not be kept"
         return result
-    if any(f.code == PARSE_ERROR for f in check_source(fixed, path, settings, enabled)):
+    try:
+        refixed = check_source(fixed, path, settings, enabled, line_label=joined.line_label)
+    except (NotAnalysed, RuleFailure) as exc:
+        result.fix_refused = f"fixes not applied: the fixed cells could not be analysed ({exc})"
+        return result
+    if any(f.code == PARSE_ERROR for f in refixed):
         result.fix_refused = "fixes not applied: a fixed cell would not parse"
         return result
     try:
@@ -100,5 +124,18 @@ def check_notebook_file(text: str, path: str, settings: Settings, enabled: froze
         result.fix_refused = f"fixes not applied: {exc}"
         return result
     result.fixed_count = count
-    result.findings = [joined.to_cell(f) for f in check_source(fixed, path, settings, enabled, line_label=joined.line_label)]
+    result.fixed_findings = [joined.to_cell(f) for f in refixed]
     return result
+
+
+def _cell_by_cell(cells: list[nb.Cell], text: str, path: str, settings: Settings, enabled: frozenset[str]) -> FileResult:
+    """One broken cell must not hide the others: each cell checked on its own."""
+    findings, skipped = [], []
+    for cell in cells:
+        try:
+            found = check_source(cell.source, path, settings, enabled)
+        except NotAnalysed as partial:
+            found = partial.findings
+            skipped.append(f"cell {cell.index + 1}: {partial.reason}")
+        findings += [shift(f, cell.index, 0) for f in found]
+    return FileResult(path, findings, original_text=text, not_analysed="; ".join(skipped) or None)

@@ -1,16 +1,27 @@
-"""A content-hash cache of findings: an unchanged file under unchanged settings is not re-analysed."""
+"""A content-hash cache of findings: an unchanged file under unchanged settings is not re-analysed.
+
+An entry is `{"key": KEY, "findings": [...]}` in `<root>/.jaxlint_cache/<version>/<KEY[:2]>/<KEY>.json`.
+Nothing read from the cache is trusted: an entry that is not a regular file, is not JSON, names
+another key or holds a finding of the wrong shape is a miss, and the file is overwritten after the
+analysis. A cache that cannot be read or written is skipped silently: it is only a cache.
+"""
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from .. import __version__
-from ..model.finding import Finding
+from ..model.finding import Applicability, Edit, Finding, Fix, Position, Severity
 
 CACHE_DIR_NAME = ".jaxlint_cache"
+#: the largest entry read: far above what any real file's findings take
+MAX_ENTRY_BYTES = 16 * 1024 * 1024
+_CODE = re.compile(r"JAX\d{3}")
 
 
 def _code_fingerprint() -> str:
@@ -42,10 +53,15 @@ class FindingCache:
         return digest.hexdigest()
 
     def get(self, key: str) -> list[Finding] | None:
+        """The findings stored under `key`, or None: a miss, also for an entry of the wrong shape."""
+        from ..api import read_regular
+
         try:
-            raw = (self.directory / key[:2] / f"{key}.json").read_text(encoding="utf-8")
-            return [Finding.from_json(item) for item in json.loads(raw)]
-        except (OSError, ValueError, KeyError, TypeError):
+            entry = json.loads(read_regular(str(self.directory / key[:2] / f"{key}.json"), MAX_ENTRY_BYTES))
+            if not isinstance(entry, dict) or entry.get("key") != key or not isinstance(entry.get("findings"), list):
+                return None
+            return [_finding(item) for item in entry["findings"]]
+        except (OSError, ValueError, RecursionError):  # unreadable, not JSON, or not a finding
             return None
 
     def put(self, key: str, findings: list[Finding]) -> None:
@@ -54,12 +70,51 @@ class FindingCache:
             folder = self.directory / key[:2]
             folder.mkdir(parents=True, exist_ok=True)
             marker = self.directory.parent / ".gitignore"
-            if not marker.exists():
+            if not os.path.lexists(marker):  # never write through a link, whatever it points to
                 marker.write_text("# created by jaxlint\n*\n", encoding="utf-8")
-            payload = json.dumps([f.to_json() for f in findings])
+            payload = json.dumps({"key": key, "findings": [f.to_json() for f in findings]})
             handle, temp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        except OSError:
+            return
+        try:
             with os.fdopen(handle, "w", encoding="utf-8") as out:
                 out.write(payload)
             os.replace(temp, folder / f"{key}.json")
         except OSError:
-            pass
+            try:
+                os.unlink(temp)
+            except OSError:
+                pass
+
+
+def _finding(item: Any) -> Finding:
+    """A finding read back from an entry; ValueError unless every field has the shape `to_json` writes."""
+    item = _fields(item, {"code": str, "name": str, "severity": str, "message": str, "path": str, "line": int,
+                          "column": int, "end_line": int, "end_column": int, "cell": (int, type(None))})
+    if not _CODE.fullmatch(item["code"]) or (item["cell"] is not None and item["cell"] < 0):
+        raise ValueError("not a finding")
+    fix = item.get("fix")
+    if fix is not None:
+        fix = _fields(fix, {"title": str, "applicability": str, "edits": list})
+        edits = tuple(Edit(_position(edit, "line", "column"), _position(edit, "end_line", "end_column"),
+                           _fields(edit, {"content": str})["content"]) for edit in fix["edits"])
+        fix = Fix(fix["title"], edits, Applicability(fix["applicability"]))
+    return Finding(item["code"], item["name"], Severity(item["severity"]), item["message"], item["path"],
+                   _position(item, "line", "column"), _position(item, "end_line", "end_column"), fix, item["cell"])
+
+
+def _fields(item: Any, types: dict[str, type | tuple[type, ...]]) -> dict:
+    if not isinstance(item, dict):
+        raise ValueError("not an object")
+    for name, wanted in types.items():
+        value = item.get(name)
+        if isinstance(value, bool) or not isinstance(value, wanted):  # JSON true is not a line number
+            raise ValueError(f"{name}: wrong type")
+    return item
+
+
+def _position(item: Any, line: str, column: str) -> Position:
+    _fields(item, {line: int, column: int})
+    if item[line] < 1 or item[column] < 1:
+        raise ValueError("not a position")
+    return Position(item[line], item[column])

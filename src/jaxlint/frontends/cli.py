@@ -1,15 +1,51 @@
-"""The `jaxlint` command: `check`, `rule CODE`, `rules`."""
+"""The `jaxlint` command: `check`, `rule CODE`, `rules`.
+
+Exit statuses (docs/cli.md): 0 no findings, 1 findings, 2 usage, configuration or internal error,
+and 128 + N when signal N stopped the run (130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP, 141
+when the reader of the output went away). Whatever goes wrong ends in one line on stderr and one
+of these, never in a traceback: the group's `invoke` is the guard.
+"""
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import signal
 import sys
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import click
 
 from .. import __version__
+from .stopping import RunStopped, raise_if_stopped, signals_stop_the_run
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+#: a run stopped by signal N exits 128 + N, the status a shell gives a process that N killed
+EXIT_SIGNAL_BASE = 128
+
+
+class _GuardedGroup(click.Group):
+    """Turns every way a command can fail into one line on stderr and a documented exit status."""
+
+    def invoke(self, ctx: click.Context):
+        _tolerate_undecodable_names()
+        try:
+            with signals_stop_the_run():
+                return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except RunStopped as stop:
+            if stop.signum == signal.SIGINT:
+                _stop("interrupted", EXIT_SIGNAL_BASE + signal.SIGINT)
+            _stop(f"stopped by {signal.Signals(stop.signum).name}", EXIT_SIGNAL_BASE + stop.signum)
+        except KeyboardInterrupt:
+            _stop("interrupted", EXIT_SIGNAL_BASE + signal.SIGINT)
+        except BrokenPipeError:
+            # The reader went away (`jaxlint check | head -1`): stop quietly, as SIGPIPE would.
+            _silence_stdout()
+            sys.exit(EXIT_SIGNAL_BASE + getattr(signal, "SIGPIPE", 13))
+        except Exception as exc:  # a bug: one line, not a traceback, and never the findings status
+            _stop(f"internal error: {type(exc).__name__}: {exc} (please report this)", EXIT_ERROR)
 
 
 def _codes(values: Sequence[str]) -> list[str]:
@@ -17,7 +53,7 @@ def _codes(values: Sequence[str]) -> list[str]:
     return [code.strip() for value in values for code in value.split(",") if code.strip()]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_GuardedGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="jaxlint")
 def main() -> None:
     """jaxlint finds JAX's sharp bits before the code runs."""
@@ -45,6 +81,9 @@ def check(paths, select, ignore, extend_select, output_format, fix, diff, statis
     """Check PATHS (files or directories; default: the current directory)."""
     from .runner import RunOptions, run
 
+    if select and not _codes(select):
+        _fail("--select: no rule code given (an empty --select would check nothing)")
+
     if runtime and (fix or diff):
         _fail("--runtime cannot be combined with --fix or --diff: confirm findings first, "
               "then fix them in a separate run")
@@ -61,6 +100,7 @@ def check(paths, select, ignore, extend_select, output_format, fix, diff, statis
         use_cache=not no_cache, progress=not quiet and _interactive(),
     )
     outcome = run(options)
+    raise_if_stopped()
     for line in outcome.problems:
         click.echo(f"jaxlint: {line}", err=True)
     if outcome.config_error:
@@ -70,12 +110,13 @@ def check(paths, select, ignore, extend_select, output_format, fix, diff, statis
     from ..engine.registry import all_rules
 
     if diff:
-        text = "".join(outcome.diffs)
-        if text:
-            click.echo(text, nl=False)
-        if not quiet:
-            count = sum(r.fixed_count for r in outcome.results)
-            click.echo(f"{count} fix{'es' if count != 1 else ''} would be applied in {len(outcome.diffs)} file(s).", err=True)
+        text = b"".join(outcome.diffs)
+        with _writing_the_report():
+            if text:
+                click.echo(text, nl=False)  # bytes: each file's patch is in that file's own encoding
+            if not quiet:
+                count = outcome.fixed
+                click.echo(f"{count} fix{'es' if count != 1 else ''} would be applied in {len(outcome.diffs)} file(s).", err=True)
         sys.exit(EXIT_ERROR if outcome.fatal else (EXIT_FINDINGS if text and not exit_zero else EXIT_CLEAN))
 
     findings = outcome.findings
@@ -85,16 +126,19 @@ def check(paths, select, ignore, extend_select, output_format, fix, diff, statis
     if statistics:
         report = render_statistics(findings)
         if report:
-            click.echo(report, nl=not report.endswith("\n"))
+            report += "" if report.endswith("\n") else "\n"
     else:
         rules = {code: cls.doc for code, cls in all_rules().items()}
         report = render(findings, output_format, rules=rules)
+    with _writing_the_report():
         if report:
             click.echo(report, nl=False)
-    if not quiet and output_format == "text":
-        click.echo(summary_line(findings, len(outcome.results), fixed=outcome.fixed), err=True)
-    if runtime_summary and not quiet:
-        click.echo(runtime_summary, err=True)
+        if not quiet and output_format == "text":
+            click.echo(summary_line(findings, len(outcome.results), fixed=outcome.fixed, errors=outcome.fatal,
+                                    not_analysed=sum(1 for r in outcome.results if r.not_analysed)),
+                       err=True)
+        if runtime_summary and not quiet:
+            click.echo(runtime_summary, err=True)
     if outcome.fatal:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
@@ -145,6 +189,50 @@ def _confirm(findings, options, device, drop):
 def _fail(message: str) -> None:
     click.echo(f"jaxlint: error: {message}", err=True)
     sys.exit(EXIT_ERROR)
+
+
+def _stop(message: str, status: int) -> None:
+    try:
+        click.echo(f"jaxlint: {message}", err=True)
+    except (OSError, ValueError):  # stderr is gone too: the status still says it
+        pass
+    sys.exit(status)
+
+
+@contextlib.contextmanager
+def _writing_the_report() -> Iterator[None]:
+    """A report that cannot be written (a full disk, a closed terminal) is an error of the run;
+    a closed pipe goes on to the guard, which stops quietly."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        if exc.errno == errno.EPIPE:
+            raise
+        _stop(f"error: cannot write the report: {exc.strerror or exc}", EXIT_ERROR)
+
+
+def _tolerate_undecodable_names() -> None:
+    """A file name that is not valid in the locale's encoding (Python holds its bytes as
+    surrogates) is written back as those bytes, instead of failing the whole report."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", None) == "strict":
+            try:
+                reconfigure(errors="surrogateescape")
+            except (OSError, ValueError):
+                pass
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so that the interpreter's last flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _interactive() -> bool:

@@ -9,7 +9,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..model.settings import ConfigError, Settings
+from ..model.settings import PARSE_ERROR_CODE, ConfigError, Settings
 from ..runtime.options import runtime_settings
 
 if sys.version_info >= (3, 11):
@@ -17,8 +17,11 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+#: the parse-error code: reported whatever the selection
 CODE_PATTERN = re.compile(r"^JAX\d{0,3}$")
 VERSION_PATTERN = re.compile(r"^\d+(\.\d+){0,2}$")
+#: the largest pyproject.toml read
+MAX_CONFIG_BYTES = 1024 * 1024
 
 
 def parse_version(text: str) -> tuple[int, ...]:
@@ -35,29 +38,40 @@ def installed_jax_version() -> tuple[int, ...] | None:
 
 def find_config(start: str | Path) -> Path | None:
     """The first pyproject.toml with a [tool.jaxlint] table, walking up from `start`."""
+    found = _find_table(start)
+    return None if found is None else found[0]
+
+
+def _find_table(start: str | Path) -> tuple[Path, Any] | None:
     here = Path(start).resolve()
     if not here.is_dir():
         here = here.parent
     for directory in (here, *here.parents):
         candidate = directory / "pyproject.toml"
         if candidate.is_file():
-            try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-                raise ConfigError(f"{candidate}: cannot read: {exc}") from exc
-            if "jaxlint" in data.get("tool", {}):
-                return candidate
+            tools = _read_pyproject(candidate).get("tool", {})
+            if not isinstance(tools, dict):
+                # `tool` must be a table (PEP 518): such a file is as broken as one that is not TOML
+                raise ConfigError(f"{candidate}: tool: expected a table ([tool]), got {tools!r}")
+            if "jaxlint" in tools:
+                return candidate, tools["jaxlint"]
     return None
 
 
-def load_settings(start: str | Path, known_codes: Iterable[str]) -> Settings:
-    path = find_config(start)
-    if path is None:
-        return Settings(target_jax_version=installed_jax_version())
+def _read_pyproject(path: Path) -> dict[str, Any]:
+    from ..api import read_regular
+
     try:
-        table = tomllib.loads(path.read_text(encoding="utf-8"))["tool"]["jaxlint"]
+        return tomllib.loads(read_regular(str(path), MAX_CONFIG_BYTES).decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from exc
+
+
+def load_settings(start: str | Path, known_codes: Iterable[str]) -> Settings:
+    found = _find_table(start)
+    if found is None:
+        return Settings(target_jax_version=installed_jax_version())
+    path, table = found
     return settings_from_table(table, path, known_codes)
 
 
@@ -73,7 +87,19 @@ def settings_from_table(table: dict[str, Any], path: Path, known_codes: Iterable
                               "target_jax_version": installed_jax_version()}
     for key, value in table.items():
         values[key.replace("-", "_")] = _KEYS[key](value, f"{where}: {key}", known)
-    return Settings(**values)
+    settings = Settings(**values)
+    check_selects_a_rule(settings, known, f"{where}: select")
+    return settings
+
+
+def check_selects_a_rule(settings: Settings, known: Iterable[str], where: str) -> None:
+    """A selection that enables no rule checks nothing but parse errors: surely a mistake, e.g.
+    `select = []`, which would otherwise pass every file silently."""
+    rules = [code for code in known if code != PARSE_ERROR_CODE]
+    if rules and not settings.enabled_codes(rules):
+        raise ConfigError(f"{where}: the selection enables no rule, so nothing would be checked "
+                          f"(select {list(settings.select)}, extend-select {list(settings.extend_select)}, "
+                          f"ignore {list(settings.ignore)})")
 
 
 def validate_codes(codes: Iterable[str], where: str, known: Iterable[str]) -> tuple[str, ...]:
@@ -100,6 +126,16 @@ def _strings(value: Any, where: str, known) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{where}: expected a list of strings, got {value!r}")
     return tuple(value)
+
+
+def _patterns(value: Any, where: str, known) -> tuple[str, ...]:
+    from .discovery import is_valid_pattern
+
+    patterns = _strings(value, where, known)
+    for pattern in patterns:
+        if not is_valid_pattern(pattern):
+            raise ConfigError(f"{where}: {pattern!r} is not a valid gitignore-style pattern")
+    return patterns
 
 
 def _dotted_names(value: Any, where: str, known) -> tuple[str, ...]:
@@ -147,7 +183,7 @@ _KEYS = {
     "ignore": _codes,
     "extend-select": _codes,
     "per-file-ignores": _per_file_ignores,
-    "exclude": _strings,
+    "exclude": _patterns,
     "extra-traced-decorators": _dotted_names,
     "loop-unroll-threshold": _positive_int,
     "target-jax-version": _version,
@@ -168,4 +204,11 @@ def with_overrides(settings: Settings, known: Iterable[str], *, select=None, ign
         changes["ignore"] = settings.ignore + validate_codes(ignore, "--ignore", known)
     if extend_select:
         changes["extend_select"] = settings.extend_select + validate_codes(extend_select, "--extend-select", known)
-    return replace(settings, **changes)
+    if not changes:
+        return settings
+    settings = replace(settings, **changes)
+    options = " and ".join(name for name, given in (("--select", select), ("--ignore", ignore),
+                                                     ("--extend-select", extend_select)) if given)
+    where = f"{options} with {settings.config_path}" if settings.config_path else options
+    check_selects_a_rule(settings, known, where)
+    return settings

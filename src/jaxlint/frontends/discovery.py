@@ -17,6 +17,11 @@ Rules, in short:
   A directory named explicitly but ignored by a parent's ``.gitignore`` is walked anyway, using
   only the ignore files inside it.
 * Git is never run; hidden files and directories are walked like any other.
+* Only regular files are read, within a size limit (``api.size_limit``): a walked FIFO, socket or
+  device (also one reached through a symlink) and a walked file over the limit are skipped with a
+  non-fatal note; such a file named on the command line is a fatal problem. Neither is opened.
+* An ignore line that git accepts but ``pathspec`` cannot compile (``!`` or ``\\`` alone) matches
+  nothing, as in git.
 """
 from __future__ import annotations
 
@@ -25,6 +30,8 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 import pathspec
+
+from ..api import read_regular, size_limit, unreadable_reason
 
 LINTABLE_SUFFIXES = (".py", ".pyi", ".ipynb")
 
@@ -53,6 +60,8 @@ DEFAULT_EXCLUDED_DIRS = frozenset(
 MSG_MISSING = "no such file or directory"
 MSG_LOOP = "symlink loop, not followed"
 MSG_DUPLICATE = "symlink to a directory already walked, not followed"
+#: the largest ignore file read
+MAX_IGNORE_FILE_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -90,9 +99,27 @@ class _Level:
     rules: tuple[_Rule, ...]
 
 
+def compile_patterns(lines: Iterable[str]) -> pathspec.GitIgnoreSpec:
+    """The gitignore-style patterns of `lines`; a line pathspec cannot compile matches nothing,
+    as git treats it (``!`` or ``\\`` alone, a pattern ending in an unescaped backslash)."""
+    lines = list(lines)
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except (ValueError, TypeError):  # pathspec's pattern errors derive from ValueError
+        return pathspec.GitIgnoreSpec.from_lines([line for line in lines if is_valid_pattern(line)])
+
+
+def is_valid_pattern(line: str) -> bool:
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
 def _compile(lines: Iterable[str]) -> tuple[_Rule, ...]:
     rules = []
-    for pattern in pathspec.GitIgnoreSpec.from_lines(list(lines)).patterns:
+    for pattern in compile_patterns(lines).patterns:
         if pattern.include is None:  # blank line or comment
             continue
         text = (getattr(pattern, "pattern", "") or "").rstrip()
@@ -138,10 +165,12 @@ class _IgnoreFiles:
             return self._cache[file_path]
         level = None
         try:
-            with open(file_path, encoding="utf-8", errors="replace") as handle:
-                rules = _compile(handle.read().splitlines())
+            # a FIFO or a device named .gitignore must not block the walk or fill the memory
+            text = read_regular(file_path, MAX_IGNORE_FILE_BYTES).decode("utf-8", errors="replace")
         except OSError:
             rules = ()
+        else:
+            rules = _compile(text.splitlines())
         if rules:
             level = _Level(base, rules)
         self._cache[file_path] = level
@@ -204,7 +233,7 @@ class _Discovery:
         self.root = os.path.normpath(os.path.join(self.cwd, root))
         self.cwd_prefix = _prefix(self.cwd)
         self.root_prefix = _prefix(self.root)
-        self.exclude = pathspec.GitIgnoreSpec.from_lines(list(exclude)) if exclude else None
+        self.exclude = compile_patterns(exclude) if exclude else None
         # directories can only be pruned wholesale when no pattern re-includes something inside
         self.prune_excluded_dirs = not any(line.strip().startswith("!") for line in exclude)
         self.respect_gitignore = respect_gitignore
@@ -227,6 +256,17 @@ class _Discovery:
 
     def problem(self, path: str, message: str, fatal: bool = False) -> None:
         self.problems.append(DiscoveryProblem(self.display(path), message, fatal))
+
+    def add_file(self, path: str, info: os.stat_result | None, explicit: bool) -> None:
+        """List a file unless it is not a regular file or is too big (`info`: its status through
+        symlinks; None when there is none, e.g. a broken symlink, which the reader reports)."""
+        reason = None if info is None else unreadable_reason(info, size_limit(path))
+        if reason is None:
+            self.files.add(self.display(path))
+        elif explicit:
+            self.problem(path, f"{reason}, not checked", fatal=True)
+        else:
+            self.problem(path, f"{reason}, skipped")
 
     def excluded(self, path: str, is_dir: bool) -> bool:
         if self.exclude is None or path == self.root or not _under(path, self.root):
@@ -255,10 +295,8 @@ class _Discovery:
                 return
             self.walk(path, levels, frozenset(), identity)
         elif os.path.lexists(path):
-            # a regular file, a special file, or a broken/looping symlink: the reader reports
-            # anything it cannot read
             if not self.excluded(path, is_dir=False):
-                self.files.add(self.display(path))
+                self.add_file(path, _status(path), explicit=True)
         else:
             self.problems.append(DiscoveryProblem(given, MSG_MISSING, True))
 
@@ -341,25 +379,26 @@ class _Discovery:
                     continue
                 if not is_lintable_name(entry.name):
                     continue
-                try:
-                    is_file = entry.is_file()
-                except OSError:
-                    is_file = False
-                if not is_file and not _is_symlink(entry):
-                    continue  # a fifo, socket or device
                 if self.respect_gitignore and _ignored(levels, path, is_dir=False):
                     continue
                 if self.excluded(path, is_dir=False):
                     continue
-                self.files.add(self.display(path))
+                self.add_file(path, _entry_status(entry), explicit=False)
             stack.extend(reversed(subdirectories))
 
 
-def _is_symlink(entry: os.DirEntry) -> bool:
+def _entry_status(entry: os.DirEntry) -> os.stat_result | None:
     try:
-        return entry.is_symlink()
+        return entry.stat()
     except OSError:
-        return False
+        return None
+
+
+def _status(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
 
 
 def _identity(stat: os.stat_result) -> tuple[int, int]:
@@ -394,7 +433,10 @@ def discover(
     * a directory symlink resolving to one of its own ancestors: ``"symlink loop, not
       followed"``; one resolving to a directory walked elsewhere: ``"symlink to a directory
       already walked, not followed"``; both non-fatal and reported once per link;
-    * a directory that cannot be listed (permissions, for instance): non-fatal.
+    * a directory that cannot be listed (permissions, for instance): non-fatal;
+    * a walked file that is not a regular file (a FIFO, a socket, a device, also through a
+      symlink) or is larger than its size limit: ``"..., skipped"``, non-fatal; the same for a
+      path given in ``paths``: ``"..., not checked"``, fatal.
 
     A broken or self-referencing symlink with a lintable name is returned as a file, like any
     other: the reader reports that it cannot be read. An explicitly given broken symlink is

@@ -18,6 +18,7 @@ from typing import Mapping, Protocol, Sequence
 from urllib.parse import quote
 
 from ..model.finding import Applicability, Finding, Severity
+from ..syntax.noqa import source_lines
 
 FORMATS = ("text", "json", "github", "sarif")
 
@@ -137,7 +138,7 @@ class _SourceCache:
             cell = cells[finding.cell]
             source = cell.get("source", "") if isinstance(cell, dict) else ""
             text = "".join(source) if isinstance(source, list) else str(source)
-        return None if text is None else text.splitlines()
+        return None if text is None else source_lines(text)  # lines as findings count them
 
     def _cells(self, path: str) -> list | None:
         if path not in self._notebooks:
@@ -251,7 +252,9 @@ def _sarif_artifact(path: str) -> dict:
     if posix.startswith("/"):
         return {"uri": PurePosixPath(posix).as_uri()}
     posix = posixpath.normpath(posix)
-    return {"uri": quote(posix, safe="/"), "uriBaseId": "%SRCROOT%"}
+    # A name that is not valid UTF-8 reaches here with its bytes as surrogates: they are
+    # percent-encoded as those bytes, which is what the URI of such a file is.
+    return {"uri": quote(posix, safe="/", errors="surrogateescape"), "uriBaseId": "%SRCROOT%"}
 
 
 def _sarif_result(finding: Finding, rule_index: int) -> dict:
@@ -294,16 +297,25 @@ def _plural(count: int, singular: str, plural: str | None = None) -> str:
     return f"{count} {singular if count == 1 else (plural or singular + 's')}"
 
 
-def summary_line(findings: Sequence[Finding], files_checked: int, fixed: int = 0) -> str:
+def summary_line(findings: Sequence[Finding], files_checked: int, fixed: int = 0, errors: bool = False,
+                 not_analysed: int = 0) -> str:
     """One line for stderr after a text report.
 
     `Found 3 findings (2 errors, 1 warning) in 2 of 12 files; 1 fixable with --fix.` (the file
     count is the files with findings, out of those checked), or `All checks passed: 12 files, no
-    findings.` Fixes already applied come first: `Fixed 4 findings. ...`.
+    findings.` Fixes already applied come first: `Fixed 4 findings. ...`. With `errors` (the run
+    printed errors: a missing path, an internal error), no findings never reads as a pass:
+    `No findings in 12 files, but there were errors (see above).` Files that are Python but could
+    not be analysed (`not_analysed`) keep it from reading as a pass too.
     """
     prefix = f"Fixed {_plural(fixed, 'finding')}. " if fixed > 0 else ""
     if not findings:
         left = " left" if fixed > 0 else ""
+        if errors:
+            return f"{prefix}No findings{left} in {_plural(files_checked, 'file')}, but there were errors (see above)."
+        if not_analysed:
+            return (f"{prefix}No findings{left} in {_plural(files_checked, 'file')}, but "
+                    f"{_plural(not_analysed, 'file was', 'files were')} not fully analysed (see above).")
         return f"{prefix}All checks passed: {_plural(files_checked, 'file')}, no findings{left}."
     counts = Counter(f.severity for f in findings)
     breakdown = ", ".join(_plural(counts[sev], one, many) for sev, one, many in _SEVERITY_WORDS if counts[sev])
@@ -312,7 +324,8 @@ def summary_line(findings: Sequence[Finding], files_checked: int, fixed: int = 0
              else _plural(with_findings, "file"))
     line = f"{prefix}Found {_plural(len(findings), 'finding')} ({breakdown}) in {files}"
     fixable = sum(1 for f in findings if is_fixable(f))
-    return line + (f"; {fixable} fixable with --fix." if fixable else ".")
+    line += f"; {fixable} fixable with --fix." if fixable else "."
+    return line + (" There were errors (see above)." if errors else "")
 
 
 def statistics(findings: Sequence[Finding]) -> str:

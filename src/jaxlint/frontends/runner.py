@@ -1,15 +1,15 @@
 """One run over many files: configuration, discovery, the cache, parallel workers, fixes written."""
 from __future__ import annotations
 
-import difflib
+import functools
 import os
 import sys
-import tempfile
 from dataclasses import dataclass, field
 
 from ..model.settings import Settings
 from .config import ConfigError, load_settings, with_overrides
-from ..api import FileResult, encode_like, lint_file, read_bytes
+from ..api import FileResult, lint_file, read_bytes
+from .fix_writer import FixWriter, NotWritten, PatchMaker
 from ..model.finding import Finding
 
 #: Below this many files, starting worker processes costs more than it saves.
@@ -36,7 +36,8 @@ class RunOutcome:
     problems: list[str] = field(default_factory=list)
     fatal: bool = False
     config_error: bool = False
-    diffs: list[str] = field(default_factory=list)
+    #: with --diff: one patch per fixed file, bytes in the file's own encoding
+    diffs: list[bytes] = field(default_factory=list)
     fixed: int = 0
 
     @property
@@ -74,51 +75,47 @@ def run(options: RunOptions) -> RunOutcome:
         from .cache import FindingCache
 
         cache = FindingCache(settings.root, settings.fingerprint())
-    tasks = [(path, settings, fixing, cache) for path in files]
-    jobs = min(options.jobs, len(files))
+    check = functools.partial(_check_one, settings=settings, fixing=fixing, cache=cache)
     progress = _Progress(len(files)) if options.progress and len(files) >= PARALLEL_THRESHOLD else None
-    if jobs > 1 and len(files) >= PARALLEL_THRESHOLD:
-        import multiprocessing
-
-        # Forking a process that has started JAX's threads can deadlock (jaxlint itself never
-        # imports jax, but a host program embedding it may have).
-        method = "forkserver" if "jax" in sys.modules else None
-        with multiprocessing.get_context(method).Pool(jobs) as pool:
-            for result in pool.imap(_check_one, tasks, chunksize=max(1, len(tasks) // (jobs * 8))):
-                outcome.results.append(result)
-                if progress:
-                    progress.step()
-    else:
-        for task in tasks:
-            outcome.results.append(_check_one(task))
-            if progress:
-                progress.step()
+    outcome.results = _check_all(files, check, options.jobs if len(files) >= PARALLEL_THRESHOLD else 1, progress)
     if progress:
         progress.done()
+    if fixing:
+        _write_or_show_fixes(outcome, show=options.diff)
     for result in outcome.results:
-        if result.fix_refused:
-            outcome.problems.append(f"{result.path}: {result.fix_refused}")
-        if result.fixed_text is None:
-            continue
-        if options.diff:
-            outcome.diffs.append(_diff(result.path, result.original_text or "", result.fixed_text))
-            outcome.fixed += result.fixed_count
-        elif options.fix:
-            error = _write(result)
-            if error:
-                outcome.problems.append(f"{result.path}: fixes not written: {error}")
-                outcome.fatal = True
-            else:
-                outcome.fixed += result.fixed_count
-    for result in outcome.results:
+        if result.not_analysed:  # valid Python: a note, which changes no exit status
+            outcome.problems.append(f"{result.path}: not analysed: {result.not_analysed}")
         if result.internal_error:
             outcome.problems.append(f"{result.path}: internal error: {result.internal_error}")
             outcome.fatal = True
     return outcome
 
 
-def _check_one(task) -> FileResult:
-    path, settings, fixing, cache = task
+def _check_all(files: list[str], check, jobs: int, progress: _Progress | None) -> list[FileResult]:
+    """Results in the order of `files`: in worker processes (pool.py), so that a file that crashes
+    the checker loses only itself, or in this process where a worker cannot be forked cheaply."""
+    from .pool import check_in_workers, start_method
+    from .stopping import raise_if_stopped
+
+    jobs = max(1, min(jobs, len(files)))
+    results: list[FileResult | None] = [None] * len(files)
+
+    def collect(index: int, result: FileResult) -> None:
+        results[index] = result
+        if progress:
+            progress.step()
+
+    method = start_method(jobs)
+    if method is None:
+        for index, path in enumerate(files):
+            raise_if_stopped()
+            collect(index, check(path))
+    else:
+        check_in_workers(files, check, jobs, method, collect)
+    return [result for result in results if result is not None]
+
+
+def _check_one(path: str, settings: Settings, fixing: bool, cache) -> FileResult:
     data = read_bytes(path)
     try:
         if isinstance(data, Finding):
@@ -129,7 +126,7 @@ def _check_one(task) -> FileResult:
             if cached is not None:
                 return FileResult(path, [f.with_path(path) for f in cached])
             result = lint_file(path, settings, data=data)
-            if result.internal_error is None:
+            if result.internal_error is None and result.not_analysed is None:
                 cache.put(key, result.findings)
             return result
         return lint_file(path, settings, fix=fixing, data=data)
@@ -137,31 +134,26 @@ def _check_one(task) -> FileResult:
         return FileResult(path, internal_error=f"{type(exc).__name__}: {exc} (please report this)")
 
 
-def _write(result: FileResult) -> str | None:
-    """Write the fixed text atomically, in the file's own encoding; the error message if that failed."""
-    original = read_bytes(result.path)
-    if isinstance(original, Finding):
-        return original.message
-    try:
-        payload = encode_like(original, result.fixed_text or "", result.path)
-        directory = os.path.dirname(os.path.abspath(result.path))
-        handle, temp = tempfile.mkstemp(dir=directory, prefix=".jaxlint-", suffix=".tmp")
-        with os.fdopen(handle, "wb") as out:
-            out.write(payload)
-        try:
-            os.chmod(temp, os.stat(result.path).st_mode & 0o7777)
-        except OSError:
-            pass
-        os.replace(temp, result.path)
-    except (OSError, UnicodeEncodeError, LookupError, SyntaxError) as exc:
-        return str(exc)
-    return None
-
-
-def _diff(path: str, before: str, after: str) -> str:
-    return "".join(difflib.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True),
-        fromfile=f"a/{path}", tofile=f"b/{path}"))
+def _write_or_show_fixes(outcome: RunOutcome, show: bool) -> None:
+    """Write the fixed files (`show`: collect their patches instead). A result's findings become
+    those of its fixed text only once that text is on disk."""
+    writer, patches = FixWriter(), PatchMaker()
+    for result in outcome.results:
+        if result.fix_refused:
+            outcome.problems.append(f"{result.path}: {result.fix_refused}")
+        if result.fixed_text is None:
+            continue
+        done = patches.patch(result) if show else writer.write(result)
+        if isinstance(done, NotWritten):
+            outcome.problems.append(f"{result.path}: {done.message}")
+            outcome.fatal = outcome.fatal or done.error
+        elif show:
+            if done:
+                outcome.diffs.append(done)
+                outcome.fixed += result.fixed_count
+        else:
+            outcome.fixed += done
+            result.findings = result.fixed_findings or []
 
 
 class _Progress:

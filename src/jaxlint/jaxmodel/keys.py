@@ -43,7 +43,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 import libcst as cst
 
@@ -216,7 +216,6 @@ class KeyFlowFacts:
         self._annotations: dict[int, str] = {}
         #: id(function or module) -> ids of the calls in it whose result indexes an array
         self._index_draws: dict[int, set[int]] = {}
-        self._named_lines_done = False
         self._compute()
 
     @property
@@ -394,20 +393,13 @@ class KeyFlowFacts:
         return self.lines.order(node)
 
     def line(self, node: cst.CSTNode) -> int:
-        """The 1-based line of a node (the first time it is asked, of every node a reuse's message
-        may name: one code generation for all of them)."""
-        if not self._named_lines_done:
-            self._named_lines_done = True
-            named: list[cst.CSTNode] = []
-            for reuse in self.reuses:
-                if reuse.loop is not None:
-                    named.append(reuse.loop)
-                consumption: Consumption | None = reuse.first
-                while consumption is not None:
-                    named.append(consumption.node)
-                    consumption = consumption.via
-            self.lines.remember_lines(named)
+        """The 1-based line of a node."""
         return self.lines.line(node)
+
+    def find_lines(self, nodes: Iterable[cst.CSTNode]) -> None:
+        """Finds the lines of several nodes at once, for `line` to answer: each search generates the
+        code of the module up to its last node, so one per message made big files quadratic."""
+        self.lines.find_lines(nodes)
 
 
 class _FileIndex:
@@ -459,12 +451,15 @@ class _FileIndex:
             line = self._lines[id(node)] = node_spans(self.module, [node])[id(node)][0][0]
         return line
 
-    def remember_lines(self, nodes: list[cst.CSTNode]) -> None:
-        """Finds the lines of these nodes at once, for `line`."""
-        wanted = [node for node in nodes if id(node) not in self._lines]
-        if wanted:
-            for key, span in node_spans(self.module, wanted).items():
-                self._lines[key] = span[0][0]
+    def find_lines(self, nodes: Iterable[cst.CSTNode]) -> None:
+        missing = {id(node): node for node in nodes if id(node) not in self._lines}
+        if missing:
+            try:
+                spans = node_spans(self.module, missing.values())
+            except KeyError:  # a node of another tree: `line` answers for each alone
+                return
+            for key in missing:
+                self._lines[key] = spans[key][0][0]
 
     def may_hold_keys(self, function: FunctionNode, key_name: "re.Pattern[str]") -> bool:
         """Whether the function mentions anything a key can come from: a key-like name (a parameter or

@@ -24,13 +24,14 @@ Computed per scope on first use and kept for the file (`NameOrigins.of(ctx)`).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
 from .jax_names import JIT_FAMILY, PARTIAL
 from ..dataflow.reaching import Origin, ScopeFacts, literal_key, scope_facts
-from ..semantic.instance_attributes import InstanceAttributes, attribute_assignments, self_param
+from ..semantic.instance_attributes import InstanceAttributes, self_param
+from ..semantic.model import SemanticModel
 from ..semantic.scopes import Scope
 from .traced import TracedFunctions
 from .values import ARRAY_ATTRIBUTES, ARRAY_MODULES, STATIC_CALLS
@@ -91,6 +92,8 @@ class NameOrigins:
         self._by_scope: dict[int, ScopeFacts] = {}
         self._scopes: dict[int, Scope] = {}
         self._classes: dict[int, InstanceAttributes] = {}
+        self._stores: dict[str, list[Scope]] | None = None
+        self._references: bool | None = None
         self._rebound: dict[str, bool] = {}
         self._bases: set[str] | None = None
         self._declarations: list[str] | None = None
@@ -228,7 +231,11 @@ class NameOrigins:
     @property
     def references_in_file(self) -> bool:
         """The file uses mutable array references (`jax.new_ref`), which have `.shape` and allow `r[i] = v`."""
-        return _REFERENCES.search(self.ctx.source) is not None
+        if self._references is None:
+            source = self.ctx.source
+            self._references = ("new_ref" in source or "mutable_array" in source or "Ref" in source) \
+                and _REFERENCES.search(source) is not None
+        return self._references
 
     # -- where values come from -----------------------------------------------------------------
     def _name_is_array(self, name: cst.Name, scope: Scope, depth: int) -> bool:
@@ -400,13 +407,26 @@ class NameOrigins:
             return None  # a subclass of the file may set the attribute to something else
         attributes = self._classes.get(id(cls))
         if attributes is None:
-            attributes = self._classes[id(cls)] = InstanceAttributes(cls, self.ctx.module)
+            attributes = self._classes[id(cls)] = InstanceAttributes(cls)
         assigned = attributes.values(expr.attr.value)
         if assigned is None:
             return None
-        if attribute_assignments(expr.attr.value, self.ctx.source) > attributes.assignments_in_code(expr.attr.value):
+        if any(not _within(where, cls) for where in self._attribute_stores().get(expr.attr.value, ())):
             return None  # set from outside the class too (`agent.buf = []`), or by another class
         return [(value, self._scope(function, owner.parent)) for value, function in assigned]
+
+    def _attribute_stores(self) -> dict[str, list[Scope]]:
+        """attribute -> the scope of each statement of the file that assigns an attribute so named
+        (`x.buf = …`, `x.buf: T = …`, `x.buf += …`, also as one target of several)."""
+        if self._stores is None:
+            self._stores = {}
+            model = SemanticModel.of(self.ctx)
+            for node, scope, _ in model.sites_of(cst.Assign, cst.AnnAssign, cst.AugAssign):
+                targets = [t.target for t in node.targets] if type(node) is cst.Assign else [node.target]
+                for target in targets:
+                    for attribute in _attribute_targets(target):
+                        self._stores.setdefault(attribute, []).append(scope)
+        return self._stores
 
     def _item_assignments(self, name: str, owner: Scope) -> int:
         """Lines in the code of `owner` (nested functions included) that assign or delete an item of `name`."""
@@ -438,7 +458,9 @@ class NameOrigins:
         found = self._rebound.get(name)
         if found is None:
             if self._declarations is None:
-                self._declarations = re.findall(r"\b(?:global|nonlocal)\b[^\n]*", self.ctx.source)
+                source = self.ctx.source
+                self._declarations = re.findall(r"\b(?:global|nonlocal)\b[^\n]*", source) if (
+                    "global" in source or "nonlocal" in source) else []
             pattern = re.compile(rf"\b{re.escape(name)}\b")
             found = self._rebound[name] = any(pattern.search(line) for line in self._declarations)
         return found
@@ -526,3 +548,23 @@ def _dict_value(display: cst.Dict, key: str) -> cst.BaseExpression | None:
 
 def _ignore(node: cst.CSTNode) -> None:
     return None
+
+
+def _attribute_targets(target: cst.BaseExpression) -> Iterator[str]:
+    """The attributes an assignment target sets (`o.a = …`, `o.a, o.b = …`; not `o.a[i] = …`)."""
+    if type(target) is cst.Attribute:
+        yield target.attr.value
+    elif type(target) in (cst.Tuple, cst.List):
+        for element in target.elements:
+            yield from _attribute_targets(element.value)
+    elif type(target) is cst.StarredElement:
+        yield from _attribute_targets(target.value)
+
+
+def _within(scope: Scope | None, node: cst.CSTNode) -> bool:
+    """Whether a scope is that of `node` or nested in it."""
+    while scope is not None:
+        if scope.node is node:
+            return True
+        scope = scope.parent
+    return False

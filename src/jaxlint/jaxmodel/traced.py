@@ -221,6 +221,8 @@ _PLAIN_METHOD_DECORATORS = frozenset({"abc.abstractmethod", "typing.override", "
 class TracedFunctions:
     def __init__(self, ctx: "SourceFile") -> None:
         self.ctx = ctx
+        #: the project's own jit-like wrappers (`extra-traced-decorators`)
+        self.extra_wrappers = frozenset(ctx.settings.extra_traced_decorators)
         self.infos: dict[int, TraceInfo] = {}
         self.flows: dict[int, ValueFlow] = {}
         self.scopes: dict[int, Scope] = {}
@@ -295,6 +297,9 @@ class TracedFunctions:
         """A transform applied to functions by this call, and the function expressions it is given."""
         resolve = self._resolver(scope)
         callee = resolve(call.func)
+        if callee not in LAX_BODIES and callee not in MODES and callee not in self.extra_wrappers \
+                and type(call.func) is not cst.Call:
+            return None  # most calls: no transform can be applied here (see `transform_use`)
         positional = [a.value for a in call.args if a.keyword is None and not a.star]
         keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
         if callee in LAX_BODIES:
@@ -322,7 +327,7 @@ class TracedFunctions:
         """`jax.jit`, `partial(jax.jit, …)` or `jax.jit(static_argnames=…)` used as a decorator."""
         resolve = self._resolver(scope)
         name = resolve(expr)
-        extra = set(self.ctx.settings.extra_traced_decorators)
+        extra = self.extra_wrappers
         if name in MODES:
             return _Application(name, MODES[name], {}, [])
         if name in extra:

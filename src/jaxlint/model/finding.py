@@ -34,6 +34,16 @@ class Edit:
     start: Position
     end: Position
     content: str
+    #: in a notebook, the cell the positions are in: one fix can change several cells (renaming a
+    #: name wherever it is used); None in a plain file
+    cell: int | None = None
+
+    def to_json(self) -> dict:
+        data = {"line": self.start.line, "column": self.start.column, "end_line": self.end.line,
+                "end_column": self.end.column, "content": self.content}
+        if self.cell is not None:
+            data["cell"] = self.cell
+        return data
 
 
 @dataclass(frozen=True)
@@ -46,16 +56,7 @@ class Fix:
         return {
             "title": self.title,
             "applicability": self.applicability.value,
-            "edits": [
-                {
-                    "line": e.start.line,
-                    "column": e.start.column,
-                    "end_line": e.end.line,
-                    "end_column": e.end.column,
-                    "content": e.content,
-                }
-                for e in self.edits
-            ],
+            "edits": [e.to_json() for e in self.edits],
         }
 
 
@@ -106,7 +107,8 @@ class Finding:
                 title=f["title"],
                 applicability=Applicability(f["applicability"]),
                 edits=tuple(
-                    Edit(Position(e["line"], e["column"]), Position(e["end_line"], e["end_column"]), e["content"])
+                    Edit(Position(e["line"], e["column"]), Position(e["end_line"], e["end_column"]), e["content"],
+                         e.get("cell"))
                     for e in f["edits"]
                 ),
             )

@@ -13,6 +13,8 @@ from typing import Any, Iterable
 #: A file that mentions none of these cannot hold a finding: it is only syntax-checked (every
 #: front end skips the analysis for it before importing the engine).
 RELEVANT_WORDS = ("jax", "equinox", "flax")
+#: Reported whatever the selection: a file that does not parse has not been checked at all.
+PARSE_ERROR_CODE = "JAX000"
 
 
 class ConfigError(Exception):
@@ -68,7 +70,8 @@ class Settings:
         def longest(prefixes: list[str], code: str) -> int:
             return max((len(p) for p in prefixes if code.startswith(p)), default=-1)
 
-        return frozenset(code for code in known if longest(selected, code) > longest(ignore, code))
+        return frozenset(code for code in known
+                         if code == PARSE_ERROR_CODE or longest(selected, code) > longest(ignore, code))
 
     def ignores_for(self, path: str) -> list[str]:
         relative = _relative_posix(path, self.root)

@@ -135,22 +135,29 @@ class DeprecatedApi(Rule):
         return NodeFix(f"Import {entry.replacement}", [Replace(node, text)])
 
     # -- uses -------------------------------------------------------------------------------------
+    # Every Name and Attribute of the file comes through here: the cheap tests go first.
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        self._check_chain(node)
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if is_reference(node, self.ctx.parent):
-            self._check_chain(node)
-
-    def _check_chain(self, node: cst.Attribute | cst.Name) -> None:
         parent = self.ctx.parent
-        if self.in_import or (isinstance(parent, cst.Attribute) and parent.value is node):
-            return  # imports are reported above; an inner part of a chain is checked with the whole
-        root = node
+        if type(parent) is cst.Attribute and parent.value is node:
+            return  # an inner part of a chain: checked with the whole
+        root = node.value
         while type(root) is cst.Attribute:
             root = root.value
-        if type(root) is not cst.Name or root.value not in self._path_roots():
-            return  # a parameter, a local value or a call result: never a path into JAX
+        if type(root) is cst.Name and root.value in self._path_roots():
+            self._check_chain(node, root)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value not in self._path_roots():
+            return  # a parameter, a local value: never a path into JAX
+        parent = self.ctx.parent
+        if type(parent) is cst.Attribute and parent.value is node:
+            return  # the start of a chain: checked with the whole
+        if is_reference(node, parent):
+            self._check_chain(node, node)
+
+    def _check_chain(self, node: cst.Attribute | cst.Name, root: cst.Name) -> None:
+        if self.in_import:
+            return  # imports are reported above
         qualified = self.ctx.qualified_name(node)
         if qualified is None or qualified.startswith("builtins."):
             return
@@ -207,12 +214,14 @@ class DeprecatedApi(Rule):
         keywords = self.table.keywords.get(self.ctx.qualified_name(func) or "")
         if not keywords:
             return
+        given = {arg.keyword.value for arg in node.args if arg.keyword is not None}
         for arg in node.args:
             entry = keywords.get(arg.keyword.value) if arg.keyword else None
             if entry is None:
                 continue
             fix = None
-            if entry.fixable_for(self.target):
+            # `clip(x, a_min=0, min=1)`: renaming would repeat a keyword, which CPython rejects
+            if entry.fixable_for(self.target) and entry.replacement not in given:
                 fix = NodeFix(f"Rename `{arg.keyword.value}=` to `{entry.replacement}=`",  # type: ignore[union-attr]
                               [Replace(arg.keyword, entry.replacement)])  # type: ignore[arg-type]
             self.report(arg, self._message(entry, f"{arg.keyword.value}="), fix)  # type: ignore[union-attr]

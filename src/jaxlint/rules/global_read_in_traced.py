@@ -4,6 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..rulebase.context import is_reference
+from ..syntax.walk import children
 from ..semantic.module_state import ModuleState
 from ..semantic.names import BUILTIN_NAMES
 from ..jaxmodel.traced import LAX_BODIES
@@ -23,6 +24,7 @@ class GlobalReadInTraced(Rule):
         self._reassigned: dict[str, str] | None = None
         #: id(top-level function) -> statements that use it, or False when it may run at any time
         self._uses: dict[int, list[int] | bool] = {}
+        self._occurrences: dict[str, list[_Occurrence]] | None = None
 
     def visit_Name(self, node: cst.Name) -> None:
         ctx = self.ctx
@@ -79,7 +81,9 @@ class GlobalReadInTraced(Rule):
             return False
         uses = self._uses.get(id(top))
         if uses is None:
-            uses = self._uses[id(top)] = _top_level_uses(self.ctx, top, start)
+            if self._occurrences is None:
+                self._occurrences = _function_name_occurrences(self.ctx.module)
+            uses = self._uses[id(top)] = _top_level_uses(self.ctx, top, start, self._occurrences)
         if uses is False:
             return False
         # traced at its first use and cached from then on: a change between two uses is missed
@@ -93,32 +97,51 @@ class GlobalReadInTraced(Rule):
         return False
 
 
-def _top_level_uses(ctx, function: cst.FunctionDef, start: int) -> list[int] | bool:
-    """Indices of the top-level statements that run `function` (until its name is bound again), or
-    False when its name is used otherwise: stored, passed on, or read inside another function."""
-    name = function.name.value
-    found: list[int] = []
-    for index, statement in enumerate(ctx.module.body):
-        if index == start:
-            continue
+#: a Name of the module: (index of its top-level statement, the Name, its parent, its grandparent,
+#: whether it is inside a function, lambda or class body of that statement)
+_Occurrence = tuple[int, cst.Name, "cst.CSTNode | None", "cst.CSTNode | None", bool]
+
+
+def _function_name_occurrences(module: cst.Module) -> dict[str, list[_Occurrence]]:
+    """Every reference to the name of a top-level function, in statement order: one walk of the
+    module for all of them (a walk per function made big files quadratic)."""
+    names = {s.name.value for s in module.body if isinstance(s, cst.FunctionDef)}
+    found: dict[str, list[_Occurrence]] = {}
+    for index, statement in enumerate(module.body):
         stack: list[tuple[cst.CSTNode, cst.CSTNode | None, cst.CSTNode | None, bool]] = [(statement, None, None, False)]
         while stack:
             node, parent, grandparent, deferred = stack.pop()
-            if isinstance(node, cst.Name) and node.value == name and is_reference(node, parent):
-                if isinstance(parent, _STORES) or (isinstance(parent, _TARGET_OWNERS) and parent.target is node):
-                    continue
-                if deferred:
-                    return False  # read when that function runs: any time
-                if index < start:
-                    continue  # an earlier object of the same name
-                if not _runs_it(ctx, node, parent, grandparent):
-                    return False
-                found.append(index)
+            if type(node) is cst.Name:
+                if node.value in names and is_reference(node, parent):
+                    found.setdefault(node.value, []).append((index, node, parent, grandparent, deferred))
                 continue
             inner = deferred or isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
-            stack.extend((child, node, parent, inner) for child in node.children)
-        if index > start and name in _bound_by(statement):
+            stack.extend((child, node, parent, inner) for _, child in children(node))
+    return found
+
+
+def _top_level_uses(ctx, function: cst.FunctionDef, start: int,
+                    occurrences: dict[str, list[_Occurrence]]) -> list[int] | bool:
+    """Indices of the top-level statements that run `function` (until its name is bound again), or
+    False when its name is used otherwise: stored, passed on, or read inside another function."""
+    name = function.name.value
+    body = ctx.module.body
+    stop = next((i for i in range(start + 1, len(body)) if name in _bound_by(body[i])), len(body))
+    found: list[int] = []
+    for index, node, parent, grandparent, deferred in occurrences.get(name, ()):
+        if index > stop:
             break
+        if index == start:
+            continue
+        if isinstance(parent, _STORES) or (isinstance(parent, _TARGET_OWNERS) and parent.target is node):
+            continue
+        if deferred:
+            return False  # read when that function runs: any time
+        if index < start:
+            continue  # an earlier object of the same name
+        if not _runs_it(ctx, node, parent, grandparent):
+            return False
+        found.append(index)
     return found
 
 

@@ -42,10 +42,7 @@ class InPlaceArrayUpdate(Rule):
                     continue
                 fix = None
                 if single and assign_target.target is subscript:
-                    value = self._code(node.value)
-                    if isinstance(node.value, cst.Tuple) and not node.value.lpar:
-                        value = f"({value})"
-                    fix = self._fix(node, subscript, f"set({value})")
+                    fix = self._fix(node, subscript, f"set({self._argument(node.value)})")
                 self.report(subscript, self._message(subscript, "item assignment", "set(v)"), fix)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
@@ -56,7 +53,7 @@ class InPlaceArrayUpdate(Rule):
         fix = None
         if operator in AT_METHOD_FOR:
             method = AT_METHOD_FOR[operator]
-            fix = self._fix(node, subscript, f"{method}({self._code(node.value)})")
+            fix = self._fix(node, subscript, f"{method}({self._argument(node.value)})")
             hint = f"{method}(v)"
         elif operator is cst.SubtractAssign:
             if not isinstance(node.value, (cst.List, cst.Tuple, cst.ListComp)):
@@ -158,6 +155,14 @@ class InPlaceArrayUpdate(Rule):
 
     def _code(self, node: cst.CSTNode) -> str:
         return self.ctx.module.code_for_node(node)
+
+    def _argument(self, value: cst.BaseExpression) -> str:
+        """The right-hand side as the one argument of `.set(...)`/`.add(...)`: a bare tuple
+        (`x[i] += a, b`) or `yield` (`x[i] = yield`) is wrapped in parentheses of its own, which
+        the statement did not need (without them the tuple would be several arguments, and a bare
+        `yield` is no argument at all)."""
+        text = self._code(value)
+        return f"({text})" if isinstance(value, (cst.Tuple, cst.Yield)) and not value.lpar else text
 
 
 def _subscripts(target: cst.BaseExpression):

@@ -78,10 +78,11 @@ class JitOfFreshClosure(Rule):
             (body.called_in_loop if ctx.innermost_loop() is not None else body.called_once).add(node.func.value)
         elif isinstance(node.func, cst.Attribute) and ctx.innermost_loop() is not None:
             self.methods_called_in_loop.add(node.func.attr.value)
-        for arg in node.args:
-            if isinstance(arg.value, cst.Name) and ctx.jax.jit_application(node, ctx) is None:
-                body.escapes.add(arg.value.value)
         application = ctx.jax.jit_application(node, ctx)
+        if application is None:
+            for arg in node.args:
+                if type(arg.value) is cst.Name:
+                    body.escapes.add(arg.value.value)
         if application is None or ctx.innermost_loop() is not None or ctx.inside_jitted_function():
             return
         transform, wrapped = application

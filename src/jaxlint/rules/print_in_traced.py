@@ -49,9 +49,14 @@ class PrintInTraced(Rule):
             if piece is None:
                 return None
             template.append(piece)
-        code = self.ctx.module.code_for_node
-        args = "".join(f", {code(v)}" for v in values)
+        args = "".join(f", {self._argument(v)}" for v in values)
         return NodeFix("Use jax.debug.print", [Replace(node, f"jax.debug.print({' '.join(template)!r}{args})")])
+
+    def _argument(self, value: cst.BaseExpression) -> str:
+        text = self.ctx.module.code_for_node(value)
+        # `print(v for v in xs)`: the call's parentheses are the generator's; after the template
+        # string it needs its own
+        return f"({text})" if isinstance(value, cst.GeneratorExp) and not value.lpar else text
 
     def _piece(self, value: cst.BaseExpression, values: list) -> str | None:
         if isinstance(value, cst.SimpleString):

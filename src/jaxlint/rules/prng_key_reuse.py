@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..jaxmodel.keys import Consumption, KeyFlowFacts
+from ..jaxmodel.keys import Consumption, KeyFlowFacts, Reuse
 from ..rulebase.rule import Rule
 
 #: How many calls deep a message follows a key into the functions that consume it.
@@ -16,6 +16,7 @@ class PrngKeyReuse(Rule):
 
     def finish(self) -> None:
         facts = KeyFlowFacts.of(self.ctx)
+        facts.find_lines(_named_nodes(facts.reuses))
         for reuse in facts.reuses:
             name = reuse.name
             fresh = "subkey" if name != "subkey" else "next_subkey"
@@ -66,3 +67,17 @@ class PrngKeyReuse(Rule):
 
     def _code(self, node: cst.CSTNode) -> str:
         return self.ctx.module.code_for_node(node)
+
+
+def _named_nodes(reuses: list[Reuse]) -> list[cst.CSTNode]:
+    """The nodes whose lines the messages name: first consumptions (down the chain of functions a
+    message follows) and loops."""
+    nodes = []
+    for reuse in reuses:
+        if reuse.loop is not None:
+            nodes.append(reuse.loop)
+        consumption, depth = reuse.first, 0
+        while consumption is not None and depth < MAX_CHAIN:
+            nodes.append(consumption.node)
+            consumption, depth = consumption.via, depth + 1
+    return nodes

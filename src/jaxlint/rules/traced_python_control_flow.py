@@ -17,6 +17,12 @@ EQUALITY = (cst.Equal, cst.NotEqual)
 class TracedPythonControlFlow(Rule):
     code = "JAX201"
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        #: id(`and`/`or`/`not` node) -> whether it is (part of) a test: a chain of thousands of
+        #: `and` asks for each link, and each answer is its parent's
+        self._in_tests: dict[int, bool] = {}
+
     def visit_If(self, node: cst.If) -> None:
         self._test(node.test, "`if`" if not self._is_elif(node) else "`elif`")
 
@@ -74,14 +80,26 @@ class TracedPythonControlFlow(Rule):
 
     def _in_test(self, node: cst.CSTNode) -> bool:
         """Whether this boolean expression is (part of) the test of an if/while/assert: reported there."""
+        parent = self.ctx.parent
+        if isinstance(parent, TEST_OWNERS):
+            found = parent.test is node
+        elif isinstance(parent, (cst.BooleanOperation, cst.UnaryOperation)):
+            found = self._in_tests.get(id(parent))
+            if found is None:  # a `-x` or `~x` above: its own answer was not asked for
+                found = self._parent_in_test()
+        else:
+            found = False
+        self._in_tests[id(node)] = found
+        return found
+
+    def _parent_in_test(self) -> bool:
         chain = self.ctx.ancestors
-        child = node
-        for parent in reversed(chain[:-1]):
+        for index in range(len(chain) - 3, -1, -1):
+            parent, child = chain[index], chain[index + 1]
             if isinstance(parent, TEST_OWNERS):
                 return parent.test is child
             if not isinstance(parent, (cst.BooleanOperation, cst.UnaryOperation)):
                 return False
-            child = parent
         return False
 
     def _test(self, test: cst.BaseExpression, construct: str) -> None:

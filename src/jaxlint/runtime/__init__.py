@@ -38,7 +38,7 @@ def jax_available() -> bool:
 
 def confirm(findings: Sequence[Finding], settings: Settings, options: RuntimeOptions) -> list[Finding]:
     """The findings, in the same order, those of the runtime families with `runtime` set."""
-    from .launcher import allow_runs, run_module, stop_all
+    from .launcher import RuntimeRun, allow_runs, stop_all
     from .planner import plan_module, runs_at_runtime
 
     if not jax_available():
@@ -58,27 +58,31 @@ def confirm(findings: Sequence[Finding], settings: Settings, options: RuntimeOpt
                 verdicts[index] = _runtime("inconclusive", plan.reason, fallback_device)
     runnable = [plan for plan in plans if plan.payload is not None]
     allow_runs()
+    run = RuntimeRun(runtime, options.device, settings_x64(settings))
     progress = _Progress(len(runnable)) if options.progress and runnable else None
 
     def one(plan):
-        result = run_module(plan.payload, runtime, options.device, settings_x64(settings))
+        result = run.check_module(plan.payload)
         if plan.notebook is not None:
             result.verdicts = {i: (v, plan.notebook.translate(e)) for i, (v, e) in result.verdicts.items()}
         return plan, result
 
     jobs = max(1, min(options.jobs, MAX_JOBS, len(runnable) or 1))
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        try:
-            for plan, result in pool.map(one, runnable):
-                device = result.device or fallback_device
-                for index, (verdict, evidence) in result.verdicts.items():
-                    verdicts[index] = _runtime(verdict, evidence, device)
-                if progress:
-                    progress.step()
-        except BaseException:  # Ctrl-C: the workers are in their own sessions and would run on
-            pool.shutdown(wait=False, cancel_futures=True)
-            stop_all()
-            raise
+    try:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            try:
+                for plan, result in pool.map(one, runnable):
+                    device = result.device or fallback_device
+                    for index, (verdict, evidence) in result.verdicts.items():
+                        verdicts[index] = _runtime(verdict, evidence, device)
+                    if progress:
+                        progress.step()
+            except BaseException:  # Ctrl-C: the workers are in their own sessions and would run on
+                pool.shutdown(wait=False, cancel_futures=True)
+                stop_all()
+                raise
+    finally:
+        run.close()
     if progress:
         progress.done()
     return [replace(f, runtime=verdicts[i]) if i in verdicts else f for i, f in enumerate(findings)]

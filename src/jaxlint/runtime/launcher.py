@@ -1,12 +1,17 @@
-"""Running one worker process per module, with a time limit, and reading what it reported.
+"""Running one worker per module, with a time limit, in a scratch copy, and reading what it reported.
 
-The worker writes an event line as it reaches each step, so when it dies — killed at the time
-limit, a segfault in XLA, an `os._exit` in the user's code — the finding it was checking gets the
-reason, and a fresh worker resumes with the findings after it (at most `MAX_RUNS` workers per
-module). If it dies before the module is imported, every finding of the module gets the reason.
+A run (`RuntimeRun`, one per `confirm`) has one scratch directory (scratch.py). In it, each tree
+the run's modules import from is copied once, and workers import the modules from that copy. A
+worker is started through its keeper (keeper.py), which enforces the limits, captures the output
+and kills whatever the worker leaves running. The worker writes an event line as it reaches each
+step, so when it dies — killed at the time limit, a segfault in XLA, an `os._exit` in the user's
+code — the finding it was checking gets the reason, and a fresh worker resumes with the findings
+after it (at most `MAX_RUNS` workers per module). If it dies before the module is imported, every
+finding of the module gets the reason.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -14,31 +19,46 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 from dataclasses import dataclass, field
 
 from ..model.settings import RuntimeSettings
+from .processes import kill_group, kill_tree
+from .scratch import Scratch, TreeCopy, copy_tree, remove_stale
 
 #: Worker processes one module may use: the first, and restarts after a finding killed one.
 MAX_RUNS = 3
-#: Workers running now. They run in their own sessions, so Ctrl-C does not reach them: `stop_all`.
+#: The keeper enforces the time limit; the launcher waits this much longer before killing it too.
+KEEPER_GRACE_S = 15
+#: At most this much of the worker's captured output is read (the keeper keeps its head and tail).
+OUTPUT_READ_BYTES = 256 * 1024
+#: Keepers running now, and the runs whose scratch directory exists. Keepers run in their own
+#: sessions, so Ctrl-C does not reach them: `stop_all`.
 _LIVE: set[subprocess.Popen] = set()
+_OPEN_RUNS: set[RuntimeRun] = set()
 _LIVE_LOCK = threading.Lock()
 _STOPPED = threading.Event()
+_INTERRUPTED = "not checked: the run was interrupted"
 
 
 def allow_runs() -> None:
-    """A new run starts: workers may be started again after an earlier `stop_all`."""
+    """A new run starts: workers may be started again after an earlier `stop_all`; the scratch
+    directories of runs that died without removing theirs are removed."""
     _STOPPED.clear()
+    remove_stale()
 
 
 def stop_all() -> None:
-    """Kill every running worker and start no more (the run was interrupted)."""
+    """Kill every running worker with all it started, remove the scratch directories, and start
+    no more workers (the run was interrupted)."""
     _STOPPED.set()
     with _LIVE_LOCK:
         for process in list(_LIVE):
-            _kill(process)
+            if process.poll() is None:
+                kill_tree(process.pid)
+        runs = list(_OPEN_RUNS)
+    for run in runs:
+        run.close()
 
 
 @dataclass
@@ -48,39 +68,132 @@ class ModuleResult:
     device: str | None = None
 
 
-def run_module(payload: dict, runtime: RuntimeSettings, device: str | None, enable_x64: bool = False) -> ModuleResult:
-    result = ModuleResult()
-    entries = payload["findings"]
-    start = 0
-    for _ in range(MAX_RUNS):
-        if start >= len(entries):
-            break
+class RuntimeRun:
+    """One runtime run: its scratch directory, the copies of the trees its modules import from,
+    and a worker (or a few, after crashes) per module. `close()` removes the scratch directory."""
+
+    def __init__(self, runtime: RuntimeSettings, device: str | None, enable_x64: bool = False) -> None:
+        self.runtime, self.device, self.enable_x64 = runtime, device, enable_x64
+        self._lock = threading.Lock()
+        self._scratch: Scratch | None = None
+        self._trees: dict[str, TreeCopy] = {}
+        self._numbers = itertools.count()
+
+    def check_module(self, payload: dict) -> ModuleResult:
+        result = ModuleResult()
+        entries = payload["findings"]
         if _STOPPED.is_set():
-            _all_remaining(result, entries, start, "not checked: the run was interrupted")
+            _all_remaining(result, entries, 0, _INTERRUPTED)
             return result
         try:
+            scratch, tree = self._tree_for(payload)
+            directory = os.path.join(scratch.path, f"module-{next(self._numbers)}")
+            os.mkdir(directory)
+        except OSError as exc:
+            reason = _INTERRUPTED if _STOPPED.is_set() else \
+                f"the module could not be copied to a scratch directory: {exc}"
+            _all_remaining(result, entries, 0, reason)
+            return result
+        try:
+            _run_all(result, _in_copy(payload, tree), scratch.path, directory, self.runtime, self.device,
+                     self.enable_x64)
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+        result.verdicts = {index: (verdict, tree.to_original(evidence))
+                           for index, (verdict, evidence) in result.verdicts.items()}
+        return result
+
+    def close(self) -> None:
+        with self._lock:
+            if self._scratch is not None:
+                self._scratch.remove()
+                self._scratch = None
+                self._trees.clear()
+        with _LIVE_LOCK:
+            _OPEN_RUNS.discard(self)
+
+    def _tree_for(self, payload: dict) -> tuple[Scratch, TreeCopy]:
+        """The copy of the tree the module is imported from, made by the first module that needs it."""
+        with self._lock:
+            if _STOPPED.is_set():
+                raise InterruptedError("the run was interrupted")  # and its scratch directory removed
+            if self._scratch is None:
+                self._scratch = Scratch()
+                with _LIVE_LOCK:
+                    _OPEN_RUNS.add(self)
+            base, first, walk_from = _tree_of(payload)
+            tree = self._trees.get(base)
+            if tree is None:
+                target = os.path.join(self._scratch.path, f"tree-{len(self._trees)}")
+                tree = self._trees[base] = copy_tree(base, target, first, walk_from)
+            else:
+                tree.ensure(first)  # left out by the budget of an earlier module's copy
+            return self._scratch, tree
+
+
+def _tree_of(payload: dict) -> tuple[str, list[str], list[str]]:
+    """What to copy for a module: the base directory — its import root, or the whole project when
+    the root is inside it — the files it needs first (itself, its packages' `__init__.py`, its
+    `jaxlint_examples.py`), and the directories to walk before the rest of the base (its import
+    roots)."""
+    path, roots = payload["path"], payload["roots"]
+    root = roots[0]
+    project = payload.get("project")
+    base = project if project and _inside(root, project) else root
+    first = [path, os.path.join(os.path.dirname(path), "jaxlint_examples.py")]
+    directory = os.path.dirname(path)
+    while _inside(directory, root) and directory != root:
+        first.append(os.path.join(directory, "__init__.py"))
+        directory = os.path.dirname(directory)
+    return base, first, [r for r in roots if _inside(r, base)]
+
+
+def _in_copy(payload: dict, tree: TreeCopy) -> dict:
+    """The payload with the module and its import roots in the copy; the roots themselves stay on
+    the path after the copies, for what the copy's budget left out."""
+    copied = [tree.to_copy(root) for root in payload["roots"]]
+    roots = copied + [root for root in payload["roots"] if root not in copied]
+    return {**payload, "path": tree.to_copy(payload["path"]), "roots": roots}
+
+
+def _inside(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+def _run_all(result: ModuleResult, payload: dict, scratch: str, directory: str, runtime: RuntimeSettings,
+             device: str | None, enable_x64: bool) -> None:
+    entries = payload["findings"]
+    start = 0
+    for number in range(MAX_RUNS):
+        if start >= len(entries):
+            return
+        if _STOPPED.is_set():
+            _all_remaining(result, entries, start, _INTERRUPTED)
+            return
+        try:
             run = _spawn({**payload, "start": start, "device": device, "memory_limit": runtime.memory_limit,
-                          "enable_x64": enable_x64}, runtime.timeout)
+                          "enable_x64": enable_x64}, scratch, os.path.join(directory, f"run-{number}"),
+                         runtime.timeout)
         except OSError as exc:
             _all_remaining(result, entries, start, f"the worker process could not be started: {exc}")
-            return result
+            return
         result.device = run.device or result.device
         result.verdicts.update(run.verdicts)
+        if _STOPPED.is_set():
+            _all_remaining(result, entries, start, _INTERRUPTED)
+            return
         if run.fatal:
             _all_remaining(result, entries, start, run.fatal)
-            return result
+            return
         if run.finished:
-            break
-        reason = _death(run, runtime)
+            return
         if run.current is None:  # died before checking a finding: starting JAX or importing the module
-            phase = "while importing the module" if run.ready else "while starting JAX"
-            _all_remaining(result, entries, start, f"{reason} {phase}")
-            return result
-        result.verdicts[run.current] = ("inconclusive", f"{reason} while checking this finding")
+            _all_remaining(result, entries, start, _death(run, runtime, "import" if run.ready else "start"))
+            return
+        result.verdicts[run.current] = ("inconclusive", _death(run, runtime, "check"))
         position = next(i for i, e in enumerate(entries) if e["index"] == run.current)
         start = position + 1
     _all_remaining(result, entries, 0, "not checked: the worker process was stopped repeatedly by earlier findings")
-    return result
 
 
 def _all_remaining(result: ModuleResult, entries: list[dict], start: int, reason: str) -> None:
@@ -88,6 +201,7 @@ def _all_remaining(result: ModuleResult, entries: list[dict], start: int, reason
         result.verdicts.setdefault(entry["index"], ("inconclusive", reason))
 
 
+# -- one worker ---------------------------------------------------------------------------------
 @dataclass
 class _Run:
     verdicts: dict[int, tuple[str, str]] = field(default_factory=dict)
@@ -96,48 +210,67 @@ class _Run:
     current: int | None = None
     finished: bool = False
     fatal: str | None = None
-    returncode: int | None = None
-    timed_out: bool = False
+    internal: str | None = None  # the worker's own bug, as it reported it
+    exit: dict | None = None  # how the worker ended, from its keeper
+    exit_line: int | None = None  # the user's line that called os._exit
+    returncode: int | None = None  # the keeper's
+    timed_out: bool = False  # the keeper itself had to be killed
     log: str = ""
+    keeper_log: str = ""
     path: str = ""
 
 
-def _spawn(payload: dict, timeout: float) -> _Run:
-    scratch = tempfile.mkdtemp(prefix="jaxlint-runtime-")
+def _spawn(payload: dict, scratch: str, run_dir: str, timeout: float) -> _Run:
+    """One worker (through its keeper) in `run_dir`; `scratch` is what the keeper removes if
+    jaxlint dies meanwhile."""
+    work = os.path.join(run_dir, "cwd")
+    os.makedirs(work)
+    plan = {**payload, "parent": os.getpid(), "scratch": scratch, "timeout": timeout}
+    with open(os.path.join(run_dir, "plan.json"), "w", encoding="utf-8") as handle:
+        json.dump(plan, handle, default=str)  # TOML dates in examples become strings
+    events_path = os.path.join(run_dir, "events.jsonl")
+    open(events_path, "w").close()
+    run = _Run(path=payload["path"])
+    with open(os.path.join(run_dir, "keeper.log"), "wb") as keeper_log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "jaxlint.runtime.keeper", run_dir],
+            cwd=work, env=_environment(payload.get("device")), stdin=subprocess.DEVNULL,
+            stdout=keeper_log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    with _LIVE_LOCK:
+        _LIVE.add(process)
+        stopped = _STOPPED.is_set()  # `stop_all` ran while it was starting, and did not see it
     try:
-        plan_path = os.path.join(scratch, "plan.json")
-        events_path = os.path.join(scratch, "events.jsonl")
-        log_path = os.path.join(scratch, "worker.log")
-        work = os.path.join(scratch, "cwd")
-        os.mkdir(work)
-        with open(plan_path, "w", encoding="utf-8") as handle:
-            json.dump(payload, handle, default=str)  # TOML dates in examples become strings
-        open(events_path, "w").close()
-        run = _Run(path=payload["path"])
-        with open(log_path, "wb") as log:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "jaxlint.runtime.worker", plan_path, events_path],
-                cwd=work, env=_environment(payload.get("device")), stdin=subprocess.DEVNULL,
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-            )
-            with _LIVE_LOCK:
-                _LIVE.add(process)
-            try:
-                run.returncode = process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                run.timed_out = True
-                _kill(process)
-                run.returncode = process.wait()
-            finally:
-                _kill(process)  # whatever it started in its session goes too
-                with _LIVE_LOCK:
-                    _LIVE.discard(process)
-        with open(log_path, "rb") as handle:
-            run.log = handle.read()[-20000:].decode("utf-8", "replace")
-        _read_events(events_path, run)
-        return run
+        if stopped:
+            kill_tree(process.pid)
+        try:
+            run.returncode = process.wait(timeout=timeout + KEEPER_GRACE_S)
+        except subprocess.TimeoutExpired:
+            run.timed_out = True
+            kill_tree(process.pid)
+            run.returncode = process.wait()
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        if process.returncode is None:  # interrupted while waiting: take the tree down before leaving
+            kill_tree(process.pid)
+            process.wait()
+        kill_group(process.pid)  # anything left in its session (where /proc could not be walked)
+        with _LIVE_LOCK:
+            _LIVE.discard(process)
+    run.log = _read_bounded(os.path.join(run_dir, "output.log"), OUTPUT_READ_BYTES)
+    run.keeper_log = _read_bounded(os.path.join(run_dir, "keeper.log"), 16 * 1024)
+    _read_events(events_path, run)
+    return run
+
+
+def _read_bounded(path: str, limit: int) -> str:
+    """The end of a file, at most `limit` bytes of it; "" when it is gone (the run was stopped)."""
+    try:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, size - limit))
+            return handle.read(limit).decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def _environment(device: str | None) -> dict[str, str]:
@@ -150,6 +283,9 @@ def _environment(device: str | None) -> dict[str, str]:
         env["JAX_PLATFORMS"] = device  # the worker still checks that such a device exists
     elif device == "gpu":
         env.pop("JAX_PLATFORMS", None)  # "gpu" means CUDA or ROCm: let JAX find which
+    # The worker runs in another directory: relative entries of PYTHONPATH mean this one.
+    if env.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) if p else p for p in env["PYTHONPATH"].split(os.pathsep))
     # jaxlint's own import path must reach the worker, whether installed or run from a checkout.
     # Only added when this process found it through its working directory, which the worker lacks.
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
@@ -158,15 +294,12 @@ def _environment(device: str | None) -> dict[str, str]:
     return env
 
 
-def _kill(process: subprocess.Popen) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError, OSError):
-        pass
-
-
 def _read_events(path: str, run: _Run) -> None:
-    with open(path, encoding="utf-8", errors="replace") as handle:
+    try:
+        handle = open(path, encoding="utf-8", errors="replace")
+    except OSError:
+        return  # removed: the run was stopped
+    with handle:
         for line in handle:
             try:
                 event = json.loads(line)
@@ -184,27 +317,56 @@ def _read_events(path: str, run: _Run) -> None:
                 run.finished = True
             elif kind == "fatal":
                 run.fatal = event.get("reason") or "the worker could not start"
+            elif kind == "internal":
+                run.internal = event.get("reason") or "no message"
+            elif kind == "exit-call":
+                run.exit_line = event.get("line")
+            elif kind == "exit":
+                run.exit = event
 
 
-def _death(run: _Run, runtime: RuntimeSettings) -> str:
-    """Why the worker stopped early, in words, with the user's line when the log shows it."""
-    if run.timed_out:
-        return f"time limit ({runtime.timeout:g} s) reached"
-    code = run.returncode
-    line = _crash_line(run.log, run.path)
+_PHASES = {"start": "while starting JAX", "import": "while importing the module",
+           "check": "while checking this finding"}
+_SIGNALS = {"SIGSEGV": " (segmentation fault)", "SIGBUS": " (bus error)", "SIGABRT": " (aborted)",
+            "SIGKILL": " (out of memory?)"}
+
+
+def _death(run: _Run, runtime: RuntimeSettings, phase: str) -> str:
+    """Why the worker stopped early, in words, with the user's line when it is known."""
+    during = _PHASES[phase]
+    if run.internal:
+        return f"internal error in the worker: {run.internal[:200]} {during} (please report this)"
+    ended = run.exit
+    if run.timed_out or (ended and ended.get("timed_out")):
+        return f"time limit ({runtime.timeout:g} s) reached {during}"
+    if ended is None:  # the keeper did not say: it was killed, or failed itself
+        if run.returncode is not None and run.returncode < 0:
+            return f"the worker process was killed: {_signal_name(-run.returncode)} {during}"
+        last = [text for text in run.keeper_log.strip().splitlines() if text.strip()][-1:] or ["no message"]
+        return f"internal error in the worker: {last[0][:200]} {during} (please report this)"
+    line = run.exit_line or _crash_line(run.log, run.path)
     at = f" at line {line}" if line else ""
-    if code is not None and code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        what = {"SIGSEGV": " (segmentation fault)", "SIGBUS": " (bus error)", "SIGABRT": " (aborted)",
-                "SIGKILL": " (out of memory?)"}.get(name, "")
-        return f"the worker process crashed: {name}{what}{at}"
-    if code == 3:
-        last = [text for text in run.log.strip().splitlines() if text.strip()][-1:] or ["no message"]
-        return f"internal error in the worker: {last[0][:200]} (please report this)"
-    return f"the worker process exited with status {code}{at} (the code called os._exit or similar)"
+    if ended.get("signal") is not None:
+        name = _signal_name(ended["signal"])
+        if name == "SIGXCPU":
+            return f"CPU time limit reached {during}"
+        if name == "SIGALRM":
+            return f"time limit ({runtime.timeout:g} s) reached {during}"
+        return f"the worker process crashed: {name}{_SIGNALS.get(name, '')}{at} {during}"
+    how = " (os._exit)" if run.exit_line is not None else ""
+    status = ended.get("status")
+    if phase == "import":
+        return f"the module exited with status {status}{how}{at} while being imported"
+    if phase == "check":
+        return f"the code exited with status {status}{how}{at} {during}"
+    return f"the worker process exited with status {status} {during}"
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def _crash_line(log: str, path: str) -> int | None:

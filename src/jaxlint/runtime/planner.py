@@ -76,6 +76,7 @@ def plan_module(path: str, findings: list[tuple[int, Finding]], settings: Settin
         })
     plan.payload = {
         "path": str(Path(path).resolve()), "module": name, "roots": roots, "findings": entries,
+        "project": str(Path(settings.root).resolve()),
         "examples": examples_for(name, path, settings.root, examples),
     }
     if notebook is not None:

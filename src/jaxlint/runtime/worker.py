@@ -1,13 +1,15 @@
-"""The worker process of runtime mode: `python -m jaxlint.runtime.worker PLAN EVENTS`.
+"""The worker process of runtime mode: imports one user module and checks the findings of a plan.
 
-It imports one user module and checks the findings the plan lists, writing one JSON line per
-event to EVENTS as it goes (`ready`, `imported`, `start`, `result`, `done`), so that the parent
-knows how far it got if the process dies: a crash, a hang killed at the time limit or an
-`os._exit` in the user's code costs the finding it happened in, not the others.
+It runs forked from its keeper (keeper.py), which set its limits, reads its output and kills
+whatever it leaves running. It writes one JSON line per event to the events file as it goes
+(`ready`, `imported`, `start`, `result`, `done`), so that the launcher knows how far it got if the
+process dies: a crash, a hang killed at the time limit or an `os._exit` in the user's code costs
+the finding it happened in, not the others. A call of `os._exit` by the user's code is recorded
+(`exit-call`, with the line) before the process ends; a bug of the worker's own is reported by
+the keeper's wrapper as an `internal` event.
 
-The parent gives it a scratch working directory and sends its stdout and stderr to a log file,
-so nothing the user's code prints can be mistaken for a result. Bytecode writing is off and
-core dumps are disabled: nothing is written into the user's tree.
+It runs in a scratch working directory, on a copy of the module's tree, with bytecode writing
+off and core dumps disabled: nothing is written into the user's tree.
 """
 from __future__ import annotations
 
@@ -34,13 +36,12 @@ class Events:
         self.handle.flush()
 
 
-def main(argv: list[str]) -> int:
+def main(plan: dict, events_path: str) -> int:
     sys.dont_write_bytecode = True
-    with open(argv[1], encoding="utf-8") as handle:
-        plan = json.load(handle)
-    events = Events(argv[2])
-    _limit_resources(plan.get("memory_limit", 0))
-    faulthandler.enable()  # a segfault prints the Python stack to the log: the parent reads the line
+    sys.argv = [plan["path"]]  # as for `python module.py`, not the worker's own arguments
+    events = Events(events_path)
+    _record_exits(events, plan["path"])
+    faulthandler.enable()  # a segfault prints the Python stack to the output: the parent reads the line
     try:
         import jax
     except BaseException as exc:  # noqa: B036 - a broken JAX install must still be reported
@@ -67,25 +68,32 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _limit_resources(memory_mib: int) -> None:
-    try:
-        import resource
-    except ImportError:  # not on this platform: the time limit still holds
-        return
-    try:
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    except (ValueError, OSError):
-        pass
-    if memory_mib and memory_mib > 0:
-        # RLIMIT_DATA, not RLIMIT_AS: XLA and CUDA reserve large address ranges they never touch.
-        limit = memory_mib * 1024 * 1024
-        try:
-            soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
-            if hard != resource.RLIM_INFINITY:
-                limit = min(limit, hard)
-            resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
-        except (ValueError, OSError):
-            pass
+def _record_exits(events: Events, path: str) -> None:
+    """`os._exit` called by the user's code ends the worker at once: note the status and the
+    line first, so the launcher can say so (the keeper sees the status too, but not the line)."""
+    real_exit = os._exit
+    worker = os.getpid()
+
+    def recorded_exit(status: int) -> None:
+        if os.getpid() == worker:  # not in a process the user's code forked
+            try:
+                events.write(event="exit-call", status=status, line=_caller_line(sys._getframe(1), path))
+            except Exception:  # noqa: BLE001 - exiting matters more than the note
+                pass
+        real_exit(status)
+
+    os._exit = recorded_exit
+
+
+def _caller_line(frame, path: str) -> int | None:
+    """The innermost line of `path` on the stack from `frame` outwards."""
+    from .tracebacks import same_file
+
+    while frame is not None:
+        if same_file(frame.f_code.co_filename, path):
+            return frame.f_lineno
+        frame = frame.f_back
+    return None
 
 
 def _select_device(jax, wanted: str | None) -> str:
@@ -190,8 +198,13 @@ def _under(file: str | None, roots: list[str]) -> bool:
 def _error_record(error: BaseException, path: str) -> dict:
     from .tracebacks import frames_in
 
-    return {"type": type(error).__name__, "message": _one_line(str(error))[:300],
-            "lines": [line for line, _ in frames_in(error, path)]}
+    record = {"type": type(error).__name__, "message": _one_line(str(error))[:300],
+              "lines": [line for line, _ in frames_in(error, path)]}
+    if isinstance(error, SystemExit):
+        # As the interpreter would exit: None is 0, an integer itself, anything else 1 (and printed).
+        code = error.code
+        record["status"] = 0 if code is None else code if isinstance(code, int) else 1
+    return record
 
 
 def _examples(plan: dict) -> tuple[dict, str | None]:
@@ -238,7 +251,7 @@ def _outcome(entry: dict, plan: dict, state: State):
     if entry["function"] is None:
         return _module_level(entry, plan, state)
     if state["module"] is None:
-        return Outcome("inconclusive", f"the module could not be imported: {_import_reason(state)}")
+        return Outcome("inconclusive", _import_failure(state))
     subject, reason = _subject(entry, plan, state)
     if subject is None:
         return Outcome("inconclusive", reason)
@@ -280,6 +293,15 @@ def _behaviour(code: str, subject, state: State):
     if not isinstance(outcome, Outcome) or outcome.verdict not in ("confirmed", "not-reproduced", "inconclusive"):
         return Outcome("inconclusive", f"the {code} check returned {outcome!r}")
     return outcome
+
+
+def _import_failure(state: State) -> str:
+    """Why the module is not there to check: it raised, or it called `sys.exit` while imported."""
+    record = state["import_error"] or {}
+    if record.get("type") == "SystemExit":
+        where = f" at line {record['lines'][-1]}" if record.get("lines") else ""
+        return f"the module exited with status {record['status']} (sys.exit){where} while being imported"
+    return f"the module could not be imported: {_import_reason(state)}"
 
 
 def _import_reason(state: State) -> str:
@@ -513,20 +535,3 @@ def _all_codes(code):
 
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())
-
-
-if __name__ == "__main__":
-    try:
-        status = main(sys.argv)
-    except BaseException:  # noqa: B036 - a bug here: the parent shows the log's last line
-        import traceback
-
-        traceback.print_exc()
-        status = 3
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:  # noqa: BLE001 - the user's code may have closed or replaced them
-            pass
-    # Threads the user's code started must not keep the worker alive.
-    os._exit(status)

@@ -8,8 +8,6 @@ name (`setattr`, `__dict__`, `__setattr__`).
 """
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
 from ..syntax.walk import walk
@@ -31,10 +29,8 @@ def self_param(function: cst.CSTNode | None) -> cst.Param | None:
 
 
 class InstanceAttributes:
-    def __init__(self, cls: cst.ClassDef, module: cst.Module) -> None:
+    def __init__(self, cls: cst.ClassDef) -> None:
         self._class = cls
-        self._module = module
-        self._code: str | None = None
         #: attribute -> (value, method) for each `self.<attribute> = value`
         self.assigned: dict[str, list[tuple[cst.BaseExpression, cst.FunctionDef]]] = {}
         #: attributes assigned in a constructor
@@ -54,12 +50,6 @@ class InstanceAttributes:
                 walk(statement, self._enter_other, _ignore)
             else:
                 walk(statement, self._enter_other, _ignore)
-
-    def assignments_in_code(self, attribute: str) -> int:
-        """How many statements in the class's own code look like assignments of `.<attribute>`."""
-        if self._code is None:
-            self._code = self._module.code_for_node(self._class)
-        return attribute_assignments(attribute, self._code)
 
     def values(self, attribute: str) -> list[tuple[cst.BaseExpression, cst.FunctionDef]] | None:
         """Every value assigned to `self.<attribute>`, when that is all that sets it; else None."""
@@ -125,11 +115,6 @@ class InstanceAttributes:
 
         for statement in body:
             walk(statement, enter, _ignore)
-
-
-def attribute_assignments(attribute: str, text: str) -> int:
-    """Statements in `text` that look like they assign an attribute called `attribute` (`x.buf = …`)."""
-    return len(re.findall(rf"\.[ \t]*{re.escape(attribute)}[ \t]*(?::[^=\n]*)?[-+*/%&|^@<>]*=(?!=)", text))
 
 
 def _ignore(node: cst.CSTNode) -> None:

@@ -24,8 +24,19 @@ class NameResolver:
     def __init__(self) -> None:
         self._binding_cache: dict[Binding, str | None] = {}
         self._resolving: set[Binding] = set()
+        #: id(node) -> (the scope it was resolved in, the answer): several rules ask about the same
+        #: call's function at the same node; the scope is kept (and so kept alive) to check it
+        self._answers: dict[int, tuple[Scope, str | None]] = {}
 
     def qualified_name(self, node: cst.BaseExpression, scope: Scope) -> str | None:
+        answer = self._answers.get(id(node))
+        if answer is not None and answer[0] is scope:
+            return answer[1]
+        resolved = self._qualify(node, scope)
+        self._answers[id(node)] = (scope, resolved)
+        return resolved
+
+    def _qualify(self, node: cst.BaseExpression, scope: Scope) -> str | None:
         # exact types: `isinstance` against libcst's classes goes through ABCMeta, and this runs
         # for most Names and Attributes of a file
         kind = type(node)

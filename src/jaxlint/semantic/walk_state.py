@@ -22,6 +22,12 @@ _FUNCTION_TYPES = frozenset(FUNCTIONS)
 _COMPREHENSION_TYPES = frozenset(COMPREHENSIONS)
 #: the node types `innermost_loop` stops at; the others it passes without a look
 _LOOP_RELEVANT_TYPES = frozenset({cst.For, cst.While, cst.CompFor, *_SCOPE_OWNERS, *COMPREHENSIONS})
+#: How many ancestors a question about the current node looks at one by one; past them the answers
+#: are remembered per ancestor, so that the thousands of nodes of a deep chain (`a and b and …`,
+#: `x.f().f()…`) do not each scan the whole chain again.
+_NEAR = 48
+#: a step of an ancestor scan that did not decide
+_ON = object()
 
 
 class WalkState:
@@ -31,6 +37,35 @@ class WalkState:
         self.file = file
         self.scope = file.module_scope
         self.ancestors: list[cst.CSTNode] = []
+        #: id(node) -> the answer of `function` / `innermost_loop` scanning from the node's parent up
+        self._functions: dict[int, cst.CSTNode | None] = {}
+        self._loops: dict[int, cst.CSTNode | None] = {}
+
+    def _scan(self, step: Callable[[list, int], object], memo: dict[int, object]) -> object:
+        """The first decision of `step(ancestors, index)` from the parent of the current node up
+        (None if none decides); deeper than `_NEAR` the answer is remembered for every ancestor
+        passed, keyed by the child the step at that index reads (it decides the answer from there)."""
+        chain = self.ancestors
+        index = len(chain) - 2
+        stop = index - _NEAR
+        passed: list[int] = []
+        result = None
+        while index >= 0:
+            if index <= stop:
+                key = id(chain[index + 1])
+                known = memo.get(key, _ON)
+                if known is not _ON:
+                    result = known
+                    break
+                passed.append(key)
+            found = step(chain, index)
+            if found is not _ON:
+                result = found
+                break
+            index -= 1
+        for key in passed:
+            memo[key] = result
+        return result
 
     def qualified_name(self, node: cst.BaseExpression) -> str | None:
         """`jnp.sum` -> `jax.numpy.sum` as seen from the current scope; None when unknown."""
@@ -39,11 +74,14 @@ class WalkState:
     def function(self) -> cst.FunctionDef | cst.Lambda | None:
         """The innermost function or lambda around the current node."""
         ancestors = self.ancestors
-        for index in range(len(ancestors) - 2, -1, -1):
+        index = len(ancestors) - 2
+        for index in range(index, max(index - _NEAR, -1), -1):
             node = ancestors[index]
             if type(node) in _FUNCTION_TYPES:
                 return node
-        return None
+        if index <= 0:
+            return None
+        return self._scan(_function_step, self._functions)
 
     @property
     def parent(self) -> cst.CSTNode | None:
@@ -63,29 +101,32 @@ class WalkState:
 
         Stops at the enclosing function: a loop around a `def` does not run its body.
         """
-        chain = self.ancestors
-        for index in range(len(chain) - 2, -1, -1):
-            node = chain[index]
-            kind = type(node)
-            if kind not in _LOOP_RELEVANT_TYPES:
-                continue
-            child = chain[index + 1]
-            if kind in _SCOPE_OWNER_TYPES:
-                return None
-            if kind is cst.For:
-                if child is node.body:
-                    return node
-            elif kind is cst.While:
-                if child is node.body or child is node.test:
-                    return node
-            elif kind is cst.CompFor:
-                outermost = type(chain[index - 1]) is not cst.CompFor
-                if child is node.target or (child is node.iter and outermost):
-                    continue
-                return next(n for n in reversed(chain[:index]) if type(n) in _COMPREHENSION_TYPES)
-            elif child is not node.for_in:  # a comprehension
-                return node
+        return self._scan(_loop_step, self._loops)
+
+
+def _function_step(chain: list[cst.CSTNode], index: int) -> object:
+    node = chain[index]
+    return node if type(node) in _FUNCTION_TYPES else _ON
+
+
+def _loop_step(chain: list[cst.CSTNode], index: int) -> object:
+    node = chain[index]
+    kind = type(node)
+    if kind not in _LOOP_RELEVANT_TYPES:
+        return _ON
+    child = chain[index + 1]
+    if kind in _SCOPE_OWNER_TYPES:
         return None
+    if kind is cst.For:
+        return node if child is node.body else _ON
+    if kind is cst.While:
+        return node if child is node.body or child is node.test else _ON
+    if kind is cst.CompFor:
+        outermost = type(chain[index - 1]) is not cst.CompFor
+        if child is node.target or (child is node.iter and outermost):
+            return _ON
+        return next(n for n in reversed(chain[:index]) if type(n) in _COMPREHENSION_TYPES)
+    return node if child is not node.for_in else _ON  # a comprehension
 
 
 class Walker:
@@ -134,8 +175,13 @@ class Walker:
                     ctx.scope = Scope(child, ctx.scope)
                     scope_owners.append(child)
                 ancestors.append(child)
-                if kind in visitors:
-                    call(visitors, child)
+                handlers_ = visitors.get(kind)
+                if handlers_:
+                    for handler in handlers_:  # `_call`, written out: it runs for most nodes
+                        try:
+                            handler(child)
+                        except Exception as exc:  # noqa: BLE001 - as in `_call`
+                            self._drop(handler.__self__, exc)
                 enumerator = enumerators[kind]
                 if enumerator is not None:
                     stack.append((child, enumerator(child)))

@@ -1,0 +1,302 @@
+"""The worker's keeper: `python -m jaxlint.runtime.keeper RUN_DIR`, started by the launcher.
+
+The keeper is a small process that runs no user code. It forks the worker (which imports JAX and
+the user's module, see worker.py) and looks after it:
+
+- **limits**: the worker gets the wall-clock time limit (enforced here, and by an alarm in the
+  worker as a second line), a CPU-time limit (`RLIMIT_CPU`), the memory limit (`RLIMIT_DATA`) and
+  no core dumps;
+- **output**: the worker's stdout and stderr are a pipe read here; the first and the last
+  `CAPTURE_BYTES` are kept (in memory, then in `output.log`), the middle of a flood is counted
+  and dropped, so nothing the user's code prints can fill the disk or jaxlint's memory;
+- **descendants**: the keeper is a child subreaper (Linux), so whatever the user's code starts,
+  even in a new session, stays below it; when the worker ends, every process left below the
+  keeper is killed;
+- **its parent**: the keeper gets SIGTERM when jaxlint dies (`PR_SET_PDEATHSIG`, Linux) and also
+  watches its parent's pid (everywhere); on either, or on SIGTERM/SIGHUP/SIGINT, it kills the
+  worker's tree and removes the run's scratch directory, which no one else would remove;
+- **how the worker ended**: it appends an `exit` event (status, signal, time limit) to the
+  worker's events, so the launcher tells a crash or a user's `os._exit(3)` from an internal error
+  (which the worker reports itself, with an `internal` event).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import select
+import shutil
+import signal
+import sys
+import threading
+import time
+
+from .processes import become_subreaper, die_with_parent, kill_tree
+
+#: Bytes of the worker's output kept from its start, and again from its end.
+CAPTURE_BYTES = 64 * 1024
+#: The worker's own alarm fires this long after the keeper's time limit: only if the keeper failed.
+ALARM_GRACE_S = 5
+#: How often the keeper looks at its parent and the clock.
+POLL_S = 0.1
+#: After the worker ended, how long output still arriving (from what it started) is read.
+DRAIN_S = 0.2
+
+_real_exit = os._exit  # the worker's user code may replace os._exit (worker.py records its calls)
+
+
+def main(argv: list[str]) -> int:
+    run_dir = argv[1]
+    with open(os.path.join(run_dir, "plan.json"), encoding="utf-8") as handle:
+        plan = json.load(handle)
+    stop = _on_termination()
+    die_with_parent(signal.SIGTERM)  # handled above: the cleanup below runs
+    parent = plan.get("parent")
+    become_subreaper()
+    events_path = os.path.join(run_dir, "events.jsonl")
+    if parent is not None and os.getppid() != parent:
+        _orphaned(plan)
+        return 0
+    read_end, write_end = os.pipe()
+    keeper = os.getpid()
+    child = os.fork()
+    if child == 0:
+        os.close(read_end)
+        _worker(plan, events_path, write_end, keeper)  # never returns
+    os.close(write_end)
+    capture = Capture(CAPTURE_BYTES)
+    outcome = _watch(child, read_end, capture, plan, parent, stop)
+    if outcome.orphaned:
+        kill_tree(keeper, include_root=False)
+        _orphaned(plan)
+        return 0
+    if outcome.timed_out:
+        kill_tree(keeper, include_root=False)
+        outcome.status = _wait(child)
+    _drain(read_end, capture)
+    kill_tree(keeper, include_root=False)  # what the worker left running, in whatever session
+    _reap_others()
+    with open(os.path.join(run_dir, "output.log"), "wb") as handle:
+        handle.write(capture.text())
+    event = {"event": "exit", "timed_out": outcome.timed_out, "status": None, "signal": None}
+    if outcome.status is not None and os.WIFSIGNALED(outcome.status):
+        event["signal"] = os.WTERMSIG(outcome.status)
+    elif outcome.status is not None and os.WIFEXITED(outcome.status):
+        event["status"] = os.WEXITSTATUS(outcome.status)
+    with open(events_path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(event) + "\n")
+    return 0
+
+
+class Capture:
+    """The first and the last `limit` bytes of a stream, and how many were dropped between them."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def add(self, chunk: bytes) -> None:
+        room = self.limit - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            excess = len(self.tail) - self.limit
+            if excess > 0:
+                del self.tail[:excess]
+                self.dropped += excess
+
+    def text(self) -> bytes:
+        gap = f"\n[... {self.dropped} bytes of output left out ...]\n".encode() if self.dropped else b""
+        return bytes(self.head) + gap + bytes(self.tail)
+
+
+class _Outcome:
+    def __init__(self) -> None:
+        self.status: int | None = None  # os.waitpid's status of the worker
+        self.timed_out = False
+        self.orphaned = False
+
+
+def _on_termination() -> threading.Event:
+    """SIGTERM (also the one sent when jaxlint dies), SIGHUP and SIGINT end the watch."""
+    stop = threading.Event()
+
+    def handler(signum, frame):
+        stop.set()
+
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(signum, handler)
+    return stop
+
+
+def _watch(child: int, read_end: int, capture: Capture, plan: dict, parent: int | None,
+           stop: threading.Event) -> _Outcome:
+    outcome = _Outcome()
+    deadline = time.monotonic() + float(plan["timeout"])
+    reading = True
+    while True:
+        if reading:
+            ready, _, _ = select.select([read_end], [], [], POLL_S)
+            if ready:
+                chunk = os.read(read_end, 65536)
+                if chunk:
+                    capture.add(chunk)
+                else:
+                    reading = False  # every writer closed it: the worker and all it started
+        else:
+            time.sleep(POLL_S)
+        outcome.status = _reap(child)
+        if outcome.status is not None:
+            return outcome
+        if stop.is_set() or (parent is not None and os.getppid() != parent):
+            outcome.orphaned = True
+            return outcome
+        if time.monotonic() > deadline:
+            outcome.timed_out = True
+            return outcome
+
+
+def _reap(child: int) -> int | None:
+    """The worker's wait status once it has ended; reaps the orphans reparented here meanwhile."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return None
+        if pid == 0:
+            return None
+        if pid == child:
+            return status
+
+
+def _wait(child: int) -> int | None:
+    try:
+        return os.waitpid(child, 0)[1]
+    except ChildProcessError:
+        return None
+
+
+def _reap_others() -> None:
+    """Collect the killed descendants, briefly: the keeper exits next anyway."""
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            time.sleep(0.01)
+
+
+def _drain(read_end: int, capture: Capture) -> None:
+    """Output already written when the worker ended (a crash dump), without waiting for EOF:
+    processes it started may hold the pipe open until they are killed."""
+    os.set_blocking(read_end, False)
+    deadline = time.monotonic() + DRAIN_S
+    while time.monotonic() < deadline:
+        try:
+            chunk = os.read(read_end, 65536)
+        except BlockingIOError:
+            if not select.select([read_end], [], [], 0.02)[0]:
+                return
+            continue
+        if not chunk:
+            return
+        capture.add(chunk)
+
+
+def _orphaned(plan: dict) -> None:
+    """jaxlint is gone: no one will read this run or remove its scratch directory."""
+    scratch = plan.get("scratch")
+    if scratch:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+# -- the worker, in the forked child --------------------------------------------------------------
+def _worker(plan: dict, events_path: str, output: int, keeper: int) -> None:
+    status = 3
+    try:
+        os.dup2(output, 1)
+        os.dup2(output, 2)
+        os.close(output)
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if not die_with_parent(signal.SIGKILL):
+            _watch_keeper(keeper)
+        if os.getppid() != keeper:
+            _real_exit(1)
+        _limit_resources(float(plan["timeout"]), plan.get("memory_limit", 0))
+        from . import worker
+
+        status = worker.main(plan, events_path)
+    except BaseException as exc:  # noqa: B036 - a bug in the worker: say so, the launcher reports it
+        import traceback
+
+        traceback.print_exc()
+        _report_internal(events_path, exc)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - the user's code may have closed or replaced them
+            pass
+    # Threads the user's code started must not keep the worker alive.
+    _real_exit(status)
+
+
+def _report_internal(events_path: str, exc: BaseException) -> None:
+    reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+    try:
+        with open(events_path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"event": "internal", "reason": reason}) + "\n")
+    except OSError:
+        pass
+
+
+def _watch_keeper(keeper: int) -> None:
+    """Without PR_SET_PDEATHSIG: leave when the keeper is gone."""
+
+    def watch() -> None:
+        while os.getppid() == keeper:
+            time.sleep(0.5)
+        _real_exit(1)
+
+    threading.Thread(target=watch, name="jaxlint-keeper-watch", daemon=True).start()
+
+
+def _limit_resources(timeout: float, memory_mib: int) -> None:
+    if hasattr(signal, "alarm"):
+        # SIGALRM's default action ends the process: a second time limit, should the keeper fail.
+        signal.alarm(math.ceil(timeout) + ALARM_GRACE_S)
+    try:
+        import resource
+    except ImportError:  # not on this platform: the keeper's time limit still holds
+        return
+    # CPU time counts every thread: a limit no run within the wall-clock limit can reach.
+    cpu = math.ceil(timeout * max(1, os.cpu_count() or 1)) + ALARM_GRACE_S
+    _set_limit(resource, resource.RLIMIT_CPU, cpu, cpu + ALARM_GRACE_S)
+    _set_limit(resource, resource.RLIMIT_CORE, 0, 0)
+    if memory_mib and memory_mib > 0:
+        # RLIMIT_DATA, not RLIMIT_AS: XLA and CUDA reserve large address ranges they never touch.
+        _set_limit(resource, resource.RLIMIT_DATA, memory_mib * 1024 * 1024, None)
+
+
+def _set_limit(resource, which: int, soft: int, hard: int | None) -> None:
+    try:
+        _, current_hard = resource.getrlimit(which)
+        if current_hard != resource.RLIM_INFINITY:
+            soft = min(soft, current_hard)
+            hard = current_hard if hard is None else min(hard, current_hard)
+        elif hard is None:
+            hard = current_hard
+        resource.setrlimit(which, (soft, hard))
+    except (ValueError, OSError):
+        pass
+
+
+if __name__ == "__main__":
+    _real_exit(main(sys.argv))
