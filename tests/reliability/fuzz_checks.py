@@ -183,7 +183,7 @@ def python_violations(data: bytes, path: str = "fuzzed.py", settings: Settings =
     again = _lint(path, fixed_data, True, "fix of the fixed file", found, settings)
     if again is None:
         return found
-    if _messages(again.findings) != _messages(fixed.findings):
+    if _messages(again.findings) != _messages(fixed.fixed_findings):
         found.append(Violation("fix-findings-differ", _fixed_by(checked.findings),
                                "the findings reported after --fix are not those of the fixed file"))
     if again.fixed_text is not None or again.fix_refused:
@@ -247,7 +247,7 @@ def notebook_violations(text: str, path: str = "fuzzed.ipynb", settings: Setting
     again = _lint(path, fixed.fixed_text.encode("utf-8"), True, "fix of the fixed file", found, settings)
     if again is None:
         return found
-    if _messages(again.findings) != _messages(fixed.findings):
+    if _messages(again.findings) != _messages(fixed.fixed_findings):
         found.append(Violation("fix-findings-differ", _fixed_by(checked.findings),
                                "the findings reported after --fix are not those of the fixed file"))
     if again.fixed_text is not None or again.fix_refused:
