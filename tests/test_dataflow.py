@@ -7,7 +7,7 @@ import textwrap
 
 import libcst as cst
 
-from jaxlint.dataflow import FlowInterpreter, Summaries
+from jaxlint.dataflow import FlowInterpreter, SettledSummaries, Summaries
 from jaxlint.dataflow.interpreter import MAX_LOOP_PASSES
 
 EMPTY = frozenset()
@@ -372,6 +372,69 @@ def test_summaries_are_memoised_by_signature_and_cut_recursion():
     summaries.get(f, ("float",))
     assert seen == [("int",), ("float",)]
     assert summaries.computed == 2
+
+
+def test_settled_summaries_rerun_only_the_readers_of_a_summary_that_changed():
+    module = cst.parse_module(textwrap.dedent("""
+        def a():
+            b()
+
+        def b():
+            c()
+
+        def c():
+            mark()
+
+        def alone():
+            pass
+
+        def ping():
+            pong()
+
+        def pong():
+            ping()
+            mark()
+    """))
+    functions = {f.name.value: f for f in module.body}
+    runs = []
+
+    def analyse(function):
+        """The names of the functions a call chain from `function` reaches `mark()` through."""
+        runs.append(function.name.value)
+        found = frozenset()
+        for statement in function.body.body:
+            call = statement.body[0]
+            if not isinstance(call, cst.Expr):
+                continue
+            name = call.value.func.value
+            if name == "mark":
+                found |= {function.name.value}
+            elif settled.read(functions[name]):
+                found |= {function.name.value} | settled.read(functions[name])
+        return found
+
+    settled = SettledSummaries(analyse, frozenset(), max_runs=4)
+    settled.solve(functions.values())
+    assert settled.get(functions["a"]) == {"a", "b", "c"}  # its helpers are defined after it
+    assert settled.get(functions["alone"]) == frozenset()
+    assert settled.get(functions["ping"]) == {"ping", "pong"}  # mutual recursion settles
+    # a and b run again once each, as c's and then b's summary change; `alone` reads nothing
+    assert runs.count("a") == 2 and runs.count("b") == 2 and runs.count("c") == 1 and runs.count("alone") == 1
+    assert settled.runs == len(runs)
+
+
+def test_settled_summaries_bound_the_runs_of_a_function():
+    module = cst.parse_module("def f():\n    f()\n")
+    f = module.body[0]
+    count = []
+
+    def analyse(function):
+        count.append(1)
+        return len(count) + settled.read(function)  # changes every time it is read
+
+    settled = SettledSummaries(analyse, 0, max_runs=3)
+    settled.solve([f])
+    assert len(count) == 3
 
 
 def test_unreachable_code_changes_no_live_path():

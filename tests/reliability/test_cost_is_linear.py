@@ -18,9 +18,9 @@ import pytest
 
 from jaxlint.api import lint_source
 from jaxlint.dataflow.interpreter import FlowInterpreter
+from jaxlint.dataflow.reaching import scope_facts
 from jaxlint.jaxmodel import keys
 from jaxlint.model.settings import Settings
-from jaxlint.semantic import reaching
 from jaxlint.semantic.scopes import Scope
 
 BUG = "\n\n@jax.jit\ndef buggy(x):\n    print(x)\n    return x\n"
@@ -59,11 +59,13 @@ def _nested_loops(depth: int, innermost: str, per_level: str = "") -> str:
 def test_key_flow_in_loops_nested_20_deep(monkeypatch):
     """The issue's case (98 s): each level used to run its body twice for every pass of the loop
     around it. The reuse in the innermost loop is still found, and the bug after the function."""
-    loops = _counting(monkeypatch, keys._KeyFlow, "loop", cap=5000)
+    loops = _counting(monkeypatch, FlowInterpreter, "_loop", cap=5000)
+    runs = _counting(monkeypatch, keys.KeyFlowFacts, "_flow", cap=100)
     body = _nested_loops(20, "x = x + jax.random.normal(key)\nkey2, sub = jax.random.split(key2)")
     source = "import jax\n\n@jax.jit\ndef f(x, xs, key, key2):\n" + body + "    return x\n" + BUG
     findings = lint_source(source, "x.py", Settings())
-    assert loops[0] < 1000
+    assert loops[0] < 1000  # every domain's runs together
+    assert runs[0] >= 2  # the key domain ran (the module, the function)
     found = {(f.code, f.start.line) for f in findings}
     assert ("JAX101", source.splitlines().index("    " * 21 + "x = x + jax.random.normal(key)") + 1) in found
     assert ("JAX301", source.splitlines().index("    print(x)") + 1) in found
@@ -124,13 +126,27 @@ def test_flow_interpreter_passes_grow_polynomially_with_nesting(monkeypatch, dep
 
 
 @pytest.mark.parametrize("depth", [12, 24])
+def test_comprehension_passes_grow_polynomially_with_nesting(monkeypatch, depth):
+    """Comprehensions are loops too: each level shifts values with `:=` round its own elements."""
+    comprehensions = _counting(monkeypatch, FlowInterpreter, "_comprehension", cap=20_000)
+    inner = "0"
+    for level in range(depth):
+        inner = f"[((a := b), (b := c), (c := d), (d := {level}), {inner}) for i{level} in xs]"
+    function = cst.parse_module(f"def f(xs):\n    a = b = c = d = 0\n    return {inner}\n").body[0]
+    result = FlowInterpreter(_Literals()).run(function)
+    assert comprehensions[0] < 30 * depth * depth
+    assert result.returned is not None
+
+
+@pytest.mark.parametrize("depth", [12, 24])
 def test_reaching_bindings_passes_grow_polynomially_with_nesting(monkeypatch, depth):
     """A binding killed before each inner loop: every visit of every loop took two passes."""
-    blocks = _counting(monkeypatch, reaching.ScopeFlow, "block", cap=20_000)
+    blocks = _counting(monkeypatch, FlowInterpreter, "block", cap=20_000)
     source = "a = 0\n" + _nested_loops(depth, "a = a", "a = {level}\n").replace("\n    ", "\n")[4:]
     module = cst.parse_module(source)
-    reaching.ScopeFlow(Scope(module, None)).run()
+    facts = scope_facts(Scope(module, None))
     assert blocks[0] < 30 * depth * depth
+    assert len(facts.origins["a"]) == depth + 2  # the run did happen: `a = 0`, one per level, `a = a`
 
 
 # -- file size and chain length -------------------------------------------------------------------

@@ -9,7 +9,17 @@ evaluates, how values join, what iterating or unpacking one gives.
 
 The result holds the value of every expression it evaluated (by node id), the environment at the
 exit, the join of every `return` value, and the effects the domain emitted, in order. Code that no
-path reaches (after `return`, `raise`, `break`, `continue`) is not evaluated.
+path reaches (after `return`, `raise`, `break`, `continue`) is still evaluated, in the last state
+before it, so that rules see it; `unreachable` tells a domain, and nothing it does reaches a live
+path.
+
+Besides the names, each path may carry one more state of the domain's own (`path_state`: for the
+pending-work domain, the device queue): it is copied wherever the path branches, joined by the
+domain's `join_path` where paths meet, and kept with the names, so every construct treats it alike.
+
+A domain may also ask for control flow inside an expression: `alternatives` evaluates branches of
+which one runs (`a if t else b`, the right side of `and`), and `apply_in_place` runs a function
+once per element where a call applies it (`jax.tree.map(f, tree)`), as a loop body.
 """
 from __future__ import annotations
 
@@ -27,18 +37,23 @@ Env = dict[str, V]
 #: how often a loop body is re-run before its head state is taken as it is
 MAX_LOOP_PASSES = 4
 #: Re-runs (passes after a loop's first) that one run may make in all: this many, plus
-#: MAX_LOOP_PASSES - 1 for each loop of the body. A loop inside loops runs again on every pass of
+#: MAX_LOOP_PASSES - 1 for each loop of the body (a comprehension, a function applied in place once
+#: per element, are loops too). A loop inside loops runs again on every pass of
 #: each loop around it, so the bound per loop alone allows a number of passes exponential in the
 #: nesting depth; with the budget per run, the work is at most (budget + 1) × the body's size.
 #: Loops past the budget take their head after one pass, as after MAX_LOOP_PASSES.
 LOOP_PASS_BUDGET = 64
+#: where a path keeps the domain's own state (`path_state`): no Python name can spell it
+PATH_STATE = "<path state>"
 
 TRY_TYPES = (cst.Try, cst.TryStar) if hasattr(cst, "TryStar") else (cst.Try,)
 
 
 class Domain(Protocol[V]):
     """What values are. The interpreter calls these; `evaluate` calls back `flow.eval(child)` for the
-    sub-expressions it reads, so that every evaluated expression gets its value recorded."""
+    sub-expressions it reads, so that every evaluated expression gets its value recorded (a domain
+    that needs the values of names only may read `flow.env` itself, and hand `flow.eval` just what
+    the interpreter owns: `:=`, lambdas, comprehensions)."""
 
     def join(self, a: V, b: V) -> V:
         """The value on a path that may have come either way."""
@@ -48,7 +63,7 @@ class Domain(Protocol[V]):
 
     def opaque(self, node: cst.CSTNode) -> V:
         """What a binding the domain is not asked about holds (an import, a class, `except … as e`,
-        a `with … as f` target, a `match` capture)."""
+        a `with … as f` target, a `match` capture), and what `del` leaves in a name or stores."""
 
     def evaluate(self, node: cst.BaseExpression, flow: "FlowInterpreter[V]") -> V:
         """Every expression but names, `:=`, lambdas and comprehensions, which the interpreter owns."""
@@ -82,7 +97,15 @@ class Domain(Protocol[V]):
 #:                                 state where the exception left
 #:   known_truth(value)            True/False when the value of an `if` test is a constant the
 #:                                 domain knows (the other branch is dead), else None
-OPTIONAL_HOOKS = ("truth", "store", "exit_with", "enter_handler", "known_truth")
+#:   bound(name, value, target, flow)  what a name holds once bound to `value` (default: `value`);
+#:                                 `target` is the node that binds it (a Name target, a `def`, a
+#:                                 class, an import alias, an `except` clause, a `match` capture)
+#:   returning(node, value, flow)  a `return` statement (or a lambda's body, `node` then being that
+#:                                 expression) leaves with `value` in the current state; called for
+#:                                 unreachable ones too (`flow.unreachable` tells)
+#:   join_path(a, b)               the path state where two paths meet (default: `join`)
+OPTIONAL_HOOKS = ("truth", "store", "exit_with", "enter_handler", "known_truth", "bound", "returning",
+                  "join_path")
 
 
 @dataclass
@@ -103,9 +126,16 @@ class FlowResult(Generic[V]):
     def value_at(self, node: cst.CSTNode) -> Any | None:
         return self.values.get(id(node))
 
+    @property
+    def exit_path_state(self) -> Any | None:
+        """The domain's path state where the body ends normally (None when no path reaches it)."""
+        return self.exit.get(PATH_STATE) if self.exit is not None else None
+
 
 @dataclass
 class _Loop:
+    #: the loop: a `for` or `while`, a comprehension, or the call that applies a function per element
+    node: cst.CSTNode | None = None
     breaks: list[dict] = field(default_factory=list)
     continues: list[dict] = field(default_factory=list)
 
@@ -133,17 +163,26 @@ class FlowInterpreter(Generic[V]):
         self._tries: list[_Try] = []
         #: evaluating unreachable code: its returns, breaks and raises reach nothing
         self._dead = False
-        self._truth, self._store, self._exit_with, self._enter_handler, self._known_truth = (
-            getattr(domain, hook, None) for hook in OPTIONAL_HOOKS)
+        #: the simple statement being interpreted (`x = f(y)`, `f(y)`, `return y` …), None outside one
+        self.current_statement: cst.BaseSmallStatement | None = None
+        #: for each function applied in place (`apply_in_place`): the states its `return`s leave in
+        self._applied: list[list[dict]] = []
+        (self._truth, self._store, self._exit_with, self._enter_handler, self._known_truth, self._bound,
+         self._returning, join_path) = (getattr(domain, hook, None) for hook in OPTIONAL_HOOKS)
+        self._join_path = join_path or domain.join
 
     # -- entry ----------------------------------------------------------------------------------
-    def run(self, body: cst.CSTNode | Sequence[cst.CSTNode], entry: dict[str, V] | None = None) -> FlowResult[V]:
-        """Runs a function (its body), a module, a suite or a list of statements from `entry`."""
+    def run(self, body: cst.CSTNode | Sequence[cst.CSTNode], entry: dict[str, V] | None = None,
+            path_state: Any | None = None) -> FlowResult[V]:
+        """Runs a function (its body), a module, a suite or a list of statements from `entry`, with
+        the domain's own state of the path (if it keeps one) starting as `path_state`."""
         self.env = dict(entry or {})
+        if path_state is not None:
+            self.env[PATH_STATE] = path_state
         if isinstance(body, (cst.FunctionDef, cst.Lambda)):
             body = body.body
         if isinstance(body, cst.BaseExpression):  # a lambda's body is what it returns
-            self._return(self.eval(body))
+            self._return(self.eval(body), body)
         else:
             self.block(body)
         return FlowResult(self.values, self.env, self._returned, self.effects, self.closures)
@@ -154,6 +193,28 @@ class FlowInterpreter(Generic[V]):
 
     def value_at(self, node: cst.CSTNode) -> V | None:
         return self.values.get(id(node))
+
+    @property
+    def path_state(self) -> Any | None:
+        """The domain's own state of the current path (None where no path reaches)."""
+        env = self.env
+        return env.get(PATH_STATE) if env is not None else None
+
+    @path_state.setter
+    def path_state(self, state: Any) -> None:
+        if self.env is not None:
+            self.env[PATH_STATE] = state
+
+    @property
+    def unreachable(self) -> bool:
+        """Whether the code being interpreted is reached by no path (its effects reach nothing)."""
+        return self._dead
+
+    @property
+    def loops(self) -> list[cst.CSTNode]:
+        """The loops around the code being interpreted, innermost last: `for` and `while` statements,
+        comprehensions, and calls that apply a function in place (`apply_in_place`)."""
+        return [loop.node for loop in self._loops]
 
     # -- statements -----------------------------------------------------------------------------
     def block(self, body: cst.CSTNode | Sequence[cst.CSTNode]) -> None:
@@ -200,7 +261,7 @@ class FlowInterpreter(Generic[V]):
                 self.eval(decorator.decorator)
             for base in (*node.bases, *node.keywords):
                 self.eval(base.value)
-            self.bind_name(node.name.value, self.domain.opaque(node), None)
+            self.bind_name(node.name.value, self.domain.opaque(node), None, node)
         elif kind is cst.With:
             for item in node.items:
                 value = self.eval(item.item)
@@ -215,6 +276,11 @@ class FlowInterpreter(Generic[V]):
             self._match(node)
 
     def small_statement(self, node: cst.BaseSmallStatement) -> None:
+        outer, self.current_statement = self.current_statement, node
+        self._small_statement(node)
+        self.current_statement = outer
+
+    def _small_statement(self, node: cst.BaseSmallStatement) -> None:
         kind = type(node)
         if kind is cst.Assign:
             value = self.eval(node.value)
@@ -223,12 +289,13 @@ class FlowInterpreter(Generic[V]):
         elif kind is cst.Expr:
             self.eval(node.value)
         elif kind is cst.Return:
-            self._return(self.eval(node.value) if node.value is not None else None)
+            self._return(self.eval(node.value) if node.value is not None else None, node)
         elif kind is cst.AugAssign:
             operand = self.eval(node.value)
             current = self.eval(node.target)
             if isinstance(node.target, cst.Name):
-                self.bind_name(node.target.value, self.domain.augmented(current, operand, node.operator), None)
+                self.bind_name(node.target.value, self.domain.augmented(current, operand, node.operator), None,
+                               node.target)
         elif kind is cst.AnnAssign:
             if node.value is not None:
                 self.bind(node.target, self.eval(node.value), node.value)
@@ -252,7 +319,8 @@ class FlowInterpreter(Generic[V]):
                 self._loops[-1].continues.append(self.env)
             self.env = None
         elif kind is cst.Del:
-            self.eval(node.target)
+            # `del x` unbinds `x` (a later read would fail); `del x[k]`, `del obj.attr` change an object
+            self.bind(node.target, self.domain.opaque(node))
         elif kind is cst.Import or kind is cst.ImportFrom:
             if not isinstance(node.names, cst.ImportStar):
                 for alias in node.names:
@@ -260,9 +328,16 @@ class FlowInterpreter(Generic[V]):
                     while isinstance(local, cst.Attribute):  # `import a.b` binds `a`
                         local = local.value
                     if isinstance(local, cst.Name):
-                        self.bind_name(local.value, self.domain.opaque(alias), None)
+                        self.bind_name(local.value, self.domain.opaque(alias), None, alias)
 
-    def _return(self, value: V | None) -> None:
+    def _return(self, value: V | None, node: cst.CSTNode) -> None:
+        if self._applied:  # the end of one application of a function run in place, not of the run
+            if not self._dead:
+                self._applied[-1].append(self.env)
+            self.env = None
+            return
+        if self._returning is not None:
+            self._returning(node, value, self)
         if self._dead:
             self.env = None
             return
@@ -306,13 +381,11 @@ class FlowInterpreter(Generic[V]):
     def _loop(self, node: cst.For | cst.While) -> None:
         is_for = type(node) is cst.For
         iterated = self.eval(node.iter) if is_for else None
-        loop = _Loop()
+        loop = _Loop(node)
         self._loops.append(loop)
         head = self.env
         leaving = None  # a `while` is left from its head, once its test is evaluated false
-        if id(node) not in self._loops_met:
-            self._loops_met.add(id(node))
-            self._passes_left += MAX_LOOP_PASSES - 1
+        self._meet_loop(node)
         passes, settled = 0, False
         while True:
             self.env = dict(head)
@@ -330,9 +403,8 @@ class FlowInterpreter(Generic[V]):
                 settled = True
                 break
             head = widened
-            if passes == MAX_LOOP_PASSES or not self._passes_left:
+            if not self._pass_again(passes):
                 break
-            self._passes_left -= 1
         if not settled:
             if not is_for:  # no fixed point: the test is read once more in the last head state
                 self.env = dict(head)
@@ -352,7 +424,7 @@ class FlowInterpreter(Generic[V]):
             self.eval(decorator.decorator)
         self._defaults(node.params)
         self.closures[id(node)] = dict(self.env)
-        self.bind_name(node.name.value, self.domain.function(node), None)
+        self.bind_name(node.name.value, self.domain.function(node), None, node)
 
     def _defaults(self, params: cst.Parameters) -> None:
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
@@ -381,7 +453,10 @@ class FlowInterpreter(Generic[V]):
             if handler.type is not None:
                 self.eval(handler.type)
             if handler.name is not None:
-                self.bind(handler.name.name, self.domain.opaque(handler))
+                if isinstance(handler.name.name, cst.Name):
+                    self.bind_name(handler.name.name.value, self.domain.opaque(handler), None, handler)
+                else:
+                    self.bind(handler.name.name, self.domain.opaque(handler))
             self.block(handler.body)
             ends.append(self.env)
         normal = self.join_envs(ends)
@@ -401,8 +476,8 @@ class FlowInterpreter(Generic[V]):
         exhaustive = False
         for case in node.cases:
             self.env = dict(before)
-            for capture in _captures(case.pattern):
-                self.bind_name(capture.value, self.domain.opaque(capture), None)
+            for binder, capture in _captures(case.pattern):
+                self.bind_name(capture.value, self.domain.opaque(binder), None, binder)
             if case.guard is not None:
                 self.eval(case.guard)
             self.block(case.body)
@@ -425,7 +500,7 @@ class FlowInterpreter(Generic[V]):
         """Binds an assignment target (a name, a tuple/list of targets, an attribute or subscript)."""
         kind = type(target)
         if kind is cst.Name:
-            self.bind_name(target.value, value, source)
+            self.bind_name(target.value, value, source, target)
         elif kind is cst.Tuple or kind is cst.List:
             elements = target.elements
             starred = next((i for i, e in enumerate(elements) if isinstance(e, cst.StarredElement)), None)
@@ -445,7 +520,11 @@ class FlowInterpreter(Generic[V]):
         else:  # the parts are read
             self.eval(target)
 
-    def bind_name(self, name: str, value: V, source: cst.BaseExpression | None) -> None:
+    def bind_name(self, name: str, value: V, source: cst.BaseExpression | None,
+                  target: cst.CSTNode | None = None) -> None:
+        """Binds one name; `target` is the node that binds it, when there is one."""
+        if self._bound is not None:
+            value = self._bound(name, value, target, self)
         if self.env is not None:
             self.env[name] = value
         self.domain.assigned(name, value, source)
@@ -467,7 +546,7 @@ class FlowInterpreter(Generic[V]):
                 if current is None:
                     merged[name] = join(unbound(name), value)
                 elif current is not value and current != value:
-                    merged[name] = join(current, value)
+                    merged[name] = join(current, value) if name is not PATH_STATE else self._join_path(current, value)
             for name in merged.keys() - env.keys():
                 merged[name] = join(merged[name], unbound(name))
         return merged
@@ -501,29 +580,131 @@ class FlowInterpreter(Generic[V]):
             self.eval(child)
 
     def _comprehension(self, node) -> V:
+        """A comprehension is a loop in a scope of its own: its first iterable is evaluated once, in
+        the enclosing scope; the rest runs once per element, to a fixed point like a loop body, so
+        that what one element leaves in the state (a `:=`, an effect the domain keeps) is seen by the
+        next. The loop variables are the comprehension's own; a `:=` inside binds in the enclosing
+        scope."""
         saved = self.env
-        self.env = dict(saved or {})
+        first = node.for_in
+        iterated = self.eval(first.iter)
         bound: set[str] = set()
-        comp: cst.CompFor | None = node.for_in
+        comp: cst.CompFor | None = first
         while comp is not None:
-            iterated = self.eval(comp.iter)
             bound.update(target_names(comp.target))
-            self.domain.iterate(comp.target, comp.iter, iterated, self)
-            for condition in comp.ifs:
-                self.test(condition.test)
             comp = comp.inner_for_in
-        if type(node) is cst.DictComp:
-            elements = [self.eval(node.key), self.eval(node.value)]
-        else:
-            elements = [self.eval(node.elt)]
-        # the loop variables are the comprehension's own; a `:=` inside binds in the enclosing scope
-        inner = self.env
-        self.env = saved
-        if saved is not None:
-            for name, value in inner.items():
-                if name not in bound:
-                    saved[name] = value
+        head = dict(self.env or {})
+        shadowed = {name: head[name] for name in bound if name in head}
+        loop = _Loop(node)
+        self._loops.append(loop)
+        self._meet_loop(node)
+        passes = 0
+        while True:
+            self.env = dict(head)
+            comp = first
+            while comp is not None:
+                if comp is not first:
+                    iterated = self.eval(comp.iter)
+                self.domain.iterate(comp.target, comp.iter, iterated, self)
+                for condition in comp.ifs:
+                    self.test(condition.test)
+                comp = comp.inner_for_in
+            if type(node) is cst.DictComp:
+                elements = [self.eval(node.key), self.eval(node.value)]
+            else:
+                elements = [self.eval(node.elt)]
+            end = self.env
+            for name in bound:  # rebound by every element: what goes round is the rest
+                if name in shadowed:
+                    end[name] = shadowed[name]
+                else:
+                    end.pop(name, None)
+            passes += 1
+            widened = self.join_envs([head, end])
+            if widened == head:
+                break
+            head = widened
+            if not self._pass_again(passes):
+                break
+        self._loops.pop()
+        self.env = head if saved is not None else None
         return self.domain.comprehension(node, elements)
+
+    def _meet_loop(self, node: cst.CSTNode) -> None:
+        """The first visit of a loop adds its own re-runs to the run's budget (LOOP_PASS_BUDGET)."""
+        if id(node) not in self._loops_met:
+            self._loops_met.add(id(node))
+            self._passes_left += MAX_LOOP_PASSES - 1
+
+    def _pass_again(self, passes: int) -> bool:
+        """Whether a loop body that has run `passes` times without settling runs once more."""
+        if passes == MAX_LOOP_PASSES or not self._passes_left:
+            return False
+        self._passes_left -= 1
+        return True
+
+    # -- for domains: expression-level control flow ---------------------------------------------
+    def alternatives(self, *branches: cst.BaseExpression | None) -> list[V | None]:
+        """Evaluates expressions of which only one runs (`body` or `orelse` of `a if t else b`), or
+        maybe none (`(right, None)` for the right side of `a and b`): each from the current state,
+        which is then the join of the states they end in. Returns their values (None for None)."""
+        before = self.env
+        if before is None:
+            return [self.eval(branch) if branch is not None else None for branch in branches]
+        values: list[V | None] = []
+        ends: list[dict[str, V] | None] = []
+        for branch in branches:
+            if branch is None:
+                values.append(None)
+                ends.append(before)
+                continue
+            self.env = dict(before)
+            values.append(self.eval(branch))
+            ends.append(self.env)
+        self.env = self.join_envs(ends)
+        return values
+
+    def apply_in_place(self, call: cst.CSTNode, function: cst.FunctionDef | cst.Lambda,
+                       own_names: Iterable[str]) -> None:
+        """Runs a function here, in the current state, as the body of a loop over the elements a
+        `call` applies it to (`jax.tree.map(f, tree)` calls `f` once per leaf), to a fixed point:
+        what one application leaves in the state is seen by the next, and the call may apply it to
+        no element at all. The function's own names (parameters, locals) are not the caller's: each
+        application starts without them, and the caller's are kept. A `return` ends one
+        application; `call` stands for the loop in `loops` meanwhile."""
+        if self.env is None:
+            return
+        own = set(own_names)
+        kept = {name: self.env[name] for name in own if name in self.env}
+        head = {name: value for name, value in self.env.items() if name not in own}
+        returns: list[dict] = []
+        self._applied.append(returns)
+        self._loops.append(_Loop(call))
+        self._meet_loop(call)
+        body = function.body
+        passes = 0
+        while True:
+            self.env = dict(head)
+            if isinstance(body, cst.BaseExpression):
+                self.eval(body)
+            else:
+                self.block(body)
+            back = self.join_envs([self.env, *returns])
+            returns.clear()
+            if back is not None:
+                back = {name: value for name, value in back.items() if name not in own}
+            passes += 1
+            widened = self.join_envs([head, back])
+            if widened == head:
+                break
+            head = widened
+            if not self._pass_again(passes):
+                break
+        self._loops.pop()
+        self._applied.pop()
+        head = dict(head)
+        head.update(kept)
+        self.env = head
 
 
 _COMPREHENSION_TYPES = frozenset(COMPREHENSIONS)
@@ -548,14 +729,15 @@ def _always_true(test: cst.BaseExpression) -> bool:
     return isinstance(test, cst.Integer) and test.value not in ("0", "0x0", "0o0", "0b0")
 
 
-def _captures(pattern: cst.MatchPattern) -> list[cst.Name]:
-    found: list[cst.Name] = []
+def _captures(pattern: cst.MatchPattern) -> list[tuple[cst.CSTNode, cst.Name]]:
+    """(the pattern that binds, the name it binds) for every capture of a `case` pattern."""
+    found: list[tuple[cst.CSTNode, cst.Name]] = []
 
     def enter(node: cst.CSTNode, _field: str) -> bool:
         if isinstance(node, (cst.MatchAs, cst.MatchStar)) and node.name is not None:
-            found.append(node.name)
+            found.append((node, node.name))
         elif isinstance(node, cst.MatchMapping) and node.rest is not None:
-            found.append(node.rest)
+            found.append((node.rest, node.rest))
         return not isinstance(node, cst.BaseExpression)
 
     walk(pattern, enter, lambda node: None)

@@ -1,14 +1,23 @@
-"""Per-function summaries, computed on demand and memoised by (function, abstract argument signature).
+"""Per-function summaries, in two forms.
 
-A summary is whatever the caller's `compute` makes of one function run with one signature (for the
-value domain: what it returns given the values of its arguments). Each (function, signature) is
-computed once. A function reached again while its own summary is being computed (recursion,
-direct or mutual) gets `unknown` — the analysis prefers knowing less to guessing — and so does a
-chain of calls deeper than `max_depth`.
+`Summaries`: computed on demand and memoised by (function, abstract argument signature). A summary
+is whatever the caller's `compute` makes of one function run with one signature (for the value
+domain: what it returns given the values of its arguments). Each (function, signature) is computed
+once. A function reached again while its own summary is being computed (recursion, direct or
+mutual) gets `unknown` — the analysis prefers knowing less to guessing — and so does a chain of
+calls deeper than `max_depth`.
+
+`SettledSummaries`: one summary per function, to a fixed point (for the key domain: which
+parameters a function consumes), settled on demand. An analysis reads the summaries of other
+functions through `read`, which also demands them; a function is analysed again only when a summary
+it read has changed since — at most `max_runs` times, which bounds recursive cycles. A function
+whose summary is never asked for, directly or through another's analysis, is never analysed.
 """
 from __future__ import annotations
 
-from typing import Callable, Generic, Hashable, TypeVar
+import operator
+from collections import deque
+from typing import Callable, Generic, Hashable, Iterable, TypeVar
 
 import libcst as cst
 
@@ -55,3 +64,86 @@ class Summaries(Generic[S]):
     def __contains__(self, key: tuple[FunctionNode, Hashable]) -> bool:
         function, signature = key
         return (id(function), signature) in self._done
+
+
+class SettledSummaries(Generic[S]):
+    """Summaries of the functions of a set to a fixed point (see the module docstring), settled on
+    demand: the first time a summary is asked for, it is computed with every summary its analysis
+    reads, transitively; a function whose summary nobody asks for is never analysed."""
+
+    def __init__(self, analyse: Callable[[FunctionNode], S], initial: S,
+                 same: Callable[[S, S], bool] = operator.eq, max_runs: int = 4,
+                 summarised: Callable[[FunctionNode], bool] | None = None) -> None:
+        self._analyse = analyse
+        self.initial = initial
+        self._same = same
+        self.max_runs = max_runs
+        #: whether a function has a summary to compute (others keep `initial`)
+        self._summarised = summarised or (lambda function: True)
+        self._summaries: dict[int, S] = {}
+        #: id(function) -> the functions whose analysis read its summary
+        self._readers: dict[int, dict[int, FunctionNode]] = {}
+        #: the functions being analysed, innermost last
+        self._analysing: list[FunctionNode] = []
+        self._pending: deque[FunctionNode] = deque()
+        self._queued: set[int] = set()
+        #: ids of the functions analysed (or queued) at least once
+        self._started: set[int] = set()
+        self._runs: dict[int, int] = {}
+        #: how many analyses were run: for tests and measurements
+        self.runs = 0
+
+    def solve(self, functions: Iterable[FunctionNode]) -> None:
+        """Settles the summaries of these functions (in this order) now."""
+        for function in functions:
+            self._demand(function)
+        self._settle()
+
+    def read(self, function: FunctionNode) -> S:
+        """The summary of `function`. Read by an analysis under way: the summary so far (the
+        analysis is run again if it changes); read from outside: the settled summary."""
+        if not self._analysing:
+            return self.get(function)
+        key = id(function)
+        reader = self._analysing[-1]
+        self._readers.setdefault(key, {})[id(reader)] = reader
+        self._demand(function)
+        return self._summaries.get(key, self.initial)
+
+    def get(self, function: FunctionNode) -> S:
+        """The settled summary of `function`."""
+        if id(function) not in self._started and not self._analysing:
+            self._demand(function)
+            self._settle()
+        return self._summaries.get(id(function), self.initial)
+
+    def _demand(self, function: FunctionNode) -> None:
+        key = id(function)
+        if key not in self._started and self._summarised(function):
+            self._started.add(key)
+            self._queued.add(key)
+            self._pending.append(function)
+
+    def _settle(self) -> None:
+        pending, queued, runs = self._pending, self._queued, self._runs
+        while pending:
+            function = pending.popleft()
+            key = id(function)
+            queued.discard(key)
+            if runs.get(key, 0) >= self.max_runs:
+                continue
+            runs[key] = runs.get(key, 0) + 1
+            self.runs += 1
+            self._analysing.append(function)
+            try:
+                summary = self._analyse(function)
+            finally:
+                self._analysing.pop()
+            old = self._summaries.get(key, self.initial)
+            self._summaries[key] = summary
+            if self._same(old, summary):
+                continue
+            for reader_key, reader in self._readers.get(key, {}).items():
+                if reader_key not in queued:
+                    queued.add(reader_key)
+                    pending.append(reader)

@@ -11,43 +11,48 @@ function, computed to a fixed point), also when the function is reached through 
 `jax.numpy`, `jax.debug`, class constructors, `assert_*`/`is_*` checks, numpyro's `seed` handler).
 Returning a key or putting it in a container does not consume it.
 
-A small interpreter walks each scope (the module's top level and every function) in source order:
-`if` branches are exclusive and merge afterwards, a branch that returns, raises, breaks or continues
-does not flow on, and loop bodies (comprehensions too) run twice, so that a key consumed in one
-iteration and not rebound from a fresh `split` is seen consumed again in the next. A function given
-to `jax.tree.map` runs the same way, once per leaf, where it is called; the body of a `lax.scan`,
-`fori_loop` or `while_loop` is probed for carry keys it draws from and returns unchanged, which every
-iteration draws from again (reported at the loop call, as JAX's checker does). Two draws that only
-shuffle or index arrays (`permutation`, `shuffle`, `choice`, a `randint` used as an index) are the
-same order given to several arrays on purpose, to keep a batch aligned: not reported unless a loop
-other than one over a dict's arrays (`batch.items()`) repeats them. A compiled function called for nothing but its compilation (its result thrown away:
-a warm-up before timing) does not consume the key it is given. In test code only
-two direct `jax.random` draws from one key are reported: tests give one key to the code under test
-and to a reference on purpose.
+The key domain (`KeyDomain`) runs on the generic interpreter (`dataflow.FlowInterpreter`), which owns
+the control flow: each scope (the module's top level and every function) is run in source order;
+`if` branches (and `a if t else b`, and the right side of `and`/`or`) are exclusive and merge
+afterwards, a path that returns, raises, breaks or continues does not flow on, and loop bodies and
+comprehensions run to a fixed point, so that a key consumed in one iteration and not rebound from a
+fresh `split` is seen consumed again in the next. At a merge a key consumed on any path is consumed;
+a name that holds a key on one path only (`rng = cfg.rng` before a loop whose body rebinds it from a
+`split`) is still followed, as a key for sure consumers only. A function given to `jax.tree.map`
+runs the same way, once per leaf, where it is called; the body of a `lax.scan`, `fori_loop` or
+`while_loop` is probed for carry keys it draws from and returns unchanged, which every iteration
+draws from again (reported at the loop call, as JAX's checker does). Code that no path reaches
+consumes nothing. Two draws that only shuffle or index arrays (`permutation`, `shuffle`, `choice`, a
+`randint` used as an index) are the same order given to several arrays on purpose, to keep a batch
+aligned: not reported unless a loop other than one over a dict's arrays (`batch.items()`) repeats
+them. A compiled function called for nothing but its compilation (its result thrown away: a warm-up
+before timing) does not consume the key it is given. In test code only two direct `jax.random` draws
+from one key are reported: tests give one key to the code under test and to a reference on purpose.
 
 Cost: the file's semantic model (one walk, shared with the other facts) gives what the interpreter
 needs ahead of time (call order, names bound to wrapped functions, attribute uses, the identifiers
-of each function); a function whose
-identifiers show no way to hold a key is not interpreted for findings; a function that makes no call,
-or has no parameter that can hold a key, needs no summary; and while summaries settle a function is
-interpreted again only when a summary it read has changed.
+of each function); a function whose identifiers show no way to hold a key is not interpreted for
+findings; a parameter summary is computed only for a function a key is handed to (and what it hands
+keys to in turn), and only if it makes a call and has a parameter that can hold a key; while
+summaries settle, a function is interpreted again only when a summary it read has changed.
 
-`KeyFlowFacts.of(ctx)` computes everything once per file; rules read `.reuses` and `.summaries`.
+`KeyFlowFacts.of(ctx)` computes everything once per file; rules read `.reuses` and `.summary(function)`.
 """
 from __future__ import annotations
 
 import fnmatch
 import re
-from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable
 
 import libcst as cst
 
+from ..dataflow import FlowInterpreter, SettledSummaries
+from ..dataflow.interpreter import expressions_below
 from ..model.settings import DEFAULT_KEY_NAMES
 from .jax_names import JIT_FAMILY
 from ..semantic.model import SemanticModel
-from ..semantic.scopes import COMPREHENSIONS, Scope
+from ..semantic.scopes import Scope
 from ..syntax.arguments import Passing
 from ..syntax.positions import node_spans
 from ..syntax.walk import target_names
@@ -88,10 +93,6 @@ AHEAD_OF_TIME = frozenset({"lower", "trace"})
 PASS_THROUGH = frozenset({name for name in MODES if name not in ("jax.make_jaxpr", "jax.eval_shape")})
 #: How many times one function is interpreted while summaries settle (a bound on recursive cycles).
 MAX_SUMMARY_RUNS = 4
-#: Second passes over loop bodies (the next iteration) one interpretation may run in all, plus one
-#: per loop in it: an inner loop runs again on every pass of the loops around it, so without a bound
-#: for the whole function the passes double with each level of nesting.
-LOOP_PASS_BUDGET = 64
 #: Test files: `test_*.py`, `*_test.py`, `conftest.py`.
 TEST_FILE = re.compile(r"(^test_.*|_test|^conftest|^tests)\.pyi?$")
 #: lax loops (their body runs again and again): a key in their initial carry is consumed by the loop.
@@ -152,7 +153,7 @@ class Consumption:
     within: cst.CSTNode | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class KeyState:
     """What a tracked name holds: a fresh key, or a key consumed at `consumed`."""
 
@@ -161,8 +162,6 @@ class KeyState:
     known: bool = False
     #: the parameter whose value this still is (for summaries)
     param: str | None = None
-    #: loops whose body made this binding (fresh each iteration)
-    loop_depth: int = 0
 
 
 @dataclass
@@ -187,7 +186,14 @@ class Summary:
     consumed: dict[str, Consumption] = field(default_factory=dict)
 
 
-State = dict[str, KeyState]
+#: name -> what it holds: its KeyState, or READ when it holds no key
+State = dict[str, "KeyState | object"]
+
+
+def _same_summary(old: "Summary", new: "Summary") -> bool:
+    """The same parameters consumed, each as surely: what a caller's analysis reads of a summary."""
+    return set(old.consumed) == set(new.consumed) and all(
+        old.consumed[p].certain == new.consumed[p].certain for p in new.consumed)
 
 
 class KeyFlowFacts:
@@ -196,7 +202,10 @@ class KeyFlowFacts:
         self._index: _FileIndex | None = None
         self.traced = ctx.fact(TracedFunctions)
         self.functions: list[FunctionNode] = list(self.traced.functions)
-        self.summaries: dict[int, Summary] = {id(f): Summary() for f in self.functions}
+        #: which parameters each function consumes, to a fixed point, settled where a key is given
+        self.summaries: SettledSummaries[Summary] = SettledSummaries(
+            self._summarise, Summary(), _same_summary, MAX_SUMMARY_RUNS, summarised=self._summarised)
+        self._function_ids = {id(f) for f in self.functions}
         self.reuses: list[Reuse] = []
         self.test_file = is_test_file(ctx.path)
         self.key_name = key_name_pattern(ctx.settings.key_names)
@@ -223,39 +232,28 @@ class KeyFlowFacts:
     def _compute(self) -> None:
         if "random" not in self.ctx.source and "key" not in self.ctx.source:
             return
-        # Parameter summaries, to a fixed point. Functions are interpreted in source order (helpers are
-        # mostly defined before their callers); when a summary changes, the functions that read it are
-        # interpreted again, each at most MAX_SUMMARY_RUNS times.
-        # A function that makes no call cannot consume its parameters: it needs no summary.
-        calling = self.lines.calling
-        with_params = [f for f in self.functions if id(f) in calling and _parameter_count(f)]
-        by_id = {id(f): f for f in with_params}
-        readers: dict[int, set[int]] = {}
-        runs: dict[int, int] = {}
-        pending = deque(with_params)
-        queued = set(by_id)
-        while pending:
-            function = pending.popleft()
-            queued.discard(id(function))
-            if runs.get(id(function), 0) >= MAX_SUMMARY_RUNS:
-                continue
-            runs[id(function)] = runs.get(id(function), 0) + 1
-            flow = self._flow(function, summary=True)
-            for consulted in flow.consulted:
-                readers.setdefault(consulted, set()).add(id(function))
-            consumed = flow.param_consumed
-            old = self.summaries[id(function)].consumed
-            if set(consumed) != set(old) or any(consumed[p].certain != old[p].certain for p in consumed):
-                self.summaries[id(function)] = Summary(consumed)
-                for reader in readers.get(id(function), ()):
-                    if reader not in queued and reader in by_id:
-                        queued.add(reader)
-                        pending.append(by_id[reader])
+        # Parameter summaries settle as the runs below hand keys to functions (`read_summary`).
         self._flow(None, summary=False)
         for function in self.functions:
             if self.may_hold_keys(function):
                 self._flow(function, summary=False)
         self.reuses.sort(key=lambda r: self.lines.order(r.node))
+
+    def _summarise(self, function: FunctionNode) -> Summary:
+        return Summary(self._flow(function, summary=True).param_consumed)
+
+    def _summarised(self, function: FunctionNode) -> bool:
+        """A function of the file that makes a call and has a parameter (else it consumes none)."""
+        return id(function) in self._function_ids and id(function) in self.lines.calling \
+            and _parameter_count(function) > 0
+
+    def summary(self, function: FunctionNode) -> Summary:
+        """Which parameters `function` consumes (settled)."""
+        return self.summaries.get(function)
+
+    def read_summary(self, function: FunctionNode) -> Summary:
+        """`summary`, also while summaries settle: a reader is analysed again if it changes."""
+        return self.summaries.read(function)
 
     def may_hold_keys(self, function: FunctionNode) -> bool:
         """Whether a function can hold a key of its own to report on: a key-like name, a key
@@ -270,19 +268,25 @@ class KeyFlowFacts:
         return bool(KEY_ANNOTATIONS.search(self.annotation_text(param)))
 
     def annotation_text(self, param: cst.Param) -> str:
+        """The source of a parameter's annotation; "" when it names neither a key nor an array."""
         text = self._annotations.get(id(param))
         if text is None:
-            text = self._annotations[id(param)] = cst.Module([]).code_for_node(param.annotation.annotation)
+            annotation = param.annotation.annotation
+            text = cst.Module([]).code_for_node(annotation) if _may_name_key_or_array(annotation) else ""
+            self._annotations[id(param)] = text
         return text
 
-    def _flow(self, function: FunctionNode | None, summary: bool) -> "_KeyFlow":
+    def _flow(self, function: FunctionNode | None, summary: bool) -> "KeyDomain":
+        """Runs the key domain over a function (or the module's top level, for None)."""
         scope = self.traced.scopes.get(id(function), self.ctx.module_scope) if function else self.ctx.module_scope
-        flow = _KeyFlow(self, function, scope, summary)
+        domain = KeyDomain(self, function, scope, summary)
         if function is None:
-            flow.run(self.ctx.module.body)
+            FlowInterpreter(domain).run(self.ctx.module)
         else:
-            flow.start(function)
-        return flow
+            entry = domain.entry(function)
+            if entry is not None:
+                FlowInterpreter(domain).run(function, entry)
+        return domain
 
     def record(self, reuse: Reuse) -> None:
         if id(reuse.node) not in self._seen:
@@ -378,16 +382,11 @@ class KeyFlowFacts:
         scope = self.traced.scopes.get(id(function))
         if scope is None:
             return found
-        flow = _KeyFlow(self, function, scope, summary=True)
+        domain = KeyDomain(self, function, scope, summary=True)
         carry = params[carry_index].name.value
-        flow.carry = (carry, pairs)
-        flow.state[carry] = KeyState(param=_carry_marker(None))
-        if isinstance(function.body, cst.BaseExpression):
-            flow.expr(function.body)
-            flow.returned_carry(function.body)
-        else:
-            flow.run(function.body.body)
-        found.extend(flow.carry_reused)
+        domain.carry = (carry, pairs)
+        FlowInterpreter(domain).run(function, {carry: KeyState(param=_carry_marker(None))})
+        found.extend(domain.carry_reused)
         return found
 
     def order(self, node: cst.CSTNode) -> int:
@@ -439,12 +438,14 @@ class _FileIndex:
                     aliases.add(node.asname.name.value)
         #: id(node) -> its line, for the nodes a message named
         self._lines: dict[int, int] = {}
+        #: key-name pattern -> the identifiers of the file that may hold or make a key
+        self._holding: dict["re.Pattern[str]", frozenset[str]] = {}
 
     def order(self, node: cst.CSTNode) -> int:
         return self.index.get(id(node), -1)
 
     def line(self, node: cst.CSTNode) -> int:
-        # positions of this node only: a message names a line or two, not every node of the file
+        # positions of the nodes asked for only: messages name a few lines, not every node of the file
         line = self._lines.get(id(node))
         if line is None:
             line = self._lines[id(node)] = node_spans(self.module, [node])[id(node)][0][0]
@@ -466,44 +467,68 @@ class _FileIndex:
         words = self.identifiers.get(id(function))
         if words is None:
             return True
-        if not words.isdisjoint(KEY_SOURCE_NAMES) or not words.isdisjoint(self.key_aliases):
-            return True
-        return any(_key_like(word, key_name) for word in words)
+        holding = self._holding.get(key_name)
+        if holding is None:
+            # the words of the whole file that can hold or make a key, found once
+            every = set().union(*self.identifiers.values())
+            holding = self._holding[key_name] = frozenset(
+                {word for word in every if _key_like(word, key_name)} | KEY_SOURCE_NAMES | self.key_aliases)
+        return not words.isdisjoint(holding)
 
 
-class _KeyFlow:
-    """The key interpreter for one scope."""
+class _Marker:
+    """A value of the key domain that is not a name's key state."""
+
+    __slots__ = ("label",)
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+
+    def __repr__(self) -> str:
+        return self.label
+
+
+#: Values of expressions (a name holding a key holds its `KeyState`):
+#: no key (a call's result, a literal, a function, …)
+NOT_KEY = _Marker("not a key")
+#: read from a name, attribute or subscript that holds no key of its own: unpacking it may give keys
+#: (`key, x = carry`), each one a key if named like one; every name that holds no key holds this
+READ = _Marker("read")
+#: a fresh key (`jax.random.key(0)`, `fold_in(key, i)`, `keys[0]`)
+KEY = _Marker("key")
+#: a batch of fresh keys (`jax.random.split(key, n)`): unpacking or iterating it gives keys
+KEYS = _Marker("keys")
+#: an element unpacked from a READ: a key for sure consumers when named like one
+MAYBE = _Marker("maybe a key")
+
+
+@dataclass(frozen=True)
+class CarryElement:
+    """`carry[1]`, or `x` of `x, k = carry`, in the body of a lax loop being probed: that element of its carry."""
+
+    position: int
+
+
+class KeyDomain:
+    """The key domain for one scope (a function or the module's top level), run by the generic
+    interpreter: names hold a `KeyState` (or READ when they hold no key); `evaluate` says where a
+    call consumes a key and what it makes. In `summary` mode it only records which parameters the
+    scope consumes; otherwise it records every reuse on `facts`. With `carry` set it probes the
+    body of a lax loop for carry keys it draws from and returns unchanged."""
 
     def __init__(self, facts: KeyFlowFacts, function: FunctionNode | None, scope: Scope, summary: bool) -> None:
         self.facts = facts
-        self.function = function
+        #: the function run (None for the module's top level)
+        self.owner = function
         self.scope = scope
         self.summary = summary
-        self.state: State = {}
-        self.loop_depth = 0
-        #: loop line, continue states, break states
-        self.loops: list[tuple[cst.CSTNode, list[State], list[State]]] = []
         #: id(tree map call) -> the names it found consumed already when it began
         self.consumed_before_map: dict[int, set[str]] = {}
         self.param_consumed: dict[str, Consumption] = {}
-        #: ids of the functions whose summaries this interpretation read
-        self.consulted: set[int] = set()
-        self.pass_index: list[int] = []
-        #: second passes over loop bodies left to this interpretation (LOOP_PASS_BUDGET), and the
-        #: loops met so far
-        self.passes_left = LOOP_PASS_BUDGET
-        self.loops_met: set[int] = set()
         self.not_keys = facts.lines.attribute_uses.get(id(function) if function is not None else id(facts.ctx.module), set())
-        #: in a test: a key given to two functions is how tests compare them, not a mistake
-        self.test_code = facts.test_file or in_test_function(scope)
-        #: the call of the expression statement being interpreted, whose result nothing uses
-        self.discarded: cst.Call | None = None
-        names = facts.ctx.names
-        # the scope changes while a function mapped over a pytree is run in place
-        self.resolve = lambda expr: names.qualified_name(expr, self.scope)
-        #: states at `return` statements, collected while a mapped function is run in place
-        self.returns: list[State] | None = None
-        #: ids of the functions being run in place (a function mapping itself is not run again)
+        self._test_code: bool | None = None
+        self._names = facts.ctx.names
+        #: ids of the functions being applied in place (a function mapping itself is not run again)
         self.inlined: set[int] = set()
         #: for a lax loop body: (its carry parameter, whether it returns `(carry, output)`)
         self.carry: tuple[str, bool] | None = None
@@ -511,8 +536,22 @@ class _KeyFlow:
         #: from and returned unchanged
         self.carry_reused: list[tuple[int | None, str, Consumption]] = []
 
+    @property
+    def test_code(self) -> bool:
+        """In a test a key given to two functions is how tests compare them, not a mistake."""
+        if self._test_code is None:
+            self._test_code = self.facts.test_file or in_test_function(self.scope)
+        return self._test_code
+
+    def resolve(self, expr: cst.BaseExpression) -> str | None:
+        # the scope changes while a function mapped over a pytree is applied in place
+        return self._names.qualified_name(expr, self.scope)
+
     # -- entry ----------------------------------------------------------------------------------
-    def start(self, function: FunctionNode) -> None:
+    def entry(self, function: FunctionNode) -> "State | None":
+        """The parameters that may hold keys, as the run starts; None in summary mode when none can
+        (the summary is then empty without a run)."""
+        state: State = {}
         params = function.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             name = param.name.value
@@ -524,13 +563,10 @@ class _KeyFlow:
             if self.summary or known:
                 # a parameter only *named* like a key (`key` is also attention's query/key/value)
                 # counts as a key for sure consumers only, not for unknown functions
-                self.state[name] = KeyState(known=known == "annotated", param=name)
-        if self.summary and not self.state:
-            return  # no parameter can hold a key: the summary is empty
-        if isinstance(function.body, cst.BaseExpression):
-            self.expr(function.body)
-        else:
-            self.run(function.body.body)
+                state[name] = KeyState(known=known == "annotated", param=name)
+        if self.summary and not state:
+            return None
+        return state
 
     def _param_is_key(self, param: cst.Param) -> "bool | str | None":
         """"annotated": a key type; True: named like a key; False: not one (annotated otherwise, or
@@ -550,358 +586,153 @@ class _KeyFlow:
             return False
         return True if self.facts.key_name.match(name) else None
 
-    # -- statements -----------------------------------------------------------------------------
-    def run(self, body) -> bool:
-        """Runs statements; False when control leaves (return, raise, break, continue)."""
-        if isinstance(body, cst.BaseSuite):
-            body = body.body
-        for statement in body:
-            if not self.statement(statement):
-                return False
-        return True
-
-    def statement(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.SimpleStatementLine):
-            for small in node.body:
-                if not self.small(small):
-                    return False
-            return True
-        if isinstance(node, cst.If):
-            self.expr(node.test)
-            before = _copy(self.state)
-            goes_on = self.run(node.body)
-            after_body = self.state
-            self.state = _copy(before)
-            if node.orelse is not None:
-                other = self.statement(node.orelse) if isinstance(node.orelse, cst.If) else self.run(node.orelse.body)
-            else:
-                other = True
-            return self._join([(after_body, goes_on), (self.state, other)])
-        if isinstance(node, (cst.For, cst.While)):
-            return self.loop(node)
-        if isinstance(node, cst.With):
-            for item in node.items:
-                self.expr(item.item)
-                if item.asname is not None:
-                    self.bind(item.asname.name, None)
-            return self.run(node.body)
-        if isinstance(node, cst.Try) or isinstance(node, getattr(cst, "TryStar", cst.Try)):
-            before = _copy(self.state)
-            goes_on = self.run(node.body)
-            if goes_on and node.orelse is not None:
-                goes_on = self.run(node.orelse.body)
-            # a handler may start anywhere in the body: from before it, or after it
-            entry = _merge(before, self.state)
-            paths = [(self.state, goes_on)]
-            for handler in node.handlers:
-                self.state = _copy(entry)
-                if handler.name is not None:
-                    self.bind(handler.name.name, None)
-                paths.append((self.state, self.run(handler.body)))
-            goes_on = self._join(paths)
-            if node.finalbody is not None:
-                goes_on = self.run(node.finalbody.body) and goes_on
-            return goes_on
-        if isinstance(node, cst.FunctionDef):
-            for decorator in node.decorators:
-                self.expr(decorator.decorator)
-            self.state.pop(node.name.value, None)
-            return True
-        if isinstance(node, cst.ClassDef):
-            self.state.pop(node.name.value, None)
-            return True
-        if isinstance(node, cst.Match):
-            self.expr(node.subject)
-            before = _copy(self.state)
-            paths = []
-            for case in node.cases:
-                self.state = _copy(before)
-                paths.append((self.state, self.run(case.body)))
-            paths.append((before, True))
-            return self._join(paths)
-        return True
-
-    def _join(self, paths: list[tuple[State, bool]]) -> bool:
-        live = [state for state, goes_on in paths if goes_on]
-        if not live:
-            self.state = paths[0][0]
-            return False
-        merged = live[0]
-        for other in live[1:]:
-            merged = _merge(merged, other)
-        self.state = merged
-        return True
-
-    def loop(self, node: cst.For | cst.While) -> bool:
-        if isinstance(node, cst.For):
-            self.expr(node.iter)
-        before = _copy(self.state)
-        line = node
-        self.loop_depth += 1
-        breaks: list[State] = []
-        if id(node) not in self.loops_met:
-            self.loops_met.add(id(node))
-            self.passes_left += 1
-        for iteration in range(2):
-            if iteration == 1:
-                # the next iteration starts where the first began: it would only repeat it
-                if self.state == before or not self.passes_left:
-                    break
-                self.passes_left -= 1
-            self.loops.append((line, [], breaks))
-            if isinstance(node, cst.For):
-                self.bind_iteration(node.target, node.iter)
-            else:
-                self.expr(node.test)
-            self.pass_index.append(iteration)
-            goes_on = self.run(node.body)
-            self.pass_index.pop()
-            _, continues, _ = self.loops.pop()
-            ends = ([self.state] if goes_on else []) + continues
-            if not ends:
-                break
-            merged = ends[0]
-            for other in ends[1:]:
-                merged = _merge(merged, other)
-            self.state = merged
-        self.loop_depth -= 1
-        self.state = _merge(before, self.state)
-        for state in breaks:
-            self.state = _merge(self.state, state)
-        if node.orelse is not None:
-            self.run(node.orelse.body)
-        return True
-
-    def small(self, node: cst.BaseSmallStatement) -> bool:
-        if isinstance(node, cst.Assign):
-            value = self.expr(node.value)
-            for target in node.targets:
-                self.bind(target.target, value, node.value)
-        elif isinstance(node, cst.AnnAssign):
-            if node.value is not None:
-                self.bind(node.target, self.expr(node.value), node.value)
-        elif isinstance(node, cst.AugAssign):
-            self.expr(node.value)
-            self.bind(node.target, None)
-        elif isinstance(node, cst.Return):
-            if node.value is not None:
-                self.expr(node.value)
-                if self.carry is not None:
-                    self.returned_carry(node.value)
-            if self.returns is not None:
-                self.returns.append(_copy(self.state))
-            return False
-        elif isinstance(node, cst.Raise):
-            if node.exc is not None:
-                self.expr(node.exc)
-            return False
-        elif isinstance(node, (cst.Continue, cst.Break)):
-            if self.loops:
-                target = self.loops[-1][1] if isinstance(node, cst.Continue) else self.loops[-1][2]
-                target.append(_copy(self.state))
-            return False
-        elif isinstance(node, cst.Expr):
-            self.discarded = _discarded_call(node.value)
-            self.expr(node.value)
-            self.discarded = None
-        elif isinstance(node, cst.Assert):
-            self.expr(node.test)
-        elif isinstance(node, cst.Del):
-            self.bind(node.target, None)
-        elif isinstance(node, (cst.Import, cst.ImportFrom)):
-            names = node.names if not isinstance(node.names, cst.ImportStar) else []
-            for alias in names:
-                local = alias.asname.name if alias.asname else alias.name
-                if isinstance(local, cst.Name):
-                    self.state.pop(local.value, None)
-        return True
-
-    # -- binding --------------------------------------------------------------------------------
-    def bind(self, target: cst.BaseExpression, value: "str | None", value_node: cst.BaseExpression | None = None) -> None:
-        """Binds a target to a value: "key" (a fresh key), "keys" (a batch of fresh keys), or None."""
-        if isinstance(target, cst.Name):
-            name = target.value
-            position = self._carry_position(value_node)
-            if position is not None:
-                self.state[name] = KeyState(param=_carry_marker(position), loop_depth=self.loop_depth)
-            elif value in ("key", "keys") and name not in self.not_keys:
-                self.state[name] = KeyState(known=True, loop_depth=self.loop_depth)
-            elif (value == "maybe" and self.facts.key_name.match(name) and name not in self.not_keys):
-                # `key, x = carry`: named like a key; sure consumers only
-                self.state[name] = KeyState(known=False, loop_depth=self.loop_depth)
-            else:
-                self.state.pop(name, None)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            if self.carry is not None and self._is_carry(value_node) and not any(
-                    isinstance(e, cst.StarredElement) for e in target.elements):
-                # `params, key = carry` in a lax loop body: each element keeps its carry position
-                for position, element in enumerate(target.elements):
-                    if isinstance(element.value, cst.Name):
-                        self.state[element.value.value] = KeyState(param=_carry_marker(position),
-                                                                   loop_depth=self.loop_depth)
-                    else:
-                        self.bind(element.value, None)
-                return
-            values = value_node.elements if isinstance(value_node, (cst.Tuple, cst.List)) else None
-            if values is not None and len(values) == len(target.elements) and not any(
-                    isinstance(e, cst.StarredElement) for e in (*target.elements, *values)):
-                for element, item in zip(target.elements, values):
-                    self.bind(element.value, self._kinds.get(id(item.value)), item.value)
-                return
-            element_value = "key" if value == "keys" else ("maybe" if value in (None, "maybe") and isinstance(
-                value_node, (cst.Name, cst.Subscript, cst.Attribute)) else None)
-            for element in target.elements:
-                if isinstance(element, cst.StarredElement):
-                    self.bind(element.value, "keys" if value == "keys" else None)
-                else:
-                    self.bind(element.value, element_value)
-        elif isinstance(target, cst.StarredElement):
-            self.bind(target.value, None)
+    # -- the domain: joins and bindings ---------------------------------------------------------
+    def join(self, a, b):
+        """Consumed on either path means consumed (the first consumption in source order is the one
+        named). A name that holds a key on one path only (`rng = cfg.rng` before a loop whose body
+        rebinds it from a `split`) is still followed, as a key for sure consumers only."""
+        if a is b or a == b:
+            return a
+        if type(a) is not KeyState:
+            if type(b) is not KeyState:
+                return READ
+            return KeyState(b.consumed) if b.known or b.param is not None else b
+        if type(b) is not KeyState:
+            return KeyState(a.consumed) if a.known or a.param is not None else a
+        if a.consumed is not None and b.consumed is not None:
+            first = a.consumed if a.consumed.line <= b.consumed.line else b.consumed
         else:
-            self.expr(target)
+            first = a.consumed or b.consumed
+        return KeyState(first, a.known and b.known, a.param if a.param == b.param else None)
 
-    def _is_carry(self, node: cst.BaseExpression | None) -> bool:
-        """Whether a node is the untouched carry parameter of the lax loop body being probed."""
-        if not isinstance(node, cst.Name):
-            return False
-        held = self.state.get(node.value)
-        return held is not None and held.param == _carry_marker(None)
+    def unbound(self, name: str):
+        return READ
 
-    def _carry_position(self, node: cst.BaseExpression | None) -> int | None:
-        """`carry[1]` in a lax loop body being probed: 1."""
-        if self.carry is None or not isinstance(node, cst.Subscript) or not self._is_carry(node.value) \
-                or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
-            return None
-        index = node.slice[0].slice.value
-        return index.evaluated_value if isinstance(index, cst.Integer) else None
+    def opaque(self, node: cst.CSTNode):
+        return NOT_KEY
 
-    def bind_iteration(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
-        value = self._kinds.get(id(iterable))
-        if value == "keys":
-            self.bind(target, "key")
+    def function(self, node: cst.FunctionDef | cst.Lambda):
+        return NOT_KEY
+
+    def comprehension(self, node: cst.BaseExpression, elements):
+        return NOT_KEY
+
+    def augmented(self, current, operand, operator: cst.BaseAugOp):
+        return NOT_KEY
+
+    def assigned(self, name: str, value, source: cst.BaseExpression | None) -> None:
+        pass
+
+    def bound(self, name: str, value, target: cst.CSTNode | None, flow: FlowInterpreter):
+        """What a name holds once bound: a fresh key state for a key (a name bound to another name's
+        key starts fresh: the two are not followed as one), READ for anything else."""
+        if type(value) is KeyState:
+            value = KEY if value.known else READ
+        if value is KEY or value is KEYS:
+            return KeyState(known=True) if name not in self.not_keys else READ
+        if type(value) is CarryElement:
+            return KeyState(param=_carry_marker(value.position))
+        if value is MAYBE and self.facts.key_name.match(name) and name not in self.not_keys:
+            # `key, x = carry`: named like a key; sure consumers only
+            return KeyState(known=False)
+        return READ
+
+    def unpack(self, value, count: int, starred: int | None) -> list:
+        """`a, b = value`: each target gets a key from a batch of keys; a name read from a name,
+        attribute or subscript without a key of its own (`key, x = carry`) may be one."""
+        if type(value) is KeyState:
+            if value.param == _carry_marker(None) and starred is None:
+                # `params, key = carry` in a lax loop body: each element keeps its carry position
+                return [CarryElement(position) for position in range(count)]
+            value = NOT_KEY if value.known else READ
+        if value is KEYS:
+            parts = [KEY] * count
+            if starred is not None:
+                parts[starred] = KEYS
+            return parts
+        parts = [MAYBE if value is READ else NOT_KEY] * count
+        if starred is not None:
+            parts[starred] = NOT_KEY
+        return parts
+
+    def iterate(self, target: cst.BaseExpression, iterable: cst.BaseExpression, value,
+                flow: FlowInterpreter) -> None:
+        """`for k in jax.random.split(key, n)` gives keys, so does `for i, k in enumerate(…)`."""
+        if value is KEYS:
+            flow.bind(target, KEY)
         elif isinstance(iterable, cst.Call) and isinstance(target, cst.Tuple) and len(target.elements) == 2 \
                 and self.resolve(iterable.func) == "builtins.enumerate" and iterable.args \
-                and self._kinds.get(id(iterable.args[0].value)) == "keys":
-            self.bind(target.elements[0].value, None)
-            self.bind(target.elements[1].value, "key")
+                and flow.value_at(iterable.args[0].value) is KEYS:
+            flow.bind(target.elements[0].value, NOT_KEY)
+            flow.bind(target.elements[1].value, KEY)
         else:
-            self.bind(target, None)
+            flow.bind(target, NOT_KEY)
+
+    def returning(self, node: cst.CSTNode, value, flow: FlowInterpreter) -> None:
+        if self.carry is not None and not flow.unreachable:
+            returned = node.value if isinstance(node, cst.Return) else node
+            if returned is not None:
+                self.returned_carry(returned, flow.env)
 
     # -- expressions ----------------------------------------------------------------------------
-    @property
-    def _kinds(self) -> dict[int, str]:
-        if not hasattr(self, "_kind_table"):
-            self._kind_table: dict[int, str] = {}
-        return self._kind_table
-
-    def expr(self, node: cst.BaseExpression) -> "str | None":
-        value = self._expr(node)
-        if value is not None:
-            self._kinds[id(node)] = value
-        else:
-            self._kinds.pop(id(node), None)
-        return value
-
-    def _expr(self, node: cst.BaseExpression) -> "str | None":
-        if isinstance(node, cst.Name):
-            held = self.state.get(node.value)
-            return "key" if held is not None and held.known else None
-        if isinstance(node, cst.Call):
-            return self.call(node)
-        if isinstance(node, cst.Subscript):
-            base = self.expr(node.value)
+    def evaluate(self, node: cst.BaseExpression, flow: FlowInterpreter):
+        kind = type(node)
+        if kind is cst.Call:
+            return self.call(node, flow)
+        if kind is cst.Subscript:
+            base = flow.eval(node.value)
             for element in node.slice:  # `x[jax.random.randint(key, ...)]` draws too
                 index = element.slice
-                parts = (index.value,) if isinstance(index, cst.Index) else (index.lower, index.upper, index.step)
+                parts = (index.value,) if type(index) is cst.Index else (index.lower, index.upper, index.step)
                 for part in parts:
                     if part is not None:
-                        self.expr(part)
-            if base == "key" and isinstance(node.value, cst.Name):
-                return "key"
-            return None
-        if isinstance(node, COMPREHENSIONS):
-            self.comprehension(node)
-            return None
-        if isinstance(node, cst.Lambda):
-            return None
-        if isinstance(node, cst.NamedExpr):
-            value = self.expr(node.value)
-            self.bind(node.target, value)
-            return value
-        if isinstance(node, cst.IfExp):
-            self.expr(node.test)
-            before = _copy(self.state)
-            self.expr(node.body)
-            after = self.state
-            self.state = before
-            self.expr(node.orelse)
-            self.state = _merge(after, self.state)
-            return None
-        if isinstance(node, cst.BooleanOperation):
-            self.expr(node.left)
-            before = _copy(self.state)
-            self.expr(node.right)
-            self.state = _merge(before, self.state)
-            return None
-        for child in _child_expressions(node):
-            self.expr(child)
-        return None
+                        flow.eval(part)
+            if type(base) is KeyState:
+                if self.carry is not None and base.param == _carry_marker(None):
+                    position = _constant_index(node)
+                    if position is not None:
+                        return CarryElement(position)
+                if base.known and type(node.value) is cst.Name:
+                    return KEY
+            return READ
+        if kind is cst.Attribute:
+            flow.eval(node.value)
+            return READ
+        if kind is cst.IfExp:
+            flow.eval(node.test)
+            flow.alternatives(node.body, node.orelse)
+            return NOT_KEY
+        if kind is cst.BooleanOperation:
+            flow.eval(node.left)
+            flow.alternatives(node.right, None)
+            return NOT_KEY
+        for child in expressions_below(node):
+            flow.eval(child)
+        return NOT_KEY
 
-    def comprehension(self, node) -> None:
-        outer = _copy(self.state)
-        comp: cst.CompFor | None = node.for_in
-        bound: set[str] = set()
-        self.expr(comp.iter)
-        self.loop_depth += 1
-        self.loops.append((node, [], []))
-        for _ in range(2):
-            comp = node.for_in
-            first = True
-            while comp is not None:
-                if not first:
-                    self.expr(comp.iter)
-                first = False
-                self.bind_iteration(comp.target, comp.iter)
-                bound.update(target_names(comp.target))
-                for condition in comp.ifs:
-                    self.expr(condition.test)
-                comp = comp.inner_for_in
-            if isinstance(node, cst.DictComp):
-                self.expr(node.key)
-                self.expr(node.value)
-            else:
-                self.expr(node.elt)
-        self.loops.pop()
-        self.loop_depth -= 1
-        for name in bound:  # comprehension variables are local to it
-            if name in outer:
-                self.state[name] = outer[name]
-            else:
-                self.state.pop(name, None)
-
-    def call(self, node: cst.Call) -> "str | None":
+    def call(self, node: cst.Call, flow: FlowInterpreter):
         func = node.func
         callee = self.resolve(func)
-        if isinstance(func, cst.Attribute):
-            self.expr(func.value)
-        elif isinstance(func, cst.Call):
-            self.expr(func)
+        if type(func) is cst.Attribute:
+            flow.eval(func.value)
+        elif type(func) is cst.Call:
+            flow.eval(func)
         for arg in node.args:
-            self.expr(arg.value)
-        consumed = self._consumed_arguments(node, callee)
-        for name, certain, direct, via in consumed:
-            self.consume(name, node, certain, direct, via, callee if direct else None)
-        if callee in TREE_MAPS:
-            self.map_over_leaves(node)
-        elif callee in CARRY_LOOPS and not self.summary:
-            self.carry_loop(node, callee)
+            flow.eval(arg.value)
+        if not flow.unreachable:
+            for name, certain, direct, via in self._consumed_arguments(node, callee, flow):
+                self.consume(name, node, certain, direct, flow, via, callee if direct else None)
+            if callee in TREE_MAPS:
+                self.map_over_leaves(node, flow)
+            elif callee in CARRY_LOOPS and not self.summary:
+                self.carry_loop(node, callee)
         if callee in KEY_MAKERS or callee == "jax.random.fold_in" or callee == "jax.random.clone":
-            return "key"
+            return KEY
         if callee == "jax.random.split":
-            return "keys"
-        return None
+            return KEYS
+        return NOT_KEY
 
-    def map_over_leaves(self, node: cst.Call) -> None:
+    def map_over_leaves(self, node: cst.Call, flow: FlowInterpreter) -> None:
         """`jax.tree.map(f, tree)`: `f` runs once per leaf, here, like a loop body, so that a key it
         closes over and draws from is seen consumed again by the next leaf."""
         function = self._function_argument(node, 0, "f")
@@ -910,35 +741,14 @@ class _KeyFlow:
         inner = self.facts.traced.scopes.get(id(function))
         if inner is None:
             return
-        local = set(inner.bindings)
-        outer = {name: self.state[name] for name in local if name in self.state}
-        scope, returns = self.scope, self.returns
+        self.consumed_before_map[id(node)] = {
+            name for name, held in flow.env.items() if type(held) is KeyState and held.consumed is not None}
+        scope = self.scope
         self.scope = inner
         self.inlined.add(id(function))
-        self.consumed_before_map[id(node)] = {name for name, held in self.state.items() if held.consumed is not None}
-        self.loop_depth += 1
-        self.loops.append((node, [], []))
-        for _ in range(2):
-            for name in local:
-                self.state.pop(name, None)
-            if isinstance(function.body, cst.BaseExpression):
-                self.expr(function.body)
-                continue
-            self.returns = []
-            goes_on = self.run(function.body.body)
-            ends = self.returns + ([self.state] if goes_on else [])
-            if ends:
-                merged = ends[0]
-                for other in ends[1:]:
-                    merged = _merge(merged, other)
-                self.state = merged
-        self.loops.pop()
-        self.loop_depth -= 1
+        flow.apply_in_place(node, function, inner.bindings)
         self.inlined.discard(id(function))
-        self.scope, self.returns = scope, returns
-        for name in local:
-            self.state.pop(name, None)
-        self.state.update(outer)
+        self.scope = scope
 
     def carry_loop(self, node: cst.Call, callee: str) -> None:
         """`lax.scan(body, (params, key), xs)`: a body that draws from a key of its carry and returns
@@ -980,8 +790,10 @@ class _KeyFlow:
                 return callee.function
         return None
 
-    def returned_carry(self, value: cst.BaseExpression) -> None:
+    def returned_carry(self, value: cst.BaseExpression, state: "State | None") -> None:
         """At a `return` of a lax loop body: the carry keys it returns as they came, after drawing."""
+        if state is None:
+            return
         carry_param, pairs = self.carry
         if pairs:
             if not isinstance(value, (cst.Tuple, cst.List)) or len(value.elements) != 2:
@@ -994,16 +806,20 @@ class _KeyFlow:
         else:
             return
         for position, name in returned:
-            held = self.state.get(name)
-            if held is not None and held.param == _carry_marker(position) and held.consumed is not None \
+            held = state.get(name)
+            if type(held) is KeyState and held.param == _carry_marker(position) and held.consumed is not None \
                     and held.consumed.certain:
                 self.carry_reused.append((position, name, held.consumed))
 
-    def _consumed_arguments(self, node: cst.Call, callee: str | None) -> list[tuple[str, bool, bool, Consumption | None]]:
-        """The tracked names this call consumes, each with whether the consumer is known, whether
-        it is a `jax.random` call itself, and where a module function it reaches consumes it."""
+    def _consumed_arguments(self, node: cst.Call, callee: str | None,
+                            flow: FlowInterpreter) -> list[tuple[str, bool, bool, Consumption | None]]:
+        """The names holding keys that this call consumes, each with whether the consumer is known,
+        whether it is a `jax.random` call itself, and where a module function it reaches consumes it."""
+        state = flow.env
+        if not state:
+            return []
         tracked = [(arg, arg.value.value) for arg in node.args
-                   if isinstance(arg.value, cst.Name) and arg.value.value in self.state and not arg.star]
+                   if type(arg.value) is cst.Name and type(state.get(arg.value.value)) is KeyState and not arg.star]
         if callee is not None and callee.startswith("jax.random."):
             if callee in NON_CONSUMING_RANDOM:
                 return []
@@ -1015,27 +831,24 @@ class _KeyFlow:
             for arg in node.args:
                 if isinstance(arg.value, (cst.Tuple, cst.List)):
                     names += [e.value.value for e in arg.value.elements
-                              if isinstance(e.value, cst.Name) and e.value.value in self.state]
+                              if isinstance(e.value, cst.Name) and type(state.get(e.value.value)) is KeyState]
             return [(n, False, False, None) for n in names]
         if not tracked:
             return []
         reached = self.facts.callee(node.func, self.scope)
-        if reached is not None and node is self.discarded and self.facts.compiled(node.func, reached, self.scope):
+        if reached is not None and _discarded(node, flow) and self.facts.compiled(node.func, reached, self.scope):
             # a warm-up: a compiled function's only effect is its result, and this one is thrown
             # away, so the numbers it draws are never seen (`step(key, x).block_until_ready()`)
             return []
         if reached is not None:
-            self.consulted.add(id(reached.function))
-            summary = self.facts.summaries.get(id(reached.function))
-            if summary is None:
-                return []
+            summary = self.facts.read_summary(reached.function)
             given = {id(arg.value) for arg in node.args}  # not what a `partial` bound elsewhere
             result = []
             for param, passed in reached.bind(node.args).items():
                 if param not in summary.consumed or passed.how is not Passing.ARGUMENT:
                     continue
                 value = passed.values[0]
-                if id(value) in given and isinstance(value, cst.Name) and value.value in self.state:
+                if id(value) in given and isinstance(value, cst.Name) and type(state.get(value.value)) is KeyState:
                     inner = summary.consumed[param]
                     result.append((value.value, inner.certain, False, inner))
             return result
@@ -1053,19 +866,18 @@ class _KeyFlow:
             return []
         return [(n, False, False, None) for _, n in tracked]
 
-    def _repeating_loop(self, name: str) -> cst.CSTNode | None:
+    def _repeating_loop(self, name: str, flow: FlowInterpreter) -> cst.CSTNode | None:
         """The innermost loop whose previous iteration (or leaf) consumed `name`: a tree map that
         found the key consumed already when it began repeats an enclosing loop's draw, not a leaf's."""
-        for loop, _, _ in reversed(self.loops):
+        for loop in reversed(flow.loops):
             if not (isinstance(loop, cst.Call) and name in self.consumed_before_map.get(id(loop), ())):
                 return loop
         return None
 
-    def consume(self, name: str, node: cst.Call, certain: bool, direct: bool, via: Consumption | None = None,
-                draw: str | None = None) -> None:
-        held = self.state.get(name)
-        if held is None:
-            return
+    def consume(self, name: str, node: cst.Call, certain: bool, direct: bool, flow: FlowInterpreter,
+                via: Consumption | None = None, draw: str | None = None) -> None:
+        state = flow.env
+        held = state.get(name)
         line = self.facts.order(node)
         consumption = Consumption(node, line, certain, direct, via, draw, self.scope.node)
         if held.consumed is not None:
@@ -1077,7 +889,7 @@ class _KeyFlow:
                 first = held.consumed
                 loop, kind = None, "again"
                 if first.line >= line:
-                    loop = self._repeating_loop(name)  # consumed by the previous iteration (or leaf)
+                    loop = self._repeating_loop(name, flow)  # consumed by the previous iteration (or leaf)
                     if loop is not None:
                         kind = "leaves" if isinstance(loop, cst.Call) else "loop"
                 if kind == "loop" and _over_mapping_values(loop):
@@ -1086,7 +898,7 @@ class _KeyFlow:
                     return  # the same shuffle of several arrays, on purpose: they stay aligned
                 self.facts.record(Reuse(node, name, first, loop, kind))
             return
-        self.state[name] = KeyState(consumption, held.known, held.param, held.loop_depth)
+        state[name] = KeyState(consumption, held.known, held.param)
         if held.param is not None and held.param not in self.param_consumed:
             self.param_consumed[held.param] = consumption
 
@@ -1196,45 +1008,39 @@ def _carry_marker(position: int | None) -> str:
     return "<carry>" if position is None else f"<carry {position}>"
 
 
-def _copy(state: State) -> State:
-    return dict(state)
+def _may_name_key_or_array(annotation: cst.BaseExpression) -> bool:
+    """Whether KEY_ANNOTATIONS or ARRAY_ANNOTATION may match the annotation's source: it has a string
+    (a forward reference), or a name that holds `PRNGKey` or `KeyArray`, or is `Key` or `Array`."""
+    from ..syntax.walk import walk
+
+    found = [False]
+
+    def enter(node: cst.CSTNode, _field: str) -> bool:
+        kind = type(node)
+        if kind is cst.Name:
+            word = node.value
+            if word in ("Key", "Array") or "PRNGKey" in word or "KeyArray" in word:
+                found[0] = True
+        elif kind is cst.SimpleString or kind is cst.ConcatenatedString or kind is cst.FormattedString:
+            found[0] = True
+        return not found[0]
+
+    walk(annotation, enter, lambda node: None)
+    return found[0]
 
 
-def _merge(a: State, b: State) -> State:
-    """Names tracked on both paths; consumed on either path means consumed."""
-    merged: State = {}
-    for name, left in a.items():
-        right = b.get(name)
-        if right is None:
-            continue
-        if left.consumed is not None and right.consumed is not None:
-            first = left.consumed if left.consumed.line <= right.consumed.line else right.consumed
-        else:
-            first = left.consumed or right.consumed
-        param = left.param if left.param == right.param else None
-        merged[name] = KeyState(first, left.known and right.known, param, max(left.loop_depth, right.loop_depth))
-    return merged
+def _constant_index(node: cst.Subscript) -> int | None:
+    """`carry[1]`: 1; None for any other subscript."""
+    if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
+        return None
+    index = node.slice[0].slice.value
+    return index.evaluated_value if type(index) is cst.Integer else None
 
 
-_WRAPPERS = frozenset({cst.Element, cst.DictElement, cst.StarredDictElement, cst.Arg, cst.ComparisonTarget,
-                       cst.FormattedStringExpression, cst.Index, cst.Slice, cst.SubscriptElement})
-#: node type -> is it an expression (an `isinstance` against libcst's abstract classes is slow)
-_IS_EXPRESSION: dict[type, bool] = {}
-
-
-def _child_expressions(node: cst.CSTNode):
-    """The expressions directly under a node, looking through arguments, elements and slices."""
-    from ..syntax.walk import children
-
-    for _, child in children(node):
-        kind = type(child)
-        is_expression = _IS_EXPRESSION.get(kind)
-        if is_expression is None:
-            is_expression = _IS_EXPRESSION[kind] = issubclass(kind, cst.BaseExpression)
-        if is_expression:
-            yield child
-        elif kind in _WRAPPERS:
-            yield from _child_expressions(child)
+def _discarded(node: cst.Call, flow: FlowInterpreter) -> bool:
+    """Whether the call is the one whose result the expression statement being run throws away."""
+    statement = flow.current_statement
+    return type(statement) is cst.Expr and _discarded_call(statement.value) is node
 
 
 def _parameter_count(function: FunctionNode) -> int:
@@ -1310,7 +1116,7 @@ def vmap_broadcast_keys(ctx: "SourceFile") -> list[tuple[cst.Call, str, str]]:
                 continue
             positional = _parameter_names(function)[use.bound_positional:]
             for param in _broadcast(use, positional):
-                consumption = facts.summaries.get(id(function), Summary()).consumed.get(param)
+                consumption = facts.summary(function).consumed.get(param)
                 if consumption is not None and consumption.certain \
                         and not _given_none(ctx, function, positional.index(param)):
                     found.append((consumption.node, param, "in_axes=None"))

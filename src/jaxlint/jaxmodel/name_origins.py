@@ -9,7 +9,7 @@ list or tuple), from the expressions the name is bound to where it is read:
 
 * `origins(name, scope)`: every binding of the name in the scope that binds it, with the value or
   iterable it comes from; None when some binding is of a form not understood here.
-* `reaching(name_node, scope)`: the bindings that can reach that read of the name (`reaching.py`):
+* `reaching(name_node, scope)`: the bindings that can reach that read of the name (`dataflow.reaching`):
   `x = np.zeros(3)`, `x[0] = 1`, `x = jnp.asarray(x)`, `x[1] = 2` is NumPy at the first subscript
   and JAX at the second. When several reach and disagree, the answer is "not known".
 * `certain_array(expr, scope)`: the expression is a JAX array whatever path led to it: made by a
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Iterator
 import libcst as cst
 
 from .jax_names import JIT_FAMILY, PARTIAL
-from ..semantic.reaching import Origin, ScopeFacts, ScopeFlow, literal_key
+from ..dataflow.reaching import Origin, ScopeFacts, literal_key, scope_facts
 from ..semantic.instance_attributes import InstanceAttributes, self_param
 from ..semantic.model import SemanticModel
 from ..semantic.scopes import Scope
@@ -500,11 +500,11 @@ class NameOrigins:
         return self.facts(scope).origins
 
     def facts(self, scope: Scope) -> "ScopeFacts":
-        """What one walk of the scope's own statements, in execution order, found (computed once)."""
+        """What the reaching-bindings domain finds in one run over the scope's own statements (computed once)."""
         key = id(scope.node)
         found = self._by_scope.get(key)
         if found is None:
-            found = self._by_scope[key] = ScopeFlow(scope).run()
+            found = self._by_scope[key] = scope_facts(scope)
         return found
 
 

@@ -5,11 +5,10 @@ calls queue work and which operations wait for a result). A timing `t0 = clock()
 that nothing waited in measures the dispatch, not the computation. This domain follows, on the
 generic `dataflow` interpreter, for every path through one scope:
 
-* the device queue of the path, kept in the environment under `QUEUE` (a key no Python name can
-  spell), so that the interpreter joins it at every merge like any variable: the clocks read so
-  far, and the work queued and not known to be waited for, each entry with the clocks read before
-  it and the work queued before it (the device runs its queue in order: waiting for one result
-  waits for everything queued before it);
+* the device queue of the path, the interpreter's path state (copied where paths branch, joined
+  where they meet): the clocks read so far, and the work queued and not known to be waited for,
+  each entry with the clocks read before it and the work queued before it (the device runs its
+  queue in order: waiting for one result waits for everything queued before it);
 * for every name, the work its value may depend on, the clock reads it may hold, and the nested
   functions it may be (calling one reads what it closes over).
 
@@ -69,9 +68,6 @@ QUIET_CONTEXTS = frozenset({
 })
 STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
-
-#: the environment key of the path's device queue
-QUEUE = "<device queue>"
 
 _NONE: frozenset[int] = frozenset()
 
@@ -224,7 +220,7 @@ class PendingWork:
         self.ctx = ctx
         self.scope = scope
         self.dispatch = Dispatch.of(ctx)
-        self.flow: FlowInterpreter[Work | Queue] = FlowInterpreter(self)
+        self.flow: FlowInterpreter[Work] = FlowInterpreter(self)
         #: id -> node, for the ids values and queues hold
         self.nodes: dict[int, cst.CSTNode] = {}
         #: dispatch id -> the order it was first queued in, and the first name its result was bound to
@@ -238,14 +234,14 @@ class PendingWork:
 
     def run(self, node: cst.CSTNode) -> dict[int, list[Unwaited]]:
         """Closing clock read id -> the work it leaves unwaited (at least one piece of work each)."""
-        entry: dict[str, Work | Queue] = {QUEUE: Queue()}
+        entry: dict[str, Work] = {}
         if isinstance(node, (cst.FunctionDef, cst.Lambda)):
             params = node.params
             for param in (*params.posonly_params, *params.params, *params.kwonly_params,
                           params.star_arg, params.star_kwarg):
                 if isinstance(param, cst.Param):
                     entry[param.name.value] = UNKNOWN
-        result = self.flow.run(node, entry)
+        result = self.flow.run(node, entry, path_state=Queue())
         openings: dict[int, set[int]] = {}
         for effect in result.effects:
             if isinstance(effect, Interval):
@@ -263,11 +259,9 @@ class PendingWork:
 
     # -- the queue of the current path ----------------------------------------------------------
     def _update(self, flow: FlowInterpreter, change) -> None:
-        env = flow.env
-        if env is not None:
-            queue = env.get(QUEUE)
-            if queue is not None:
-                env[QUEUE] = change(queue)
+        queue = flow.path_state
+        if queue is not None:
+            flow.path_state = change(queue)
 
     def _wait(self, flow: FlowInterpreter, value: Work) -> None:
         if value.work:
@@ -284,12 +278,11 @@ class PendingWork:
         return Work(work=frozenset({key}))
 
     # -- the domain -----------------------------------------------------------------------------
-    def join(self, a, b):
-        if a is b:
-            return a
-        if isinstance(a, Queue):
-            return a.join(b)
+    def join(self, a: Work, b: Work) -> Work:
         return a | b
+
+    def join_path(self, a: Queue, b: Queue) -> Queue:
+        return a.join(b)
 
     def unbound(self, name: str) -> Work:
         """A name of this scope not bound on a path holds nothing there (using it would fail: the
@@ -472,12 +465,11 @@ class PendingWork:
 
     def _clock(self, node: cst.Call, flow: FlowInterpreter) -> Work:
         key = id(node)
-        env = flow.env
-        queue = env.get(QUEUE) if env is not None else None
+        queue = flow.path_state
         if queue is not None:
             seen = self.seen.get(key)
             self.seen[key] = queue if seen is None else seen.join(queue)
-            env[QUEUE] = queue.read_clock(key)
+            flow.path_state = queue.read_clock(key)
         return Work(clocks=frozenset({key}))
 
     def _closed_over(self, func: cst.BaseExpression, callee: Work, given: frozenset[int],

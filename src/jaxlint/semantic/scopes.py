@@ -40,6 +40,10 @@ class Binding:
     targets: list[str] = field(default_factory=list)
     #: nodes that bind the name (ImportAlias, Name targets, FunctionDef …), in source order
     nodes: list[cst.CSTNode] = field(default_factory=list)
+    #: for each of `nodes`, what binds it: its statement (Assign, For, Import, Del …), or the `:=`,
+    #: `with` item, `except` clause, comprehension `for`, `match` pattern; a Param or a `def` or
+    #: class is its own
+    statements: list[cst.CSTNode] = field(default_factory=list)
     #: aliases as written (`jnp = jax.numpy`), resolved only when asked
     alias_values: list[cst.BaseExpression] = field(default_factory=list)
     #: indices (into `targets`) of fallbacks: bindings in an `except ImportError:` (or
@@ -196,7 +200,7 @@ class _BindingCollector:
         elif isinstance(node, COMPREHENSIONS):
             comp_for: cst.CompFor | None = node.for_in
             while comp_for is not None:
-                self._target(comp_for.target)
+                self._target(comp_for.target, comp_for)
                 comp_for = comp_for.inner_for_in
         elif isinstance(node, cst.ClassDef):
             self.visit(node.body)
@@ -205,40 +209,43 @@ class _BindingCollector:
                 self.visit(stmt)
         return self.bindings
 
-    def _add(self, name: str, target: str, node: cst.CSTNode, alias: cst.BaseExpression | None = None):
+    def _add(self, name: str, target: str, node: cst.CSTNode, statement: cst.CSTNode,
+             alias: cst.BaseExpression | None = None) -> None:
         binding = self.bindings.setdefault(name, Binding(name))
         self.log.append((binding, len(binding.targets)))
         binding.targets.append(target)
         binding.nodes.append(node)
+        binding.statements.append(statement)
         if alias is not None:
             binding.alias_values.append(alias)
 
     def _params(self, params: cst.Parameters) -> None:
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-            self._add(param.name.value, LOCAL, param)
+            self._add(param.name.value, LOCAL, param, param)
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
-                self._add(star.name.value, LOCAL, star)
+                self._add(star.name.value, LOCAL, star, star)
 
-    def _target(self, target: cst.BaseExpression, alias: cst.BaseExpression | None = None) -> None:
+    def _target(self, target: cst.BaseExpression, statement: cst.CSTNode,
+                alias: cst.BaseExpression | None = None) -> None:
         if isinstance(target, cst.Name):
             if alias is not None and dotted_name(alias) is not None:
-                self._add(target.value, "<alias>", target, alias)
+                self._add(target.value, "<alias>", target, statement, alias)
             else:
-                self._add(target.value, LOCAL, target)
+                self._add(target.value, LOCAL, target, statement)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
-                self._target(element.value)
+                self._target(element.value, statement)
         elif isinstance(target, cst.StarredElement):
-            self._target(target.value)
+            self._target(target.value, statement)
 
     # Nested scopes bind their own name here and keep the rest to themselves.
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        self._add(node.name.value, LOCAL, node)
+        self._add(node.name.value, LOCAL, node, node)
         return False
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        self._add(node.name.value, LOCAL, node)
+        self._add(node.name.value, LOCAL, node, node)
         return False
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
@@ -272,38 +279,38 @@ class _BindingCollector:
     def visit_Assign(self, node: cst.Assign) -> None:
         single = len(node.targets) == 1
         for target in node.targets:
-            self._target(target.target, node.value if single else None)
+            self._target(target.target, node, node.value if single else None)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._target(node.target, node.value)
+        self._target(node.target, node, node.value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._target(node.target)
+        self._target(node.target, node)
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._target(node.target)
+        self._target(node.target, node)
 
     def visit_For(self, node: cst.For) -> None:
-        self._target(node.target)
+        self._target(node.target, node)
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
-            self._target(node.asname.name)
+            self._target(node.asname.name, node)
 
     def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
         if node.name is not None and isinstance(node.name.name, cst.Name):
-            self._add(node.name.name.value, LOCAL, node)
+            self._add(node.name.name.value, LOCAL, node, node)
 
     def visit_MatchAs(self, node: cst.MatchAs) -> None:
         if node.name is not None:
-            self._add(node.name.value, LOCAL, node)
+            self._add(node.name.value, LOCAL, node, node)
 
     def visit_MatchStar(self, node: cst.MatchStar) -> None:
         if node.name is not None:
-            self._add(node.name.value, LOCAL, node)
+            self._add(node.name.value, LOCAL, node, node)
 
     def visit_Del(self, node: cst.Del) -> None:
-        self._target(node.target)
+        self._target(node.target, node)
 
     def visit_Global(self, node: cst.Global) -> None:
         self.scope.globals.update(item.name.value for item in node.names)
@@ -317,10 +324,10 @@ class _BindingCollector:
             if full is None:
                 continue
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self._add(alias.asname.name.value, full, alias)
+                self._add(alias.asname.name.value, full, alias, node)
             else:
                 # `import a.b.c` binds `a` to the package `a`.
-                self._add(full.split(".")[0], full.split(".")[0], alias)
+                self._add(full.split(".")[0], full.split(".")[0], alias, node)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):
@@ -333,7 +340,7 @@ class _BindingCollector:
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
             target = f"{module}.{alias.name.value}" if module else LOCAL
-            self._add(local, target, alias)
+            self._add(local, target, alias, node)
 
 
 def catches_missing_api(handler: cst.ExceptHandler) -> bool:
