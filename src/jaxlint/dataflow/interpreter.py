@@ -264,7 +264,7 @@ class FlowInterpreter(Generic[V]):
             self.bind_name(node.name.value, self.domain.opaque(node), None, node)
         elif kind is cst.With:
             for item in node.items:
-                value = self.eval(item.item)
+                self.eval(item.item)
                 if item.asname is not None:
                     self.bind(item.asname.name, self.domain.opaque(item))
             self.block(node.body)

@@ -28,7 +28,7 @@ import libcst as cst
 
 from ..dataflow import FlowInterpreter
 from ..dataflow.interpreter import expressions_below
-from .dispatch import KEYS, WAIT_FUNCTIONS, WAIT_METHODS, WORK, Dispatch
+from .dispatch import WAIT_FUNCTIONS, WAIT_METHODS, WORK, Dispatch
 from ..semantic.containers import MUTATING_METHODS
 from ..semantic.scopes import Scope
 from .traced import TracedFunctions
