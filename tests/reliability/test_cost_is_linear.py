@@ -22,6 +22,7 @@ from jaxlint.dataflow.reaching import scope_facts
 from jaxlint.jaxmodel import keys
 from jaxlint.model.settings import Settings
 from jaxlint.semantic.scopes import Scope
+from test_dataflow import Literals  # the interpreter tests' domain: sets of literals
 
 BUG = "\n\n@jax.jit\ndef buggy(x):\n    print(x)\n    return x\n"
 
@@ -71,46 +72,6 @@ def test_key_flow_in_loops_nested_20_deep(monkeypatch):
     assert ("JAX301", source.splitlines().index("    print(x)") + 1) in found
 
 
-class _Literals:
-    """A domain whose values are the sets of literals an expression may hold."""
-
-    def join(self, a, b):
-        return a | b
-
-    def unbound(self, name):
-        return frozenset()
-
-    def opaque(self, node):
-        return frozenset({"?"})
-
-    def function(self, node):
-        return frozenset({"def"})
-
-    def evaluate(self, node, flow):
-        if isinstance(node, cst.Integer):
-            return frozenset({node.value})
-        from jaxlint.dataflow.interpreter import expressions_below
-        found = frozenset()
-        for child in expressions_below(node):
-            found |= flow.eval(child)
-        return found
-
-    def comprehension(self, node, elements):
-        return frozenset().union(*elements)
-
-    def iterate(self, target, iterable, value, flow):
-        flow.bind(target, value)
-
-    def unpack(self, value, count, starred):
-        return [value] * count
-
-    def augmented(self, current, operand, operator):
-        return current | operand
-
-    def assigned(self, name, value, source):
-        pass
-
-
 #: each level shifts values down a chain before its inner loop, so that every visit of a loop
 #: brings new values and takes several passes to settle
 SHIFT = "a = b\nb = c\nc = d\nd = {level}\n"
@@ -121,7 +82,7 @@ def test_flow_interpreter_passes_grow_polynomially_with_nesting(monkeypatch, dep
     blocks = _counting(monkeypatch, FlowInterpreter, "block", cap=20_000)
     source = "def f(xs):\n    a = b = c = d = 0\n" + _nested_loops(depth, "a = a", SHIFT)
     function = cst.parse_module(source).body[0]
-    FlowInterpreter(_Literals()).run(function)
+    FlowInterpreter(Literals()).run(function)
     assert blocks[0] < 30 * depth * depth  # exponential: 2^depth (2^24 never finishes)
 
 
@@ -133,7 +94,7 @@ def test_comprehension_passes_grow_polynomially_with_nesting(monkeypatch, depth)
     for level in range(depth):
         inner = f"[((a := b), (b := c), (c := d), (d := {level}), {inner}) for i{level} in xs]"
     function = cst.parse_module(f"def f(xs):\n    a = b = c = d = 0\n    return {inner}\n").body[0]
-    result = FlowInterpreter(_Literals()).run(function)
+    result = FlowInterpreter(Literals()).run(function)
     assert comprehensions[0] < 30 * depth * depth
     assert result.returned is not None
 

@@ -27,6 +27,7 @@ import libcst as cst
 from ..semantic.scopes import Scope
 from ..syntax.walk import COMPREHENSIONS, walk
 from .interpreter import FlowInterpreter
+from .marker import Marker
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,23 +72,13 @@ class ScopeFacts:
     passed: dict[str, list[cst.Call]] = field(default_factory=dict)
 
 
-class _Marker:
-    __slots__ = ("label",)
-
-    def __init__(self, label: str) -> None:
-        self.label = label
-
-    def __repr__(self) -> str:
-        return self.label
-
-
 #: what a name the scope does not bind for itself holds (a global, a builtin, a comprehension's
 #: own variable): its reads are not recorded
-UNTRACKED = _Marker("untracked")
+UNTRACKED = Marker("untracked")
 #: the value of any expression but a name: the bindings a name gets come from its binding node
-EXPRESSION = _Marker("expression")
+EXPRESSION = Marker("expression")
 #: what iterating gives a comprehension's own variable
-COMPREHENDED = _Marker("comprehension variable")
+COMPREHENDED = Marker("comprehension variable")
 
 _COMPREHENSION_TYPES = frozenset(COMPREHENSIONS)
 

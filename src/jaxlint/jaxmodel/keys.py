@@ -49,6 +49,7 @@ import libcst as cst
 
 from ..dataflow import FlowInterpreter, SettledSummaries
 from ..dataflow.interpreter import expressions_below
+from ..dataflow.marker import Marker
 from ..model.settings import DEFAULT_KEY_NAMES
 from .jax_names import JIT_FAMILY
 from ..semantic.model import SemanticModel
@@ -476,30 +477,18 @@ class _FileIndex:
         return not words.isdisjoint(holding)
 
 
-class _Marker:
-    """A value of the key domain that is not a name's key state."""
-
-    __slots__ = ("label",)
-
-    def __init__(self, label: str) -> None:
-        self.label = label
-
-    def __repr__(self) -> str:
-        return self.label
-
-
 #: Values of expressions (a name holding a key holds its `KeyState`):
 #: no key (a call's result, a literal, a function, …)
-NOT_KEY = _Marker("not a key")
+NOT_KEY = Marker("not a key")
 #: read from a name, attribute or subscript that holds no key of its own: unpacking it may give keys
 #: (`key, x = carry`), each one a key if named like one; every name that holds no key holds this
-READ = _Marker("read")
+READ = Marker("read")
 #: a fresh key (`jax.random.key(0)`, `fold_in(key, i)`, `keys[0]`)
-KEY = _Marker("key")
+KEY = Marker("key")
 #: a batch of fresh keys (`jax.random.split(key, n)`): unpacking or iterating it gives keys
-KEYS = _Marker("keys")
+KEYS = Marker("keys")
 #: an element unpacked from a READ: a key for sure consumers when named like one
-MAYBE = _Marker("maybe a key")
+MAYBE = Marker("maybe a key")
 
 
 @dataclass(frozen=True)
