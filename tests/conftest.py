@@ -47,14 +47,20 @@ def run_cli(tmp_path):
     return run
 
 
+#: Markers of tests left out of a `-m` selection that does not name them: the fuzz tests (about a
+#: minute) and the system tests (they start processes, send signals, build the wheel, run pre-commit).
+#: Both run in the full suite; the static run `-m "not jax and not runtime"` stays quick without them.
+OPT_IN_MARKERS = ("fuzz", "system")
+
+
 def pytest_collection_modifyitems(config, items):
-    """The fuzz tests (marker `fuzz`, about a minute) run in the full suite and when `-m` names
-    `fuzz`; any other marker selection, such as the static run `-m "not jax and not runtime"`,
-    which must stay quick, leaves them out."""
     selection = config.getoption("markexpr")
-    if not selection or re.search(r"\bfuzz\b", selection):
+    if not selection:
         return
-    fuzz = [item for item in items if item.get_closest_marker("fuzz") is not None]
-    if fuzz:
-        config.hook.pytest_deselected(items=fuzz)
-        items[:] = [item for item in items if item.get_closest_marker("fuzz") is None]
+    for marker in OPT_IN_MARKERS:
+        if re.search(rf"\b{marker}\b", selection):
+            continue
+        left_out = [item for item in items if item.get_closest_marker(marker) is not None]
+        if left_out:
+            config.hook.pytest_deselected(items=left_out)
+            items[:] = [item for item in items if item.get_closest_marker(marker) is None]

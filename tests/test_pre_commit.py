@@ -8,6 +8,8 @@ import pytest
 
 from conftest import ROOT
 
+pytestmark = pytest.mark.system
+
 pytest.importorskip("pre_commit")
 
 

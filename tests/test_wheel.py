@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.system
+
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
 #: what pip says when it cannot download the build backend: no network, nothing cached

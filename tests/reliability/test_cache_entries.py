@@ -13,6 +13,8 @@ from jaxlint.frontends.cache import CACHE_DIR_NAME
 from jaxlint.frontends.cli import main
 from jaxlint_process import needs_proc, run
 
+pytestmark = pytest.mark.system
+
 BAD = "import jax.numpy as np\n"
 
 

@@ -13,6 +13,8 @@ from jaxlint.frontends import runner
 from jaxlint.frontends.cli import main
 from jaxlint_process import command, environment, finding_paths, needs_proc, run, snapshot
 
+pytestmark = pytest.mark.system
+
 BAD = "import jax.numpy as np\n"
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from jaxlint_process import finish, needs_proc, snapshot, start, wait_for_members
 
-pytestmark = pytest.mark.skipif(not needs_proc or not hasattr(signal, "SIGHUP"), reason="needs POSIX and /proc")
+pytestmark = [pytest.mark.system, pytest.mark.skipif(not needs_proc or not hasattr(signal, "SIGHUP"), reason="needs POSIX and /proc")]
 
 #: every file takes a while, so that the run is surely in the middle of its files when stopped
 SLOW_CHECKS = """

@@ -12,7 +12,7 @@ import pytest
 from jaxlint_process import (CRASH_ON_NAME, finding_paths, group_members, needs_proc, run, snapshot, start,
                              wait_for_members)
 
-pytestmark = pytest.mark.skipif(not needs_proc or not hasattr(os, "fork"), reason="needs fork and /proc")
+pytestmark = [pytest.mark.system, pytest.mark.skipif(not needs_proc or not hasattr(os, "fork"), reason="needs fork and /proc")]
 
 BAD = "import jax.numpy as np\n"
 

@@ -19,6 +19,8 @@ from jaxlint.runtime import launcher, scratch
 from jaxlint.runtime.keeper import Capture
 from jaxlint.runtime.processes import alive, descendants, kill_tree
 
+pytestmark = pytest.mark.system
+
 linux_proc = pytest.mark.skipif(not sys.platform.startswith("linux") or not os.path.isdir("/proc/self"),
                                 reason="needs /proc and prctl (Linux)")
 

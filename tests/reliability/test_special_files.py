@@ -10,8 +10,11 @@ import pytest
 from jaxlint.api import MAX_SOURCE_BYTES, UnreadableFile, read_bytes, read_regular
 from jaxlint_process import finding_paths, needs_proc, run, snapshot
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo") or not os.path.exists("/dev/zero") or not needs_proc,
-                                reason="needs FIFOs and /dev/zero")
+pytestmark = [
+    pytest.mark.system,
+    pytest.mark.skipif(not hasattr(os, "mkfifo") or not os.path.exists("/dev/zero") or not needs_proc,
+                       reason="needs FIFOs and /dev/zero"),
+]
 
 BAD = "import jax.numpy as np\n"
 
