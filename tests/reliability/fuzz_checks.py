@@ -183,12 +183,7 @@ def python_violations(data: bytes, path: str = "fuzzed.py", settings: Settings =
     again = _lint(path, fixed_data, True, "fix of the fixed file", found, settings)
     if again is None:
         return found
-    if _messages(again.findings) != _messages(fixed.fixed_findings):
-        found.append(Violation("fix-findings-differ", _fixed_by(checked.findings),
-                               "the findings reported after --fix are not those of the fixed file"))
-    if again.fixed_text is not None or again.fix_refused:
-        found.append(Violation("fix-not-idempotent", _fixed_by(checked.findings),
-                               again.fix_refused or "a second --fix changes the file again"))
+    found += _second_fix_violations(checked, fixed, again, "file")
     fixed_lines = _lines(fixed.fixed_text)
     for finding in again.findings:
         found += _outside(finding, fixed_lines)
@@ -247,10 +242,17 @@ def notebook_violations(text: str, path: str = "fuzzed.ipynb", settings: Setting
     again = _lint(path, fixed.fixed_text.encode("utf-8"), True, "fix of the fixed file", found, settings)
     if again is None:
         return found
+    found += _second_fix_violations(checked, fixed, again, "notebook")
+    return found
+
+
+def _second_fix_violations(checked, fixed, again, what: str) -> list[Violation]:
+    """A re-check of the fixed text must report what --fix reported for it, and fix nothing more."""
+    found = []
     if _messages(again.findings) != _messages(fixed.fixed_findings):
         found.append(Violation("fix-findings-differ", _fixed_by(checked.findings),
                                "the findings reported after --fix are not those of the fixed file"))
     if again.fixed_text is not None or again.fix_refused:
         found.append(Violation("fix-not-idempotent", _fixed_by(checked.findings),
-                               again.fix_refused or "a second --fix changes the notebook again"))
+                               again.fix_refused or f"a second --fix changes the {what} again"))
     return found
