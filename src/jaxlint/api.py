@@ -29,8 +29,9 @@ def lint_source(source: str, path: str, settings: Settings, *, enabled: Iterable
     return check_source(source, path, settings, enabled, apply_noqa, line_label)
 
 
-def lint_file(path: str, settings: Settings, fix: bool = False, data: bytes | None = None) -> FileResult:
+def lint_file(path: str, settings: Settings, fix: bool = False, data: bytes | None = None,
+              project=None) -> FileResult:
     """Check a Python file or a notebook (`data`: its bytes, if already read); with `fix`, also
     compute the fixed text and its findings, which the caller decides whether to write. The
     result's `findings` are those of the file as read; `fixed_findings` those of the fixed text."""
-    return check_file(path, settings, fix, data)
+    return check_file(path, settings, fix, data, project)

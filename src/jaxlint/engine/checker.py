@@ -5,7 +5,7 @@ import ast
 import gc
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Protocol
 
 import libcst as cst
 
@@ -14,7 +14,7 @@ from ..rulebase.context import FileContext
 from ..semantic.source_file import SourceFile
 from ..semantic.walk_state import Walker
 from ..syntax.positions import Span, node_spans
-from ..model.finding import Applicability, Edit, Finding, Fix, Position
+from ..model.finding import Applicability, Edit, Finding, Fix, Position, TraceLocation
 from ..syntax.fixes import apply_fixes
 from ..syntax.noqa import source_lines, suppressed
 from .deep_stack import call_with_deep_stack, stack_depth_available
@@ -22,6 +22,14 @@ from .parsing import NotParsed, Parsed, keeps_rewritten, libcst_parse, nesting_b
 from .registry import all_rules
 
 PARSE_ERROR = PARSE_ERROR_CODE
+
+
+class ProjectFiles(Protocol):
+    """The project a file is checked in (`project_check.ProjectSession`)."""
+
+    def loaded(self, path: str, source: str) -> "tuple[SourceFile, Parsed] | None": ...
+
+    def context(self, path: str) -> tuple: ...
 #: Files that mention none of these cannot hold a finding; they are only syntax-checked.
 MAX_FIX_ROUNDS = 10
 
@@ -82,14 +90,24 @@ def enabled_rules(settings: Settings, path: str) -> frozenset[str]:
 
 
 def check_source(source: str, path: str, settings: Settings, enabled: Iterable[str],
-                 apply_noqa: bool = True, line_label: Callable[[int], str] | None = None) -> list[Finding]:
+                 apply_noqa: bool = True, line_label: Callable[[int], str] | None = None,
+                 project: "ProjectFiles | None" = None) -> list[Finding]:
     """Findings for Python source text, positions relative to that text.
 
     `line_label` names another line of the text in a message (a notebook's joined cells say
-    `cell 3, line 2` rather than the line of the joined text). Raises `NotAnalysed` for Python that
-    jaxlint cannot analyse (all of it, or for some rules), `RuleFailure` when a rule breaks.
+    `cell 3, line 2` rather than the line of the joined text). `project`: the file is a module of
+    a project, analysed with what its other modules tell (the text already analysed there is not
+    parsed again). Raises `NotAnalysed` for Python that jaxlint cannot analyse (all of it, or for
+    some rules), `RuleFailure` when a rule breaks.
     """
     enabled = frozenset(enabled)
+    if project is not None:
+        loaded = project.loaded(path, source)
+        if loaded is not None:
+            file, parsed = loaded
+            if line_label is not None:
+                file.line_label = line_label
+            return call_with_deep_stack(_check_loaded, file, parsed, enabled, apply_noqa)
     with _cyclic_gc_paused():
         tree = python_tree(source, path)
         if not isinstance(tree, ast.Module):
@@ -103,17 +121,32 @@ def check_source(source: str, path: str, settings: Settings, enabled: Iterable[s
         # the thread takes CPython's tree out of the holder, and drops it once libcst has parsed
         holder = [tree]
         del tree
-        return call_with_deep_stack(_check_parsed, source, path, settings, enabled, apply_noqa, line_label, holder)
+        return call_with_deep_stack(_check_parsed, source, path, settings, enabled, apply_noqa, line_label, holder,
+                                    project)
 
 
 def _check_parsed(source: str, path: str, settings: Settings, enabled: frozenset[str], apply_noqa: bool,
-                  line_label: Callable[[int], str] | None, tree_holder: list[ast.Module]) -> list[Finding]:
+                  line_label: Callable[[int], str] | None, tree_holder: list[ast.Module],
+                  project: "ProjectFiles | None" = None) -> list[Finding]:
     try:
         parsed = libcst_parse(source, tree_holder.pop())
     except NotParsed as exc:
         raise NotAnalysed(str(exc)) from None
+    file = SourceFile(path, source, parsed.module, settings, *(project.context(path) if project else ()))
+    if line_label is not None:
+        file.line_label = line_label
+    return _check_file(file, parsed, enabled, apply_noqa)
+
+
+def _check_loaded(file: SourceFile, parsed: Parsed, enabled: frozenset[str], apply_noqa: bool) -> list[Finding]:
+    with _cyclic_gc_paused():
+        return _check_file(file, parsed, enabled, apply_noqa)
+
+
+def _check_file(file: SourceFile, parsed: Parsed, enabled: frozenset[str], apply_noqa: bool) -> list[Finding]:
+    source = file.source
     try:
-        findings = _walk(parsed.module, source, path, settings, enabled, line_label)
+        findings = _walk(file, enabled)
     except (RuleFailure, NotAnalysed) as partial:
         partial.findings = _kept(partial.findings, source, parsed, apply_noqa)
         raise
@@ -166,16 +199,12 @@ def syntax_error(source: str, path: str) -> Finding | None:
     return parse_error(path, f"cannot parse: {message}", line, column)
 
 
-def _walk(module: cst.Module, source: str, path: str, settings: Settings, enabled: frozenset[str],
-          line_label: Callable[[int], str] | None = None) -> list[Finding]:
+def _walk(file: SourceFile, enabled: frozenset[str]) -> list[Finding]:
     rule_classes = [cls for code, cls in all_rules().items() if code in enabled]
     if not rule_classes:
         return []
-    file = SourceFile(path, source, module, settings)
-    if line_label is not None:
-        file.line_label = line_label
     try:
-        return _run_rules(file, module, path, rule_classes)
+        return _run_rules(file, file.module, file.path, rule_classes)
     finally:
         file.release()
 
@@ -193,7 +222,10 @@ def _run_rules(file: SourceFile, module: cst.Module, path: str, rule_classes: li
             except Exception as exc:
                 walker.failures.append((rule, exc))
                 failed.add(id(rule))
-    ctx.reports = [r for r in ctx.reports if id(r[0]) not in failed]
+    chains = ctx.report_chains
+    kept = [index for index, r in enumerate(ctx.reports) if id(r[0]) not in failed]
+    ctx.report_chains = {new: chains[old] for new, old in enumerate(kept) if old in chains}
+    ctx.reports = [ctx.reports[index] for index in kept]
     findings = _findings(ctx, module, path)
     too_deep = sorted({rule.code for rule, exc in walker.failures if isinstance(exc, RecursionError)})
     if len(too_deep) < len(walker.failures):
@@ -214,14 +246,17 @@ def _findings(ctx: FileContext, module: cst.Module, path: str) -> list[Finding]:
     nodes += [r.node for _, _, _, node_fix in ctx.reports if node_fix is not None for r in node_fix.replacements]
     positions = node_spans(module, nodes)
     findings = []
-    for rule, node, message, node_fix in ctx.reports:
+    for index, (rule, node, message, node_fix) in enumerate(ctx.reports):
         start, end = _span(positions[id(node)])
         fix = None
         if node_fix is not None:
             edits = tuple(Edit(*_span(positions[id(r.node)]), r.text) for r in node_fix.replacements)
             fix = Fix(node_fix.title, edits, node_fix.applicability)
         doc = rule.doc
-        findings.append(Finding(rule.code, doc.name, doc.severity, message, path, start, end, fix))
+        chain = ctx.report_chains.get(index, ())
+        trace = tuple(TraceLocation(step.path, step.line, f"`{step.caller}` calls it under `{step.transform}`")
+                      for step in chain)
+        findings.append(Finding(rule.code, doc.name, doc.severity, message, path, start, end, fix, trace=trace))
     return findings
 
 

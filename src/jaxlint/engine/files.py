@@ -137,9 +137,11 @@ def decode_file(path: str, data: bytes) -> str | Finding:
 
 
 # -- whole files --------------------------------------------------------------------------------
-def check_file(path: str, settings: Settings, fix: bool = False, data: bytes | None = None) -> FileResult:
+def check_file(path: str, settings: Settings, fix: bool = False, data: bytes | None = None,
+               project=None) -> FileResult:
     """Check one file; with `fix`, also compute the fixed text and its findings (the caller decides
-    whether to write it; `findings` stay those of the file as read)."""
+    whether to write it; `findings` stay those of the file as read). `project`: the
+    `project_check.ProjectSession` the file is a module of, if any."""
     enabled = enabled_rules(settings, path)
     if data is None:
         data = read_bytes(path)
@@ -149,9 +151,9 @@ def check_file(path: str, settings: Settings, fix: bool = False, data: bytes | N
     if isinstance(text, Finding):
         return FileResult(path, [text] if PARSE_ERROR in enabled else [])
     if path.endswith(".ipynb"):
-        return _keep_checked_bytes(check_notebook_file(text, path, settings, enabled, fix), data)
+        return _keep_checked_bytes(check_notebook_file(text, path, settings, enabled, fix, project), data)
     try:
-        findings = check_source(text, path, settings, enabled)
+        findings = check_source(text, path, settings, enabled, project=project)
     except RuleFailure as failure:
         return FileResult(path, failure.findings, internal_error=f"{failure} (please report this)")
     except NotAnalysed as partial:
@@ -160,7 +162,7 @@ def check_file(path: str, settings: Settings, fix: bool = False, data: bytes | N
     result = FileResult(path, findings, original_text=text)
     if fix and has_safe_fix(findings):
         try:
-            fixed, count = fix_until_stable(text, findings, lambda src: check_source(src, path, settings, enabled))
+            fixed, count = fix_until_stable(text, findings, lambda src: check_source(src, path, settings, enabled, project=project))
         except (NotAnalysed, RuleFailure) as exc:
             result.fix_refused = f"fixes not applied: the fixed text could not be analysed ({exc})"
             return result
@@ -170,7 +172,7 @@ def check_file(path: str, settings: Settings, fix: bool = False, data: bytes | N
                 result.fix_refused = f"fixes not applied: the result would not parse ({refused.message})"
             else:
                 try:
-                    fixed_findings = check_source(fixed, path, settings, enabled)
+                    fixed_findings = check_source(fixed, path, settings, enabled, project=project)
                 except (NotAnalysed, RuleFailure) as exc:
                     result.fix_refused = f"fixes not applied: the fixed text could not be analysed ({exc})"
                     return result

@@ -79,14 +79,15 @@ def shift(finding: Finding, cell: int, offset: int) -> Finding:
     return replace(finding, start=moved(finding.start), end=moved(finding.end), fix=fix, cell=cell)
 
 
-def check_notebook_file(text: str, path: str, settings: Settings, enabled: frozenset[str], fix: bool) -> FileResult:
+def check_notebook_file(text: str, path: str, settings: Settings, enabled: frozenset[str], fix: bool,
+                        project=None) -> FileResult:
     try:
         cells = nb.read_notebook(text)
     except nb.NotebookError as exc:
         return FileResult(path, [parse_error(path, f"cannot read notebook: {exc}")] if PARSE_ERROR in enabled else [])
     joined = JoinedCells(cells)
     try:
-        findings = check_source(joined.text, path, settings, enabled, line_label=joined.line_label)
+        findings = check_source(joined.text, path, settings, enabled, line_label=joined.line_label, project=project)
     except RuleFailure as failure:
         return FileResult(path, [joined.to_cell(f) for f in failure.findings], internal_error=str(failure))
     except NotAnalysed as partial:
@@ -98,7 +99,7 @@ def check_notebook_file(text: str, path: str, settings: Settings, enabled: froze
     if not (fix and has_safe_fix(findings)):
         return result
     try:
-        fixed, count = fix_until_stable(joined.text, findings, lambda src: check_source(src, path, settings, enabled, line_label=joined.line_label))
+        fixed, count = fix_until_stable(joined.text, findings, lambda src: check_source(src, path, settings, enabled, line_label=joined.line_label, project=project))
     except (NotAnalysed, RuleFailure) as exc:
         result.fix_refused = f"fixes not applied: the fixed cells could not be analysed ({exc})"
         return result
@@ -107,7 +108,7 @@ def check_notebook_file(text: str, path: str, settings: Settings, enabled: froze
         result.fix_refused = "fixes not applied: the cell boundaries could not be kept"
         return result
     try:
-        refixed = check_source(fixed, path, settings, enabled, line_label=joined.line_label)
+        refixed = check_source(fixed, path, settings, enabled, line_label=joined.line_label, project=project)
     except (NotAnalysed, RuleFailure) as exc:
         result.fix_refused = f"fixes not applied: the fixed cells could not be analysed ({exc})"
         return result

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..model.finding import Applicability, Edit, Finding, Fix, Position, Severity
+from ..model.finding import Applicability, Edit, Finding, Fix, Position, Severity, TraceLocation
 
 CACHE_DIR_NAME = ".jaxlint_cache"
 #: the largest entry read: far above what any real file's findings take
@@ -41,9 +41,10 @@ def _code_fingerprint() -> str:
 
 
 class FindingCache:
-    def __init__(self, root: str | Path, settings_fingerprint: str) -> None:
+    def __init__(self, root: str | Path, settings_fingerprint: str, project_fingerprint: str = "") -> None:
         self.directory = Path(root) / CACHE_DIR_NAME / __version__
-        self.salt = f"{__version__}\0{_code_fingerprint()}\0{settings_fingerprint}\0"
+        # a module's findings depend on the other modules of its project too
+        self.salt = f"{__version__}\0{_code_fingerprint()}\0{settings_fingerprint}\0{project_fingerprint}\0"
 
     def key(self, path: str, data: bytes) -> str:
         digest = hashlib.sha256(self.salt.encode())
@@ -99,8 +100,14 @@ def _finding(item: Any) -> Finding:
         edits = tuple(Edit(_position(edit, "line", "column"), _position(edit, "end_line", "end_column"),
                            _fields(edit, {"content": str})["content"]) for edit in fix["edits"])
         fix = Fix(fix["title"], edits, Applicability(fix["applicability"]))
+    trace = item.get("trace", [])
+    if not isinstance(trace, list):
+        raise ValueError("trace: wrong type")
+    steps = tuple(TraceLocation(**{k: v for k, v in _fields(step, {"path": str, "line": int, "message": str}).items()
+                                   if k in ("path", "line", "message")}) for step in trace)
     return Finding(item["code"], item["name"], Severity(item["severity"]), item["message"], item["path"],
-                   _position(item, "line", "column"), _position(item, "end_line", "end_column"), fix, item["cell"])
+                   _position(item, "line", "column"), _position(item, "end_line", "end_column"), fix, item["cell"],
+                   trace=steps)
 
 
 def _fields(item: Any, types: dict[str, type | tuple[type, ...]]) -> dict:

@@ -184,6 +184,7 @@ _KEYS = {
     "extend-select": _codes,
     "per-file-ignores": _per_file_ignores,
     "exclude": _patterns,
+    "src": _strings,
     "extra-traced-decorators": _dotted_names,
     "loop-unroll-threshold": _positive_int,
     "target-jax-version": _version,

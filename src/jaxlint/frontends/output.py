@@ -84,6 +84,8 @@ def _render_text(findings: Sequence[Finding], show_source: bool) -> str:
     out: list[str] = []
     for finding in findings:
         out.append(_text_line(finding) + "\n")
+        if finding.trace:
+            out.append(_via_line(finding) + "\n")
         if sources is not None:
             out.extend(line + "\n" for line in _source_excerpt(finding, sources))
     return "".join(out)
@@ -100,6 +102,11 @@ def _text_line(finding: Finding) -> str:
     if runtime:
         line += f" [{runtime}]"
     return line
+
+
+def _via_line(finding: Finding) -> str:
+    """`  via train.py:6 (`train_step` calls it under `jax.jit`)`: where the tracing comes from."""
+    return "  via " + " → ".join(f"{step.path}:{step.line} ({step.message})" for step in finding.trace)
 
 
 def _runtime_note(finding: Finding) -> str | None:
@@ -276,6 +283,12 @@ def _sarif_result(finding: Finding, rule_index: int) -> dict:
         "locations": [{"physicalLocation": {"artifactLocation": _sarif_artifact(finding.path),
                                             "region": region}}],
     }
+    if finding.trace:
+        result["relatedLocations"] = [
+            {"id": index, "message": {"text": step.message},
+             "physicalLocation": {"artifactLocation": _sarif_artifact(step.path),
+                                  "region": {"startLine": step.line}}}
+            for index, step in enumerate(finding.trace)]
     properties: dict = {}
     if finding.cell is not None:
         properties["cell"] = finding.cell

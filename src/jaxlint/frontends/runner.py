@@ -70,14 +70,25 @@ def run(options: RunOptions) -> RunOutcome:
         outcome.problems.append(f"{problem.path}: {problem.message}")
         outcome.fatal = outcome.fatal or problem.fatal
     fixing = options.fix or options.diff
+    plan = project_plan(settings, options.paths, files)
     cache = None
     if options.use_cache and not fixing:
         from .cache import FindingCache
 
-        cache = FindingCache(settings.root, settings.fingerprint())
-    check = functools.partial(_check_one, settings=settings, fixing=fixing, cache=cache)
+        cache = FindingCache(settings.root, settings.fingerprint(), plan.fingerprint() if plan else "")
+    check = functools.partial(_check_one, settings=settings, fixing=fixing, cache=cache, plan=plan)
     progress = _Progress(len(files)) if options.progress and len(files) >= PARALLEL_THRESHOLD else None
-    outcome.results = _check_all(files, check, options.jobs if len(files) >= PARALLEL_THRESHOLD else 1, progress)
+    jobs = options.jobs if len(files) >= PARALLEL_THRESHOLD else 1
+    if plan is not None:
+        # the modules of a project are analysed together, in one worker that keeps their analysis
+        order = _project_order(plan, files, settings)
+        ordered = _check_all([files[i] for i in order], check, 1, progress)
+        outcome.results = [None] * len(files)
+        for index, result in zip(order, ordered):
+            outcome.results[index] = result
+        outcome.results = [r for r in outcome.results if r is not None]
+    else:
+        outcome.results = _check_all(files, check, jobs, progress)
     if progress:
         progress.done()
     if fixing:
@@ -115,7 +126,7 @@ def _check_all(files: list[str], check, jobs: int, progress: _Progress | None) -
     return [result for result in results if result is not None]
 
 
-def _check_one(path: str, settings: Settings, fixing: bool, cache) -> FileResult:
+def _check_one(path: str, settings: Settings, fixing: bool, cache, plan: "ProjectPlan | None" = None) -> FileResult:
     data = read_bytes(path)
     try:
         if isinstance(data, Finding):
@@ -125,13 +136,88 @@ def _check_one(path: str, settings: Settings, fixing: bool, cache) -> FileResult
             cached = cache.get(key)
             if cached is not None:
                 return FileResult(path, [f.with_path(path) for f in cached])
-            result = lint_file(path, settings, data=data)
+            result = lint_file(path, settings, data=data, project=_session(plan, settings))
             if result.internal_error is None and result.not_analysed is None:
                 cache.put(key, result.findings)
             return result
-        return lint_file(path, settings, fix=fixing, data=data)
+        return lint_file(path, settings, fix=fixing, data=data, project=_session(plan, settings))
     except Exception as exc:  # a bug in a rule must not stop the other files
         return FileResult(path, internal_error=f"{type(exc).__name__}: {exc} (please report this)")
+
+
+# -- projects -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ProjectPlan:
+    """The project a run's files belong to: its source roots, its modules, the files reported."""
+
+    roots: tuple[str, ...]
+    modules: tuple[str, ...]
+    reported: tuple[str, ...]
+
+    def fingerprint(self) -> str:
+        """Changes when any module of the project changes (a module's findings can depend on any)."""
+        import hashlib
+
+        digest = hashlib.sha256()
+        for path in sorted(self.modules):
+            digest.update(path.encode("utf-8", "surrogateescape") + b"\0")
+            try:
+                digest.update(hashlib.sha256(read_regular_bytes(path)).digest())
+            except OSError:
+                digest.update(b"unreadable")
+        return digest.hexdigest()[:16]
+
+
+def read_regular_bytes(path: str) -> bytes:
+    data = read_bytes(path)
+    if isinstance(data, Finding):
+        raise OSError(data.message)
+    return data
+
+
+def project_plan(settings: Settings, paths: list[str], files: list[str]) -> ProjectPlan | None:
+    """The project of this run, or None when its files cannot import one another (one file alone,
+    or nothing under a source root)."""
+    from ..project.layout import default_roots
+    from .discovery import discover
+
+    config_dir = os.path.dirname(settings.config_path) if settings.config_path else None
+    roots = default_roots(config_dir, paths, settings.src)
+    if not roots:
+        return None
+    modules, _ = discover(roots, exclude=settings.exclude, root=settings.root)
+    modules = [m for m in modules if m.endswith(".py")]
+    if not modules or (len(modules) == 1 and len(files) == 1 and os.path.samefile(modules[0], files[0])):
+        return None
+    return ProjectPlan(tuple(roots), tuple(modules), tuple(files))
+
+
+_SESSIONS: dict[ProjectPlan, object] = {}
+
+
+def _session(plan: ProjectPlan | None, settings: Settings, settled: bool = True):
+    """The project session of this process for `plan`, made on first use and settled for every
+    reported file when first asked so: a worker checks the project's files one after another
+    with one analysis."""
+    if plan is None:
+        return None
+    session = _SESSIONS.get(plan)
+    if session is None:
+        from ..engine.project_check import ProjectSession
+
+        _SESSIONS.clear()
+        session = _SESSIONS[plan] = ProjectSession(settings, plan.roots, plan.modules, plan.reported)
+    if settled and not session.settled:
+        session.settle(plan.reported)
+    return session
+
+
+def _project_order(plan: ProjectPlan, files: list[str], settings: Settings) -> list[int]:
+    """Indices of `files` with importers first (see `ProjectSession.walk_order`)."""
+    session = _session(plan, settings, settled=False)  # the import graph only: the worker analyses
+    ordered = session.walk_order(list(files))
+    position = {path: index for index, path in enumerate(files)}
+    return [position[path] for path in ordered]
 
 
 def _write_or_show_fixes(outcome: RunOutcome, show: bool) -> None:

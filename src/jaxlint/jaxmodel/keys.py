@@ -152,6 +152,9 @@ class Consumption:
     draw: str | None = None
     #: the function (or module) whose code makes the draw
     within: cst.CSTNode | None = None
+    #: a draw in another module of the project: where (`utils.py:12`); `node` then only spells the
+    #: consuming call, it is not in this file's tree
+    where: str | None = None
 
 
 @dataclass(frozen=True)
@@ -217,6 +220,8 @@ class KeyFlowFacts:
         self._annotations: dict[int, str] = {}
         #: id(function or module) -> ids of the calls in it whose result indexes an array
         self._index_draws: dict[int, set[int]] = {}
+        #: id(stand-in) -> what that function of another module consumes
+        self._external_summaries: dict[int, Summary] = {}
         self._compute()
 
     @property
@@ -250,11 +255,29 @@ class KeyFlowFacts:
 
     def summary(self, function: FunctionNode) -> Summary:
         """Which parameters `function` consumes (settled)."""
+        external = self.traced.external.get(id(function))
+        if external is not None:
+            return self._external_summary(function, external)
         return self.summaries.get(function)
 
     def read_summary(self, function: FunctionNode) -> Summary:
         """`summary`, also while summaries settle: a reader is analysed again if it changes."""
+        external = self.traced.external.get(id(function))
+        if external is not None:
+            return self._external_summary(function, external)
         return self.summaries.read(function)
+
+    def _external_summary(self, function: FunctionNode, external) -> Summary:
+        """What a function of another module of the project consumes, as that module's analysis says."""
+        found = self._external_summaries.get(id(function))
+        if found is None:
+            consumed = {}
+            for param, use in self.traced.project.key_uses(external.ref).items():
+                spelled = cst.Call(func=cst.Name(use.consumer))
+                consumed[param] = Consumption(spelled, -1, use.certain, direct=True, draw=use.consumer,
+                                              where=use.where)
+            found = self._external_summaries[id(function)] = Summary(consumed)
+        return found
 
     def may_hold_keys(self, function: FunctionNode) -> bool:
         """Whether a function can hold a key of its own to report on: a key-like name, a key

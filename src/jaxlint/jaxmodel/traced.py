@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Iterable, Iterator
 import libcst as cst
 
 from ..dataflow import Summaries
+from ..syntax.positions import node_spans
+from .external import ExternalFunction, FunctionRef, Seed, TraceStep
 from ..syntax.arguments import Passed, Passing, bind_arguments
 from ..semantic.model import ReplayState, SemanticModel
 from .jax_names import JIT_FAMILY, PARTIAL
@@ -86,6 +88,8 @@ class TraceInfo:
     #: parameters every transform of it binds to a Python literal (`jax.jit(partial(f, check=False))`),
     #: with the literal's truthiness; empty once it is traced some other way
     constants: dict[str, bool] | None = None
+    #: traced because of a caller in another module: the chain of calls, outermost first
+    chain: tuple[TraceStep, ...] = ()
 
     def keep_constants(self, truths: dict[str, bool]) -> None:
         """Another way the function is traced, binding `truths`: only constants both agree on stay."""
@@ -267,6 +271,11 @@ class TracedFunctions:
         #: id(call) -> the scope it is made in
         self.call_scopes: dict[int, Scope] = {}
         self._pytree_attributes: dict[int, tuple[tuple[str, Kind], ...] | None] = {}
+        #: the project the file is analysed in (None: the file alone); id(stand-in) -> the function
+        #: of another module it stands for; dotted name -> its stand-in (None: not a project function)
+        self.project = ctx.project
+        self.external: dict[int, ExternalFunction] = {}
+        self._stand_ins: dict[str, cst.FunctionDef | None] = {}
         self._collect()
         self._resolve_calls()
         self._analyse()
@@ -357,6 +366,9 @@ class TracedFunctions:
                 # `step = partial(f, …)`, `jax.jit(step)`: resolved after the walk, with the rest
                 self._methods_given.append(_MethodGiven(expr, scope, use))
                 return []
+            if found is not None and found[1].is_import_only and self.project is not None:
+                external = self._external_callee(expr, scope)  # `jax.jit(clipped_loss)`, imported
+                return [(external.function, use)] if external is not None else []
             if found is None or not all(
                     isinstance(n, cst.FunctionDef) or id(n) in self.self_wraps for n in found[1].nodes):
                 return []  # rebound (`f = partial(f, flag=True)`): what it holds is not known here
@@ -443,7 +455,36 @@ class TracedFunctions:
         A plain name bound only to `def`s, a lambda, `functools.partial` of one, a method reached
         through `self`/`cls`, its class, a name bound only to an instance of a class of the module
         (`agent.act(x)`, `agent(x)` for `__call__`), or an instance made on the spot (`Agent(…).act(x)`).
+        In a project, also a function of another module of it, imported by name or reached through
+        its module (`losses.clipped_loss`): a stand-in for it (`external`).
         """
+        found = self._local_callee(expr, scope, depth)
+        if found is None and self.project is not None and type(expr) in (cst.Name, cst.Attribute):
+            return self._external_callee(expr, scope)
+        return found
+
+    def _external_callee(self, expr: cst.BaseExpression, scope: Scope) -> Callee | None:
+        dotted = self.ctx.names.qualified_name(expr, scope)
+        if dotted is None or dotted.startswith("builtins."):
+            return None
+        stand_in = self.stand_in(dotted)
+        return Callee(stand_in) if stand_in is not None else None
+
+    def stand_in(self, dotted: str) -> cst.FunctionDef | None:
+        """The stand-in for the project function `dotted` names (made once), or None."""
+        if dotted in self._stand_ins:
+            return self._stand_ins[dotted]
+        function = self.project.function_at(dotted)
+        stand_in = None
+        if function is not None:
+            stand_in = function.stand_in()
+            self.external[id(stand_in)] = function
+            if function.method:
+                self.methods.add(id(stand_in))
+        self._stand_ins[dotted] = stand_in
+        return stand_in
+
+    def _local_callee(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> Callee | None:
         if depth > 4:
             return None
         if isinstance(expr, cst.Lambda):
@@ -646,7 +687,7 @@ class TracedFunctions:
         self._queued: set[int] = set()
         self._analysed_with: dict[int, tuple] = {}
         self._closures: dict[int, State] = {}
-        for function in self.functions:
+        for function in [*self.functions, *self._stand_in_nodes()]:
             for use in self.applications.get(id(function), ()):
                 info = self.infos.setdefault(id(function), TraceInfo(function))
                 info.transforms.append(use.transform)
@@ -656,10 +697,99 @@ class TracedFunctions:
                     info.param_kinds[param] = Kind.PARAM
             if id(function) in self.infos:
                 self._enqueue(function)
+        if self.project is not None:
+            self._seed(self.project.seeds())
+        self._drain()
+
+    def add_seeds(self, seeds: "Iterable[Seed]") -> None:
+        """Functions of this module traced by callers in other modules, learnt after the analysis:
+        analysed (with what they reach) as far as what they are given grows."""
+        self._seed(seeds)
+        self._drain()
+
+    def _seed(self, seeds: "Iterable[Seed]") -> None:
+        for seed in seeds:
+            function = self.local_function(seed.qualname)
+            if function is None:
+                continue
+            info = self.infos.get(id(function))
+            if info is None:
+                info = self.infos[id(function)] = TraceInfo(
+                    function, depth=len(seed.chain), callers=[seed.chain[-1].caller] if seed.chain else [],
+                    chain=seed.chain)
+            grew = not seed.modes <= info.modes
+            if grew or not info.transforms:
+                info.transforms.append(seed.transform)
+            info.modes |= seed.modes
+            static = self._static_params(function)
+            for name, kind in seed.param_kinds:
+                if name not in static and info.param_kinds.get(name, Kind.NONE) < kind:
+                    info.param_kinds[name] = kind
+                    grew = True
+            if grew:
+                self._enqueue(function)
+
+    def local_function(self, qualname: str) -> FunctionNode | None:
+        """The module's function `name` or method `Class.name` (a single definition), or None."""
+        first, _, rest = qualname.partition(".")
+        binding = self.ctx.module_scope.bindings.get(first)
+        if binding is None or len(binding.nodes) != 1:
+            return None
+        node = binding.nodes[0]
+        if not rest:
+            return node if isinstance(node, cst.FunctionDef) else None
+        cls = self.classes.get(id(node))
+        if cls is None or "." in rest:
+            return None
+        method = cls.scope.bindings.get(rest)
+        if method is None or len(method.nodes) != 1 or not isinstance(method.nodes[0], cst.FunctionDef):
+            return None
+        return method.nodes[0]
+
+    def _stand_in_nodes(self) -> list[cst.FunctionDef]:
+        return [node for node in self._stand_ins.values() if node is not None]
+
+    def outgoing_seeds(self) -> list[tuple[ExternalFunction, Seed]]:
+        """The functions of other modules this module's traced functions call with traced values
+        (or under a trace), each with how and through which chain."""
+        found = []
+        for stand_in in self._stand_in_nodes():
+            info = self.infos.get(id(stand_in))
+            if info is None:
+                continue
+            external = self.external[id(stand_in)]
+            chain = self._chain_to(stand_in)
+            transform = chain[0].transform if chain else info.label
+            found.append((external, Seed(external.ref.qualname, tuple(sorted(info.param_kinds.items())),
+                                         frozenset(info.modes), transform, chain)))
+        return found
+
+    def _chain_to(self, stand_in: cst.FunctionDef) -> tuple[TraceStep, ...]:
+        """The chain of calls that traces a stand-in: the chain of its first traced caller (itself
+        traced from elsewhere, or by a transform here), then that caller's call of it."""
+        for site in self.call_sites.get(id(stand_in), ()):
+            caller = self._function_of_call(site.call)
+            info = self.info(caller)
+            if caller is None or info is None:
+                continue
+            line = node_spans(self.ctx.module, [site.call])[id(site.call)][0][0]
+            own = info.chain if info.chain else ()
+            transform = own[0].transform if own else info.label
+            return (*own, TraceStep(self.ctx.path, line, _name(caller), transform))
+        return ()
+
+    def _function_of_call(self, call: cst.Call) -> FunctionNode | None:
+        scope = self.call_scopes.get(id(call))
+        owner = _function_scope(scope)
+        return owner.node if owner is not None else None
+
+    def _drain(self) -> None:
         while self._queue:
             function = self._queue.popleft()
             self._queued.discard(id(function))
             info = self.infos[id(function)]
+            if id(function) in self.external:
+                continue  # another module's function: the project hands its trace over
             closure = self._closure(function)
             given = (tuple(sorted(info.param_kinds.items())), frozenset(info.modes), tuple(sorted(closure.items())),
                      tuple(sorted((info.constants or {}).items())), info.receiver)
@@ -920,6 +1050,10 @@ class TracedFunctions:
 
     def _summarise(self, function: FunctionNode, signature) -> Value:
         arguments, abstract, static_leaves, closure = signature
+        external = self.external.get(id(function))
+        if external is not None:
+            returned = self.project.returned(external.ref, (arguments, abstract, static_leaves, None))
+            return returned if returned is not None else NOTHING
         initial: dict[str, Value] = dict(closure or ())
         containers = _container_params(function)
         for param in _params(function):
@@ -938,6 +1072,8 @@ class TracedFunctions:
         (`@jax.tree_util.register_static`): JAX passes them through as they are, never traced."""
         key = id(function)
         found = self._static_param_names.get(key)
+        if found is None and key in self.external:
+            found = self._static_param_names[key] = frozenset()  # the other module's classes: not known here
         if found is None:
             scope = self.scopes.get(key)
             outer = scope.parent if scope is not None and scope.parent is not None else self.ctx.module_scope
@@ -962,7 +1098,7 @@ class TracedFunctions:
         """The kinds of the attributes of a traced parameter whose class is known and keeps its
         non-array attributes static (a flax.nnx module): its class is the parameter's annotation,
         or the class every call of the function passes an instance of. None when not known."""
-        if isinstance(function, cst.Lambda):
+        if isinstance(function, cst.Lambda) or id(function) in self.external:
             return None
         scope = self.scopes.get(id(function))
         outer = scope.parent if scope is not None and scope.parent is not None else self.ctx.module_scope
@@ -1033,6 +1169,8 @@ class TracedFunctions:
     def _decorator_wrapper(self, function: FunctionNode) -> str | None:
         """`@jax.jit` / `@partial(jax.grad, has_aux=True)`: what calling the decorated function returns."""
         key = id(function)
+        if key in self.external:
+            return self.external[key].wrapper
         if key not in self._wrappers:
             found = None
             scope = self.scopes.get(key)

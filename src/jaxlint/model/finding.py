@@ -61,6 +61,19 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class TraceLocation:
+    """A place that explains a finding made elsewhere: the call, in another module, that makes the
+    reported function traced (`train.py:6`: `train_step` calls it under `jax.jit`)."""
+
+    path: str
+    line: int
+    message: str
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "line": self.line, "message": self.message}
+
+
+@dataclass(frozen=True)
 class Finding:
     code: str
     name: str
@@ -72,6 +85,8 @@ class Finding:
     fix: Fix | None = None
     cell: int | None = None
     runtime: dict | None = field(default=None, compare=False)
+    #: why the code is traced when a caller in another module traces it, outermost call first
+    trace: tuple[TraceLocation, ...] = ()
 
     @property
     def sort_key(self) -> tuple:
@@ -96,6 +111,8 @@ class Finding:
         }
         if self.runtime is not None:
             data["runtime"] = self.runtime
+        if self.trace:
+            data["trace"] = [step.to_json() for step in self.trace]
         return data
 
     @classmethod
@@ -122,4 +139,5 @@ class Finding:
             end=Position(data["end_line"], data["end_column"]),
             fix=fix,
             cell=data.get("cell"),
+            trace=tuple(TraceLocation(t["path"], t["line"], t["message"]) for t in data.get("trace", ())),
         )

@@ -56,6 +56,8 @@ class Settings:
     key_names: tuple[str, ...] = DEFAULT_KEY_NAMES
     #: a key handed to a function jaxlint cannot see into counts as consumed (JAX101)
     unknown_calls_consume_keys: bool = True
+    #: extra source roots of the project, relative to `root` (besides it and its `src/`)
+    src: tuple[str, ...] = ()
     #: the directory patterns are relative to (where the configuration file is)
     root: str = "."
     config_path: str | None = None

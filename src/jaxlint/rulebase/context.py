@@ -16,6 +16,7 @@ from ..semantic.walk_state import WalkState
 from .node_fix import NodeFix
 
 if TYPE_CHECKING:
+    from ..jaxmodel.external import TraceStep
     from ..jaxmodel.traced import TraceInfo
     from ..jaxmodel.values import Kind
 
@@ -51,6 +52,8 @@ class FileContext(WalkState):
         self.line_label = file.line_label
         #: (the rule that reported, node, message, fix)
         self.reports: list[tuple[Any, cst.CSTNode, str, NodeFix | None]] = []
+        #: index into `reports` -> the chain of calls from other modules that traces the code there
+        self.report_chains: dict[int, tuple["TraceStep", ...]] = {}
         self._jax: JaxNames | None = None
         self._traced: TracedFunctions | None = None
 
@@ -98,7 +101,32 @@ class FileContext(WalkState):
 
     # -- reporting -----------------------------------------------------------------------------
     def add_finding(self, rule: Any, node: cst.CSTNode, message: str, fix: NodeFix | None) -> None:
+        chain = self._foreign_trace() if getattr(rule, "explains_trace", False) and self.traced.project else ()
+        if chain:
+            message = f"{message}; traced because {_because(chain)}"
+            self.report_chains[len(self.reports)] = chain
         self.reports.append((rule, node, message, fix))
+
+    def _foreign_trace(self) -> tuple["TraceStep", ...]:
+        """The chain of calls from another module that traces the function around the walk's
+        position, when that is why it is traced (not a transform or a caller in this module)."""
+        traced = self.traced
+        for function in self.enclosing_functions():
+            info = traced.info(function)
+            if info is not None:
+                return info.chain
+        return ()
+
+
+def _because(chain: tuple["TraceStep", ...]) -> str:
+    """`train_step` (train.py:6) calls it under `jax.jit`; through a longer chain, the direct
+    caller and where the trace starts."""
+    last = chain[-1]
+    if len(chain) == 1:
+        return last.describe()
+    first = chain[0]
+    return (f"`{last.caller}` ({last.path}:{last.line}) calls it, traced by `{first.transform}` from "
+            f"`{first.caller}` ({first.path}:{first.line})")
 
 
 def name_occurrences(ctx: FileContext, names: set[str]) -> list[tuple[cst.Name, Scope, cst.CSTNode | None]]:

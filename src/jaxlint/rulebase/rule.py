@@ -23,6 +23,9 @@ class Rule:
     doc: ClassVar["RuleDoc"]
     #: whether some of its findings carry a fix (shown by `jaxlint rules`)
     fixable: ClassVar[bool] = False
+    #: its findings exist because the code is traced: one inside a function that a caller in
+    #: another module traces says which call does
+    explains_trace: ClassVar[bool] = False
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx

@@ -18,6 +18,7 @@ _TARGET_OWNERS = (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedE
 
 class GlobalReadInTraced(Rule):
     code = "JAX302"
+    explains_trace = True
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

@@ -36,6 +36,7 @@ CANDIDATE_NAMES = frozenset(
 
 class ImpureCallInTraced(Rule):
     code = "JAX304"
+    explains_trace = True
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func

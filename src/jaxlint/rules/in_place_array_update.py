@@ -31,6 +31,7 @@ _PURE = (cst.Name, cst.Integer, cst.Float, cst.SimpleString, cst.Ellipsis)
 
 class InPlaceArrayUpdate(Rule):
     code = "JAX401"
+    explains_trace = True
     fixable = True
 
     # -- statements -----------------------------------------------------------------------------

@@ -12,6 +12,7 @@ PLACEMENT_OPTIONS = frozenset({"in_shardings", "out_shardings", "device", "backe
 
 class NestedJit(Rule):
     code = "JAX503"
+    explains_trace = True
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx

@@ -10,6 +10,7 @@ from ..rulebase.rule import Rule
 
 class PrintInTraced(Rule):
     code = "JAX301"
+    explains_trace = True
     fixable = True
 
     def visit_Call(self, node: cst.Call) -> None:

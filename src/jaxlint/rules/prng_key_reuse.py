@@ -59,7 +59,7 @@ class PrngKeyReuse(Rule):
         if last.via is not None:
             path += " → …"
         if len(chain) > 1 and last.direct:
-            return f"{where} by {path} ({self._label(facts, last.node)})"
+            return f"{where} by {path} ({last.where or self._label(facts, last.node)})"
         return f"{where} by {path}"
 
     def _label(self, facts: KeyFlowFacts, node: cst.CSTNode) -> str:
@@ -78,6 +78,7 @@ def _named_nodes(reuses: list[Reuse]) -> list[cst.CSTNode]:
             nodes.append(reuse.loop)
         consumption, depth = reuse.first, 0
         while consumption is not None and depth < MAX_CHAIN:
-            nodes.append(consumption.node)
+            if consumption.where is None:  # a draw in another module names its own place
+                nodes.append(consumption.node)
             consumption, depth = consumption.via, depth + 1
     return nodes

@@ -12,6 +12,7 @@ _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 class PythonLoopUnrolled(Rule):
     code = "JAX205"
+    explains_trace = True
 
     def visit_For(self, node: cst.For) -> None:
         info = self.ctx.trace_info()

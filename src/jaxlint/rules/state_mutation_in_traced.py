@@ -22,6 +22,7 @@ _OWN_OBJECTS = frozenset({"self", "cls"})
 
 class StateMutationInTraced(Rule):
     code = "JAX303"
+    explains_trace = True
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

@@ -20,6 +20,7 @@ GENERATOR_NON_DRAWS = frozenset({"spawn", "bit_generator", "seed", "getstate", "
 
 class StatefulRngInTraced(Rule):
     code = "JAX102"
+    explains_trace = True
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

@@ -80,6 +80,7 @@ SHAPE_ARGUMENTS = {
 
 class TracedConcretization(Rule):
     code = "JAX203"
+    explains_trace = True
 
     def visit_Call(self, node: cst.Call) -> None:
         info = self.ctx.trace_info()

@@ -14,6 +14,7 @@ COUNTED = {
 
 class TracedLoopBound(Rule):
     code = "JAX202"
+    explains_trace = True
 
     def visit_Call(self, node: cst.Call) -> None:
         callee = self.ctx.qualified_name(node.func)

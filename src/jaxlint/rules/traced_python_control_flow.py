@@ -16,6 +16,7 @@ EQUALITY = (cst.Equal, cst.NotEqual)
 
 class TracedPythonControlFlow(Rule):
     code = "JAX201"
+    explains_trace = True
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

@@ -17,6 +17,7 @@ _ARRAYS = (Kind.ARRAY, Kind.BOOL, Kind.PARAM, Kind.TREE, Kind.JAX_ARRAY)
 
 class ValueDependentShape(Rule):
     code = "JAX204"
+    explains_trace = True
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         info = self.ctx.trace_info()

@@ -76,6 +76,8 @@ def _kind(node: ScopeNode) -> str:
 class Scope:
     #: set on the module scope when the source has no `:=`: bindings then only come from statements
     may_have_walrus = True
+    #: set on the module scope of a module whose package is known: relative imports resolve from it
+    package: str | None = None
 
     def __init__(self, node: ScopeNode, parent: "Scope | None",
                  collected: "CollectedBindings | None" = None) -> None:
@@ -161,11 +163,27 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
     return ".".join(reversed(parts))
 
 
-def import_module_name(node: cst.ImportFrom) -> str | None:
-    """The absolute module of a `from … import`; None for relative imports."""
+def import_module_name(node: cst.ImportFrom, package: str | None = None) -> str | None:
+    """The absolute module of a `from … import`; for a relative import, resolved from `package`
+    (the importing module's package) when it is known, else None."""
     if node.relative:
-        return None
+        return relative_module(package, len(node.relative),
+                               dotted_name(node.module) if node.module is not None else None)
     return dotted_name(node.module) if node.module is not None else None
+
+
+def relative_module(package: str | None, level: int, module: str | None) -> str | None:
+    """`from ..x import y` in package `a.b.c`: level 2 is `a.b`, so the module is `a.b.x`; None when
+    the import climbs above the top package or the package is not known."""
+    if package is None:
+        return None
+    parts = package.split(".") if package else []
+    if level - 1 > len(parts) or (level - 1 == len(parts) and not module):
+        return None
+    base = parts[:len(parts) - (level - 1)]
+    if module:
+        base.append(module)
+    return ".".join(base) or None
 
 
 class _BindingCollector:
@@ -332,7 +350,7 @@ class _BindingCollector:
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):
             return
-        module = import_module_name(node)
+        module = import_module_name(node, self.scope.module_scope().package if node.relative else None)
         for alias in node.names:
             if not isinstance(alias.name, cst.Name):
                 continue

@@ -23,14 +23,21 @@ class SourceFile:
         """How a message names another line of the file (a notebook replaces this per file)."""
         return f"line {line}"
 
-    def __init__(self, path: str, source: str, module: cst.Module, settings: Settings) -> None:
+    def __init__(self, path: str, source: str, module: cst.Module, settings: Settings,
+                 project: object | None = None, package: str | None = None) -> None:
         self.path = path
+        #: the project the file is analysed in (a `jaxmodel.external.ProjectView`), or None when it
+        #: is analysed alone
+        self.project = project
         self.source = source
         self.module = module
         self.settings = settings
         self.names = NameResolver()
         self.module_scope = Scope(module, None)
         self.module_scope.may_have_walrus = ":=" in source
+        #: the package relative imports start from (`pkg.sub` for `pkg/sub/mod.py`); None: unknown,
+        #: and names a relative import binds are the module's own
+        self.module_scope.package = package
         self._facts: dict[type, Any] = {}
 
     def fact(self, kind: type[T], build: Callable[[], T] | None = None) -> T:

@@ -1,0 +1,125 @@
+"""Checking files as modules of one project: what one module's functions do is known in the others.
+
+A `ProjectSession` holds the project's layout and its `project.Project`. It loads modules for
+the project (read, CPython's gate, libcst's parse: the same steps as a check), settles the seeds of
+the modules to be reported, then each is checked with the ordinary engine — reusing the tree and
+the analysis the project made of it when the text is the same, or, for a fixed text, analysing it
+afresh with what the project says about it.
+"""
+from __future__ import annotations
+
+import ast
+import os
+from typing import Iterable
+
+from ..model.finding import Finding
+from ..model.settings import Settings
+from ..project.analysis import Project, ModuleView
+from ..project.layout import ImportedName, ModuleFile, ProjectLayout, imports_in
+from ..semantic.source_file import SourceFile
+from .deep_stack import call_with_deep_stack, stack_depth_available
+from .files import decode_file, read_regular, size_limit
+from . import notebook as nb
+from .notebook_check import JoinedCells
+from .parsing import NotParsed, Parsed, libcst_parse, nesting_beyond, python_tree
+
+
+class ProjectSession:
+    def __init__(self, settings: Settings, roots: Iterable[str], files: Iterable[str],
+                 reported: Iterable[str] = ()) -> None:
+        self.settings = settings
+        self.layout = ProjectLayout(roots, [*files, *reported])
+        self.project = Project(self.layout, self._load, self._read_imports)
+        #: real path -> the path findings name (as the user gave it)
+        self._shown: dict[str, str] = {os.path.realpath(path): path for path in reported}
+        #: real path -> (the text analysed, its parse)
+        self._parsed: dict[str, tuple[str, Parsed]] = {}
+        self._texts: dict[str, str | None] = {}
+        self.settled = False
+
+    # -- what the engine asks ---------------------------------------------------------------------
+    def settle(self, paths: Iterable[str]) -> None:
+        """Makes sure the modules of `paths` have every seed their importers give them."""
+        modules = [m for m in (self.layout.module_of(p) for p in paths) if m is not None]
+        self.settled = True
+        if modules:
+            call_with_deep_stack(self.project.settle, modules)
+
+    def loaded(self, path: str, source: str) -> tuple[SourceFile, Parsed] | None:
+        """The project's analysis of `path`, when it analysed exactly this text."""
+        module = self.layout.module_of(path)
+        if module is None:
+            return None
+        found = self._parsed.get(module.path)
+        if found is None or found[0] != source:
+            return None
+        file = self.project.file(module)
+        return (file, found[1]) if file is not None else None
+
+    def context(self, path: str) -> tuple[ModuleView, str] | tuple[()]:
+        """What a new `SourceFile` of `path` is given to take part in the project (`project`,
+        `package`); nothing for a file outside it."""
+        module = self.layout.module_of(path)
+        if module is None:
+            return ()
+        return self.project.view(module), module.package
+
+    def walk_order(self, paths: list[str]) -> list[str]:
+        """`paths` with importers before the modules they import: a module's analysis is still
+        whole while the modules that import it are checked (it is released once checked)."""
+        modules = {m.path: p for p in paths for m in [self.layout.module_of(p)] if m is not None}
+        ordered = self.project._importers_first([self.layout.by_path[m] for m in modules])
+        rank = {modules[m.path]: index for index, m in enumerate(ordered)}
+        return sorted(paths, key=lambda p: rank.get(p, -1))
+
+    # -- loading modules ----------------------------------------------------------------------------
+    def _text(self, module: ModuleFile) -> str | None:
+        if module.path not in self._texts:
+            self._texts[module.path] = self._read(module)
+        return self._texts[module.path]
+
+    @staticmethod
+    def _read(module: ModuleFile) -> str | None:
+        try:
+            data = read_regular(module.path, size_limit(module.path))
+        except OSError:
+            return None
+        text = decode_file(module.path, data)
+        if isinstance(text, Finding):
+            return None
+        if module.notebook:
+            try:
+                return JoinedCells(nb.read_notebook(text)).text
+            except nb.NotebookError:
+                return None
+        return text
+
+    def _read_imports(self, module: ModuleFile) -> list[ImportedName] | None:
+        text = self._text(module)
+        if text is None or "import" not in text:
+            return None
+        tree = python_tree(text, module.path)
+        return imports_in(tree) if isinstance(tree, ast.Module) else None
+
+    def _load(self, module: ModuleFile, view: ModuleView) -> SourceFile | None:
+        text = self._text(module)
+        if text is None:
+            return None
+        tree = python_tree(text, module.path)
+        if not isinstance(tree, ast.Module) or nesting_beyond(tree, text, stack_depth_available()) is not None:
+            return None
+        try:
+            parsed = libcst_parse(text, tree)
+        except NotParsed:
+            return None
+        self._parsed[module.path] = (text, parsed)
+        shown = self._shown.get(module.path) or _relative(module.path)
+        return SourceFile(shown, text, parsed.module, self.settings, view, module.package)
+
+
+def _relative(path: str) -> str:
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if relative.startswith("..") else relative
