@@ -20,13 +20,14 @@ __all__ = ["MAX_NOTEBOOK_BYTES", "MAX_SOURCE_BYTES", "PARSE_ERROR", "FileResult"
 
 
 def lint_source(source: str, path: str, settings: Settings, *, enabled: Iterable[str] | None = None,
-                apply_noqa: bool = True, line_label: Callable[[int], str] | None = None) -> list[Finding]:
+                apply_noqa: bool = True, line_label: Callable[[int], str] | None = None,
+                project=None) -> list[Finding]:
     """Findings for Python source text, positions relative to it. `enabled`: the codes to report
     (default: those `settings` select for `path`); raises `RuleFailure` when a rule breaks, and
     `NotAnalysed` (with the findings of what did run) for valid Python jaxlint cannot analyse."""
     if enabled is None:
         enabled = enabled_rules(settings, path)
-    return check_source(source, path, settings, enabled, apply_noqa, line_label)
+    return check_source(source, path, settings, enabled, apply_noqa, line_label, project)
 
 
 def lint_file(path: str, settings: Settings, fix: bool = False, data: bytes | None = None,

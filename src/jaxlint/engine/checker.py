@@ -254,8 +254,7 @@ def _findings(ctx: FileContext, module: cst.Module, path: str) -> list[Finding]:
             fix = Fix(node_fix.title, edits, node_fix.applicability)
         doc = rule.doc
         chain = ctx.report_chains.get(index, ())
-        trace = tuple(TraceLocation(step.path, step.line, f"`{step.caller}` calls it under `{step.transform}`")
-                      for step in chain)
+        trace = tuple(TraceLocation(step.path, step.line, step.action, step.cell) for step in chain)
         findings.append(Finding(rule.code, doc.name, doc.severity, message, path, start, end, fix, trace=trace))
     return findings
 

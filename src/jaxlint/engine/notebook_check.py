@@ -51,6 +51,11 @@ class JoinedCells:
         return Edit(Position(edit.start.line - offset, edit.start.column),
                     Position(edit.end.line - offset, edit.end.column), edit.content, self.cells[position].index)
 
+    def place(self, line: int) -> tuple[int, int]:
+        """A line of the joined text as (cell index from 0, line in the cell from 1)."""
+        position = self._position(line)
+        return self.cells[position].index, line - self.first_lines[position] + 1
+
     def line_label(self, line: int) -> str:
         """A line of the joined text as the user sees it: `cell N, line M`, N counted from 1."""
         position = self._position(line)

@@ -25,24 +25,35 @@ from .parsing import NotParsed, Parsed, libcst_parse, nesting_beyond, python_tre
 
 
 class ProjectSession:
-    def __init__(self, settings: Settings, roots: Iterable[str], files: Iterable[str],
-                 reported: Iterable[str] = ()) -> None:
+    def __init__(self, settings: Settings, roots: Iterable[str], files: Iterable[str]) -> None:
         self.settings = settings
-        self.layout = ProjectLayout(roots, [*files, *reported])
+        self.layout = ProjectLayout(roots, files)
         self.project = Project(self.layout, self._load, self._read_imports)
         #: real path -> the path findings name (as the user gave it)
-        self._shown: dict[str, str] = {os.path.realpath(path): path for path in reported}
+        self._shown: dict[str, str] = {}
+        #: the real paths settled so far
+        self._settled: set[str] = set()
         #: real path -> (the text analysed, its parse)
         self._parsed: dict[str, tuple[str, Parsed]] = {}
         self._texts: dict[str, str | None] = {}
-        self.settled = False
+        #: real path of a notebook -> its cells joined
+        self._cells: dict[str, JoinedCells] = {}
 
     # -- what the engine asks ---------------------------------------------------------------------
     def settle(self, paths: Iterable[str]) -> None:
-        """Makes sure the modules of `paths` have every seed their importers give them."""
-        modules = [m for m in (self.layout.module_of(p) for p in paths) if m is not None]
-        self.settled = True
+        """Makes sure the modules of `paths` (named in findings as given here) have every seed
+        their importers give them."""
+        modules = []
+        for path in paths:
+            module = self.layout.module_of(path)
+            if module is None:
+                module = self.layout.add(path)  # a notebook or a file given outside the walk
+            if module is not None:
+                self._shown.setdefault(module.path, path)
+                if module.path not in self._settled:
+                    modules.append(module)
         if modules:
+            self._settled.update(m.path for m in modules)
             call_with_deep_stack(self.project.settle, modules)
 
     def loaded(self, path: str, source: str) -> tuple[SourceFile, Parsed] | None:
@@ -54,7 +65,7 @@ class ProjectSession:
         if found is None or found[0] != source:
             return None
         file = self.project.file(module)
-        return (file, found[1]) if file is not None else None
+        return (file, found[1]) if file is not None and file.path == path else None
 
     def context(self, path: str) -> tuple[ModuleView, str] | tuple[()]:
         """What a new `SourceFile` of `path` is given to take part in the project (`project`,
@@ -78,8 +89,7 @@ class ProjectSession:
             self._texts[module.path] = self._read(module)
         return self._texts[module.path]
 
-    @staticmethod
-    def _read(module: ModuleFile) -> str | None:
+    def _read(self, module: ModuleFile) -> str | None:
         try:
             data = read_regular(module.path, size_limit(module.path))
         except OSError:
@@ -89,9 +99,11 @@ class ProjectSession:
             return None
         if module.notebook:
             try:
-                return JoinedCells(nb.read_notebook(text)).text
+                joined = JoinedCells(nb.read_notebook(text))
             except nb.NotebookError:
                 return None
+            self._cells[module.path] = joined
+            return joined.text
         return text
 
     def _read_imports(self, module: ModuleFile) -> list[ImportedName] | None:
@@ -114,7 +126,12 @@ class ProjectSession:
             return None
         self._parsed[module.path] = (text, parsed)
         shown = self._shown.get(module.path) or _relative(module.path)
-        return SourceFile(shown, text, parsed.module, self.settings, view, module.package)
+        file = SourceFile(shown, text, parsed.module, self.settings, view, module.package)
+        cells = self._cells.get(module.path)
+        if cells is not None:
+            file.place = cells.place
+            file.line_label = cells.line_label
+        return file
 
 
 def _relative(path: str) -> str:

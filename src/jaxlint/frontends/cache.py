@@ -103,8 +103,9 @@ def _finding(item: Any) -> Finding:
     trace = item.get("trace", [])
     if not isinstance(trace, list):
         raise ValueError("trace: wrong type")
-    steps = tuple(TraceLocation(**{k: v for k, v in _fields(step, {"path": str, "line": int, "message": str}).items()
-                                   if k in ("path", "line", "message")}) for step in trace)
+    steps = tuple(TraceLocation(**{k: v for k, v in _fields(step, {"path": str, "line": int, "message": str,
+                                                                  "cell": (int, type(None))}).items()
+                                   if k in ("path", "line", "message", "cell")}) for step in trace)
     return Finding(item["code"], item["name"], Severity(item["severity"]), item["message"], item["path"],
                    _position(item, "line", "column"), _position(item, "end_line", "end_column"), fix, item["cell"],
                    trace=steps)

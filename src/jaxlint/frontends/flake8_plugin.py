@@ -32,7 +32,8 @@ class JaxlintChecker:
             if config_error:
                 yield 1, 0, f"JAX000 invalid jaxlint configuration, defaults used: {config_error}", type(self)
             try:
-                findings = lint_source(source, self.filename, settings, enabled=enabled, apply_noqa=False)
+                findings = lint_source(source, self.filename, settings, enabled=enabled, apply_noqa=False,
+                                       project=_project_for(self.filename, settings))
             except RuleFailure as failure:
                 findings = failure.findings
                 yield 1, 0, f"JAX000 jaxlint internal error, some rules skipped: {failure}", type(self)
@@ -63,3 +64,20 @@ def _settings_for(directory: str):
         settings, error = Settings(target_jax_version=installed_jax_version()), str(exc)
     settings = replace(settings, select=("JAX",), ignore=(), extend_select=(), per_file_ignores=())
     return settings, frozenset({PARSE_ERROR, *all_rules()}), error
+
+
+def _project_for(filename: str, settings):
+    """The project the file is a module of (the same as `jaxlint check` finds), settled for it."""
+    from .runner import project_plan, project_session
+
+    if not os.path.exists(filename):
+        return None  # stdin: no file of the project to stand for
+    plan = _plan_for(filename, settings)
+    return project_session(plan, settings, (filename,)) if plan is not None else None
+
+
+@lru_cache(maxsize=64)
+def _plan_for(filename: str, settings):
+    from .runner import project_plan
+
+    return project_plan(settings, [filename], [filename])

@@ -106,7 +106,10 @@ def _text_line(finding: Finding) -> str:
 
 def _via_line(finding: Finding) -> str:
     """`  via train.py:6 (`train_step` calls it under `jax.jit`)`: where the tracing comes from."""
-    return "  via " + " → ".join(f"{step.path}:{step.line} ({step.message})" for step in finding.trace)
+    def where(step) -> str:
+        return f"{step.path}:{step.line}" if step.cell is None else f"{step.path}:cell {step.cell + 1}, line {step.line}"
+
+    return "  via " + " → ".join(f"{where(step)} ({step.message})" for step in finding.trace)
 
 
 def _runtime_note(finding: Finding) -> str | None:

@@ -76,7 +76,8 @@ def run(options: RunOptions) -> RunOutcome:
         from .cache import FindingCache
 
         cache = FindingCache(settings.root, settings.fingerprint(), plan.fingerprint() if plan else "")
-    check = functools.partial(_check_one, settings=settings, fixing=fixing, cache=cache, plan=plan)
+    check = functools.partial(_check_one, settings=settings, fixing=fixing, cache=cache, plan=plan,
+                              reported=tuple(files))
     progress = _Progress(len(files)) if options.progress and len(files) >= PARALLEL_THRESHOLD else None
     jobs = options.jobs if len(files) >= PARALLEL_THRESHOLD else 1
     if plan is not None:
@@ -126,7 +127,8 @@ def _check_all(files: list[str], check, jobs: int, progress: _Progress | None) -
     return [result for result in results if result is not None]
 
 
-def _check_one(path: str, settings: Settings, fixing: bool, cache, plan: "ProjectPlan | None" = None) -> FileResult:
+def _check_one(path: str, settings: Settings, fixing: bool, cache, plan: "ProjectPlan | None" = None,
+               reported: tuple[str, ...] = ()) -> FileResult:
     data = read_bytes(path)
     try:
         if isinstance(data, Finding):
@@ -136,11 +138,11 @@ def _check_one(path: str, settings: Settings, fixing: bool, cache, plan: "Projec
             cached = cache.get(key)
             if cached is not None:
                 return FileResult(path, [f.with_path(path) for f in cached])
-            result = lint_file(path, settings, data=data, project=_session(plan, settings))
+            result = lint_file(path, settings, data=data, project=project_session(plan, settings, reported or (path,)))
             if result.internal_error is None and result.not_analysed is None:
                 cache.put(key, result.findings)
             return result
-        return lint_file(path, settings, fix=fixing, data=data, project=_session(plan, settings))
+        return lint_file(path, settings, fix=fixing, data=data, project=project_session(plan, settings, reported or (path,)))
     except Exception as exc:  # a bug in a rule must not stop the other files
         return FileResult(path, internal_error=f"{type(exc).__name__}: {exc} (please report this)")
 
@@ -148,11 +150,10 @@ def _check_one(path: str, settings: Settings, fixing: bool, cache, plan: "Projec
 # -- projects -------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ProjectPlan:
-    """The project a run's files belong to: its source roots, its modules, the files reported."""
+    """The project a run's files belong to: its source roots and its modules."""
 
     roots: tuple[str, ...]
     modules: tuple[str, ...]
-    reported: tuple[str, ...]
 
     def fingerprint(self) -> str:
         """Changes when any module of the project changes (a module's findings can depend on any)."""
@@ -186,35 +187,36 @@ def project_plan(settings: Settings, paths: list[str], files: list[str]) -> Proj
     if not roots:
         return None
     modules, _ = discover(roots, exclude=settings.exclude, root=settings.root)
-    modules = [m for m in modules if m.endswith(".py")]
+    modules = [m for m in modules if m.endswith((".py", ".ipynb"))]
     if not modules or (len(modules) == 1 and len(files) == 1 and os.path.samefile(modules[0], files[0])):
         return None
-    return ProjectPlan(tuple(roots), tuple(modules), tuple(files))
+    return ProjectPlan(tuple(roots), tuple(modules))
 
 
-_SESSIONS: dict[ProjectPlan, object] = {}
+_SESSIONS: dict[tuple[ProjectPlan, str], object] = {}
 
 
-def _session(plan: ProjectPlan | None, settings: Settings, settled: bool = True):
-    """The project session of this process for `plan`, made on first use and settled for every
-    reported file when first asked so: a worker checks the project's files one after another
-    with one analysis."""
+def project_session(plan: ProjectPlan | None, settings: Settings, reported: tuple[str, ...], settled: bool = True):
+    """The project session of this process for `plan` (made on first use), settled for the files
+    `reported` (named as given) when first asked: a worker checks the project's files one after
+    another with one analysis, the flake8 plugin one file after another."""
     if plan is None:
         return None
-    session = _SESSIONS.get(plan)
+    key = (plan, settings.fingerprint())
+    session = _SESSIONS.get(key)
     if session is None:
         from ..engine.project_check import ProjectSession
 
         _SESSIONS.clear()
-        session = _SESSIONS[plan] = ProjectSession(settings, plan.roots, plan.modules, plan.reported)
-    if settled and not session.settled:
-        session.settle(plan.reported)
+        session = _SESSIONS[key] = ProjectSession(settings, plan.roots, plan.modules)
+    if settled:
+        session.settle(reported)
     return session
 
 
 def _project_order(plan: ProjectPlan, files: list[str], settings: Settings) -> list[int]:
     """Indices of `files` with importers first (see `ProjectSession.walk_order`)."""
-    session = _session(plan, settings, settled=False)  # the import graph only: the worker analyses
+    session = project_session(plan, settings, tuple(files), settled=False)  # imports only: the worker analyses
     ordered = session.walk_order(list(files))
     position = {path: index for index, path in enumerate(files)}
     return [position[path] for path in ordered]

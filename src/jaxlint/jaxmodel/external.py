@@ -42,11 +42,29 @@ class TraceStep:
 
     path: str
     line: int
+    #: the calling function's name; "" where the transform is applied to the function itself at
+    #: module level (`fast = jax.jit(normalize)`)
     caller: str
     transform: str
+    #: in a notebook, the cell (counted from 0) and `line` is the line in it
+    cell: int | None = None
+
+    @property
+    def where(self) -> str:
+        if self.cell is None:
+            return f"{self.path}:{self.line}"
+        return f"{self.path}, cell {self.cell + 1}, line {self.line}"
+
+    @property
+    def action(self) -> str:
+        if not self.caller:
+            return f"`{self.transform}` is applied to it"
+        return f"`{self.caller}` calls it under `{self.transform}`"
 
     def describe(self) -> str:
-        return f"`{self.caller}` ({self.path}:{self.line}) calls it under `{self.transform}`"
+        if not self.caller:
+            return f"`{self.transform}` is applied to it ({self.where})"
+        return f"`{self.caller}` ({self.where}) calls it under `{self.transform}`"
 
 
 @dataclass(frozen=True)
@@ -85,13 +103,11 @@ class KeyUse:
 
 @dataclass(frozen=True)
 class ExternalFunction:
-    """A function of another module: its reference, its parameters (a libcst `Parameters`, shared
-    with that module's tree or parsed from a stored signature), and what a decorator makes of a call
-    (`TRANSFORM_WRAPPERS`' value for `@jax.jit` and the like; None for a plain function)."""
+    """A function of another module: its reference and its parameters (a libcst `Parameters`,
+    shared with that module's tree or parsed from a stored signature)."""
 
     ref: FunctionRef
     params: cst.Parameters
-    wrapper: str | None
     #: a method reached through its class or an instance: `self` is its first parameter
     method: bool = False
 
@@ -112,12 +128,19 @@ class ProjectView(Protocol):
         """The project function a dotted name reaches (`pkg.losses.clipped_loss`, also through a
         package's re-export), or None when it is not a function of another module of the project."""
 
+    def wrapper(self, ref: FunctionRef) -> str | None:
+        """What a decorator of the function makes of a call (`TRANSFORM_WRAPPERS`' value for
+        `@jax.jit` and the like); None for a plain function or when not known."""
+
     def returned(self, ref: FunctionRef, signature: object) -> "Value | None":
         """What the function's body returns when called with `signature` (argument kinds, whether
         the caller is traced, static leaves), or None when not known."""
 
     def key_uses(self, ref: FunctionRef) -> dict[str, KeyUse]:
         """The parameters the function consumes as PRNG keys."""
+
+    def returns_array(self, ref: FunctionRef) -> bool:
+        """Whether the function returns a JAX array on every path."""
 
     def seeds(self) -> list[Seed]:
         """The functions of this module that functions of other modules trace."""

@@ -273,7 +273,7 @@ class KeyFlowFacts:
         if found is None:
             consumed = {}
             for param, use in self.traced.project.key_uses(external.ref).items():
-                spelled = cst.Call(func=cst.Name(use.consumer))
+                spelled = cst.Call(func=_spelled(use.consumer))
                 consumed[param] = Consumption(spelled, -1, use.certain, direct=True, draw=use.consumer,
                                               where=use.where)
             found = self._external_summaries[id(function)] = Summary(consumed)
@@ -916,6 +916,15 @@ class KeyDomain:
 
 
 # -- helpers ------------------------------------------------------------------------------------
+def _spelled(dotted: str) -> cst.BaseExpression:
+    """A dotted name as an expression (`jax.random.normal`), for messages that print a call."""
+    parts = [part for part in dotted.split(".") if part.isidentifier()] or ["draw"]
+    expr: cst.BaseExpression = cst.Name(parts[0])
+    for part in parts[1:]:
+        expr = cst.Attribute(expr, cst.Name(part))
+    return expr
+
+
 def _over_mapping_values(loop: cst.CSTNode | None) -> bool:
     """`for name, x in batch.items()` / `for x in batch.values()`: a loop over the arrays of one
     structure, as a tree map goes over its leaves (never a loop over epochs or steps)."""

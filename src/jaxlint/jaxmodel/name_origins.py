@@ -163,7 +163,11 @@ class NameOrigins:
                     return True
                 if method in ARRAY_METHODS:
                     return self.certain_array(receiver, scope, depth + 1)
+                if self.ctx.project is not None and callee is not None:
+                    return self._project_returns_arrays(callee)
                 return False
+            if self.ctx.project is not None and callee is not None and not callee.startswith("builtins."):
+                return self._project_returns_arrays(callee)
             return self._all_arrays(self._helper_returns(expr, scope), depth)
         if isinstance(expr, cst.BinaryOperation):
             if self.certain_array(expr.left, scope, depth + 1) or self.certain_array(expr.right, scope, depth + 1):
@@ -325,6 +329,22 @@ class NameOrigins:
         if facts.generator or facts.falls_off or not facts.returns or any(r is None for r in facts.returns):
             return None
         return [(value, inner) for value in facts.returns]  # type: ignore[misc]
+
+    def _project_returns_arrays(self, dotted: str) -> bool:
+        """A function of another module of the project that returns a JAX array on every path."""
+        function = self.ctx.project.function_at(dotted)
+        return function is not None and self.ctx.project.returns_array(function.ref)
+
+    def returns_arrays(self, function: cst.FunctionDef) -> bool:
+        """Whether a function of the module returns JAX arrays on every path (and nothing else)."""
+        owner = self.ctx.module_scope
+        if function.asynchronous or not all(self._keeps_result(d.decorator, owner) for d in function.decorators):
+            return False
+        inner = self._scope(function, owner)
+        facts = self.facts(inner)
+        if facts.generator or facts.falls_off or not facts.returns or any(r is None for r in facts.returns):
+            return False
+        return self._all_arrays([(value, inner) for value in facts.returns], 0)
 
     def _keeps_result(self, decorator: cst.BaseExpression, scope: Scope) -> bool:
         """A decorator that leaves what the function returns as it is (`jax.jit`, `functools.cache`)."""

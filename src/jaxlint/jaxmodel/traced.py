@@ -276,6 +276,8 @@ class TracedFunctions:
         self.project = ctx.project
         self.external: dict[int, ExternalFunction] = {}
         self._stand_ins: dict[str, cst.FunctionDef | None] = {}
+        #: id(stand-in) -> where a transform is applied to it here (`jax.jit(clipped_loss)`), and the scope
+        self._applied_at: dict[int, tuple[cst.CSTNode, Scope]] = {}
         self._collect()
         self._resolve_calls()
         self._analyse()
@@ -368,7 +370,10 @@ class TracedFunctions:
                 return []
             if found is not None and found[1].is_import_only and self.project is not None:
                 external = self._external_callee(expr, scope)  # `jax.jit(clipped_loss)`, imported
-                return [(external.function, use)] if external is not None else []
+                if external is None:
+                    return []
+                self._applied_at.setdefault(id(external.function), (expr, scope))
+                return [(external.function, use)]
             if found is None or not all(
                     isinstance(n, cst.FunctionDef) or id(n) in self.self_wraps for n in found[1].nodes):
                 return []  # rebound (`f = partial(f, flag=True)`): what it holds is not known here
@@ -437,6 +442,8 @@ class TracedFunctions:
             return  # `partial(f, *args)`: which parameters it binds is not known
         use, function = given.use.bound_by(int(callee.receiver) + positional, keywords,
                                            literal_keywords(callee.prefix)), callee.function
+        if id(function) in self.external:
+            self._applied_at.setdefault(id(function), (given.expr, given.scope))
         self.applications.setdefault(id(function), []).append(use)
         self._note_applied_in(given.scope, function, use)
         if given.alias is not None:
@@ -772,11 +779,23 @@ class TracedFunctions:
             info = self.info(caller)
             if caller is None or info is None:
                 continue
-            line = node_spans(self.ctx.module, [site.call])[id(site.call)][0][0]
             own = info.chain if info.chain else ()
             transform = own[0].transform if own else info.label
-            return (*own, TraceStep(self.ctx.path, line, _name(caller), transform))
+            return (*own, self._step(site.call, _name(caller), transform))
+        applied = self._applied_at.get(id(stand_in))
+        info = self.info(stand_in)
+        if applied is not None and info is not None:  # `fast = jax.jit(normalize)`
+            node, scope = applied
+            owner = _function_scope(scope)
+            outer = self.info(owner.node) if owner is not None else None
+            if outer is not None and outer.chain:
+                return (*outer.chain, self._step(node, _name(owner.node), outer.chain[0].transform))
+            return (self._step(node, _name(owner.node) if owner is not None else "", info.label),)
         return ()
+
+    def _step(self, node: cst.CSTNode, caller: str, transform: str) -> TraceStep:
+        cell, line = self.ctx.place(node_spans(self.ctx.module, [node])[id(node)][0][0])
+        return TraceStep(self.ctx.path, line, caller, transform, cell)
 
     def _function_of_call(self, call: cst.Call) -> FunctionNode | None:
         scope = self.call_scopes.get(id(call))
@@ -1169,8 +1188,8 @@ class TracedFunctions:
     def _decorator_wrapper(self, function: FunctionNode) -> str | None:
         """`@jax.jit` / `@partial(jax.grad, has_aux=True)`: what calling the decorated function returns."""
         key = id(function)
-        if key in self.external:
-            return self.external[key].wrapper
+        if key in self.external and key not in self._wrappers:
+            self._wrappers[key] = self.project.wrapper(self.external[key].ref)
         if key not in self._wrappers:
             found = None
             scope = self.scopes.get(key)

@@ -68,9 +68,14 @@ class TraceLocation:
     path: str
     line: int
     message: str
+    #: in a notebook, the cell (counted from 0, as `Finding.cell`) that `line` is in
+    cell: int | None = None
 
     def to_json(self) -> dict:
-        return {"path": self.path, "line": self.line, "message": self.message}
+        data = {"path": self.path, "line": self.line, "message": self.message}
+        if self.cell is not None:
+            data["cell"] = self.cell
+        return data
 
 
 @dataclass(frozen=True)
@@ -139,5 +144,6 @@ class Finding:
             end=Position(data["end_line"], data["end_column"]),
             fix=fix,
             cell=data.get("cell"),
-            trace=tuple(TraceLocation(t["path"], t["line"], t["message"]) for t in data.get("trace", ())),
+            trace=tuple(TraceLocation(t["path"], t["line"], t["message"], t.get("cell"))
+                        for t in data.get("trace", ())),
         )

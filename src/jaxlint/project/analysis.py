@@ -28,8 +28,10 @@ import libcst as cst
 
 from ..jaxmodel.external import ExternalFunction, FunctionRef, KeyUse, Seed
 from ..jaxmodel.keys import ALIGNING_DRAWS, KeyFlowFacts
+from ..jaxmodel.name_origins import NameOrigins
 from ..jaxmodel.traced import TracedFunctions
 from ..jaxmodel.values import Value
+from ..semantic.scopes import Scope
 from ..semantic.source_file import SourceFile
 from .layout import ImportedName, ModuleFile, ProjectLayout
 
@@ -221,34 +223,38 @@ class Project:
         return None
 
     def _exported(self, module: ModuleFile, attributes: list[str], depth: int) -> ExternalFunction | None:
+        """The function `attributes` name in a module: read from its parsed file alone (no analysis
+        of it is needed, so modules that import each other still see each other's functions)."""
         file = self.file(module)
         if file is None:
             return None
-        binding = file.module_scope.bindings.get(attributes[0])
+        scope = file.module_scope
+        binding = scope.bindings.get(attributes[0])
         if binding is None or len(binding.nodes) != 1:
             return None
         node = binding.nodes[0]
         if binding.is_import_only:  # a re-export: `from .losses import clipped_loss` in `__init__`
-            target = file.names.binding_target(binding, file.module_scope)
+            target = file.names.binding_target(binding, scope)
             if target is None:
                 return None
             return self.function_at(module, ".".join([target, *attributes[1:]]), depth + 1)
-        if len(attributes) > 2 or (len(attributes) == 1) != isinstance(node, cst.FunctionDef):
+        if len(attributes) == 2 and isinstance(node, cst.ClassDef):
+            # a static method through its class: `Loss.compute(x)` (other methods get `self`)
+            method = Scope(node, scope).bindings.get(attributes[1])
+            if method is None or len(method.nodes) != 1 or not isinstance(method.nodes[0], cst.FunctionDef):
+                return None
+            node = method.nodes[0]
+            decorators = {file.names.qualified_name(d.decorator, scope) for d in node.decorators}
+            if decorators != {"builtins.staticmethod"}:
+                return None
+        elif len(attributes) != 1 or not isinstance(node, cst.FunctionDef):
             return None
-        traced = self.traced(module.name)
-        if traced is None:
-            return None
-        qualname = ".".join(attributes)
-        function = traced.local_function(qualname)
-        if not isinstance(function, cst.FunctionDef):
-            return None
-        method = False
-        if len(attributes) == 2:
-            kind = traced._method_kind(function, traced.method_class[id(function)])
-            if kind != "static":
-                return None  # called through its class, a method's `self` is whatever is passed
-        return ExternalFunction(FunctionRef(module.name, qualname), function.params,
-                                traced._decorator_wrapper(function), method)
+        return ExternalFunction(FunctionRef(module.name, ".".join(attributes)), node.params)
+
+    def wrapper(self, ref: FunctionRef) -> str | None:
+        traced = self.traced(ref.module)
+        function = traced.local_function(ref.qualname) if traced is not None else None
+        return traced._decorator_wrapper(function) if function is not None else None
 
     def returned(self, ref: FunctionRef, signature) -> Value | None:
         question = ("returned", ref, signature)
@@ -290,6 +296,20 @@ class Project:
         finally:
             self._answering.discard(question)
 
+    def returns_array(self, ref: FunctionRef) -> bool:
+        question = ("array", ref)
+        if question in self._answering:
+            return False
+        traced = self.traced(ref.module)
+        function = traced.local_function(ref.qualname) if traced is not None else None
+        if not isinstance(function, cst.FunctionDef) or "." in ref.qualname:
+            return False
+        self._answering.add(question)
+        try:
+            return NameOrigins.of(traced.ctx).returns_arrays(function)
+        finally:
+            self._answering.discard(question)
+
     def seeds_of(self, module: ModuleFile) -> list[Seed]:
         unit = self._units.get(module.name) if not module.notebook else self._units.get(module.path)
         return list(unit.seeds.values()) if unit is not None else []
@@ -320,8 +340,14 @@ class ModuleView:
     def returned(self, ref: FunctionRef, signature) -> Value | None:
         return self.project.returned(ref, signature)
 
+    def wrapper(self, ref: FunctionRef) -> str | None:
+        return self.project.wrapper(ref)
+
     def key_uses(self, ref: FunctionRef) -> dict[str, KeyUse]:
         return self.project.key_uses(ref)
+
+    def returns_array(self, ref: FunctionRef) -> bool:
+        return self.project.returns_array(ref)
 
     def seeds(self) -> list[Seed]:
         return self.project.seeds_of(self.module_file)

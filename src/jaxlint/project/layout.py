@@ -106,6 +106,15 @@ class ProjectLayout:
             return None  # `01_intro.py`, `train.old.py`: no import statement names it
         return ModuleFile(".".join(parts), resolved, is_package, notebook)
 
+    def add(self, path: str) -> ModuleFile | None:
+        """A file checked that the walk of the roots did not list (a notebook, an excluded file)."""
+        module = self._module_file(path)
+        if module is not None:
+            self.by_path[module.path] = module
+            if not module.notebook:
+                self.by_name.setdefault(module.name, module)
+        return module
+
     def module_of(self, path: str) -> ModuleFile | None:
         return self.by_path.get(os.path.realpath(path))
 

@@ -125,8 +125,8 @@ def _because(chain: tuple["TraceStep", ...]) -> str:
     if len(chain) == 1:
         return last.describe()
     first = chain[0]
-    return (f"`{last.caller}` ({last.path}:{last.line}) calls it, traced by `{first.transform}` from "
-            f"`{first.caller}` ({first.path}:{first.line})")
+    origin = f"`{first.caller}` ({first.where})" if first.caller else first.where
+    return f"`{last.caller}` ({last.where}) calls it, traced by `{first.transform}` from {origin}"
 
 
 def name_occurrences(ctx: FileContext, names: set[str]) -> list[tuple[cst.Name, Scope, cst.CSTNode | None]]:

@@ -23,6 +23,12 @@ class SourceFile:
         """How a message names another line of the file (a notebook replaces this per file)."""
         return f"line {line}"
 
+    @staticmethod
+    def place(line: int) -> tuple[int | None, int]:
+        """A line of the text as (notebook cell, line in it): the cell is None in a plain file (a
+        notebook replaces this per file)."""
+        return None, line
+
     def __init__(self, path: str, source: str, module: cst.Module, settings: Settings,
                  project: object | None = None, package: str | None = None) -> None:
         self.path = path

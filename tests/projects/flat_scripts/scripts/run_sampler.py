@@ -1,0 +1,32 @@
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from helpers import count_above, scaled, shrink
+
+
+def body(i, x):
+    return shrink(x, 10.0)
+
+
+@jax.jit
+def sample(x):
+    return lax.fori_loop(0, 3, body, x)
+
+
+@jax.vmap
+def count(x):
+    return count_above(x, 0.5)
+
+
+@jax.jit
+def rescale(x):
+    return scaled(x, 2.0)
+
+
+def count_eagerly(x):
+    return count_above(x, 0.5)
+
+
+if __name__ == "__main__":
+    print(rescale(jnp.ones(3)))

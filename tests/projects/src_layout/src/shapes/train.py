@@ -1,0 +1,54 @@
+import jax
+
+from . import clipped_loss, is_finite_batch, smooth_loss
+from .buffers import make_buffer, make_list, noisy
+from .checks import has_rows
+
+
+@jax.jit
+def train_step(params, batch):
+    return clipped_loss(batch["x"] @ params, batch["y"], 1.0)
+
+
+@jax.jit
+def safe_step(params, batch):
+    return smooth_loss(batch["x"] @ params, batch["y"], 1.0)
+
+
+@jax.jit
+def guarded_step(params, batch):
+    if is_finite_batch(batch["x"]):  # expect: JAX201
+        return params
+    return params * 0
+
+
+@jax.jit
+def shaped_step(params, batch):
+    if has_rows(batch["x"]):
+        return params
+    return params * 0
+
+
+def fill_buffer():
+    buf = make_buffer(4)
+    buf[0] = 1.0  # expect: JAX401
+    return buf
+
+
+def fill_list():
+    values = make_list(4)
+    values[0] = 1.0
+    return values
+
+
+def two_noisy_copies(x):
+    key = jax.random.key(0)
+    a = noisy(key, x)
+    b = noisy(key, x)  # expect: JAX101
+    return a, b
+
+
+def two_independent_copies(x):
+    key = jax.random.key(0)
+    key_a, key_b = jax.random.split(key)
+    return noisy(key_a, x), noisy(key_b, x)
