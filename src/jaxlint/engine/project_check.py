@@ -15,6 +15,7 @@ from typing import Iterable
 from ..model.finding import Finding
 from ..model.settings import Settings
 from ..project.analysis import Project, ModuleView
+from ..project.index import ProjectIndex
 from ..project.layout import ImportedName, ModuleFile, ProjectLayout, imports_in
 from ..semantic.source_file import SourceFile
 from .deep_stack import call_with_deep_stack, stack_depth_available
@@ -25,10 +26,11 @@ from .parsing import NotParsed, Parsed, libcst_parse, nesting_beyond, python_tre
 
 
 class ProjectSession:
-    def __init__(self, settings: Settings, roots: Iterable[str], files: Iterable[str]) -> None:
+    def __init__(self, settings: Settings, roots: Iterable[str], files: Iterable[str],
+                 index: ProjectIndex | None = None) -> None:
         self.settings = settings
         self.layout = ProjectLayout(roots, files)
-        self.project = Project(self.layout, self._load, self._read_imports)
+        self.project = Project(self.layout, self._load, self._text, self._parse_imports, index)
         #: real path -> the path findings name (as the user gave it)
         self._shown: dict[str, str] = {}
         #: the real paths settled so far
@@ -56,6 +58,30 @@ class ProjectSession:
             self._settled.update(m.path for m in modules)
             call_with_deep_stack(self.project.settle, modules)
 
+    def context_key(self, path: str) -> str | None:
+        """What the findings of `path` depend on beyond its own text and the answers it asks for:
+        the seeds its importers give it, when the index knows them without analysing anything;
+        None otherwise (and for a file outside the project: "")."""
+        module = self.layout.module_of(path)
+        if module is None:
+            return ""
+        if not call_with_deep_stack(self.project.settle, [module], True):
+            return None
+        return self.project.context_key(module)
+
+    def asked(self, path: str) -> list[list]:
+        """The questions the analysis of `path` asked other modules, with their answers."""
+        module = self.layout.module_of(path)
+        return self.project.asked_by(module) if module is not None else []
+
+    def still_true(self, asked: list[list]) -> bool:
+        """Whether those questions get those answers now (from the index where it can tell)."""
+        return bool(call_with_deep_stack(self.project.still_true, asked))
+
+    def save(self) -> None:
+        """Writes what was learnt to the project index."""
+        self.project.index.save()
+
     def loaded(self, path: str, source: str) -> tuple[SourceFile, Parsed] | None:
         """The project's analysis of `path`, when it analysed exactly this text."""
         module = self.layout.module_of(path)
@@ -79,7 +105,7 @@ class ProjectSession:
         """`paths` with importers before the modules they import: a module's analysis is still
         whole while the modules that import it are checked (it is released once checked)."""
         modules = {m.path: p for p in paths for m in [self.layout.module_of(p)] if m is not None}
-        ordered = self.project._importers_first([self.layout.by_path[m] for m in modules])
+        ordered = self.project.importers_first([self.layout.by_path[m] for m in modules])
         rank = {modules[m.path]: index for index, m in enumerate(ordered)}
         return sorted(paths, key=lambda p: rank.get(p, -1))
 
@@ -106,10 +132,7 @@ class ProjectSession:
             return joined.text
         return text
 
-    def _read_imports(self, module: ModuleFile) -> list[ImportedName] | None:
-        text = self._text(module)
-        if text is None or "import" not in text:
-            return None
+    def _parse_imports(self, module: ModuleFile, text: str) -> list[ImportedName] | None:
         tree = python_tree(text, module.path)
         return imports_in(tree) if isinstance(tree, ast.Module) else None
 

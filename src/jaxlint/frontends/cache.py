@@ -41,31 +41,39 @@ def _code_fingerprint() -> str:
 
 
 class FindingCache:
-    def __init__(self, root: str | Path, settings_fingerprint: str, project_fingerprint: str = "") -> None:
+    def __init__(self, root: str | Path, settings_fingerprint: str) -> None:
         self.directory = Path(root) / CACHE_DIR_NAME / __version__
-        # a module's findings depend on the other modules of its project too
-        self.salt = f"{__version__}\0{_code_fingerprint()}\0{settings_fingerprint}\0{project_fingerprint}\0"
+        self.salt = f"{__version__}\0{_code_fingerprint()}\0{settings_fingerprint}\0"
 
-    def key(self, path: str, data: bytes) -> str:
+    def key(self, path: str, data: bytes, context: str = "") -> str:
+        """The key of a file's findings: its text, and `context`, what they depend on beyond it (in
+        a project, the modules it imports and the seeds its importers give it)."""
         digest = hashlib.sha256(self.salt.encode())
         digest.update(os.path.abspath(path).encode("utf-8", "surrogateescape"))
+        digest.update(b"\0")
+        digest.update(context.encode())
         digest.update(b"\0")
         digest.update(data)
         return digest.hexdigest()
 
     def get(self, key: str) -> list[Finding] | None:
         """The findings stored under `key`, or None: a miss, also for an entry of the wrong shape."""
+        found = self.get_entry(key)
+        return found[0] if found is not None else None
+
+    def get_entry(self, key: str) -> tuple[list[Finding], Any] | None:
+        """The findings stored under `key` and what was stored with them (`put`'s `extra`)."""
         from ..api import read_regular
 
         try:
             entry = json.loads(read_regular(str(self.directory / key[:2] / f"{key}.json"), MAX_ENTRY_BYTES))
             if not isinstance(entry, dict) or entry.get("key") != key or not isinstance(entry.get("findings"), list):
                 return None
-            return [_finding(item) for item in entry["findings"]]
+            return [_finding(item) for item in entry["findings"]], entry.get("extra")
         except (OSError, ValueError, RecursionError):  # unreadable, not JSON, or not a finding
             return None
 
-    def put(self, key: str, findings: list[Finding]) -> None:
+    def put(self, key: str, findings: list[Finding], extra: Any = None) -> None:
         """Store findings; a cache that cannot be written is skipped silently (it is only a cache)."""
         try:
             folder = self.directory / key[:2]
@@ -73,7 +81,7 @@ class FindingCache:
             marker = self.directory.parent / ".gitignore"
             if not os.path.lexists(marker):  # never write through a link, whatever it points to
                 marker.write_text("# created by jaxlint\n*\n", encoding="utf-8")
-            payload = json.dumps({"key": key, "findings": [f.to_json() for f in findings]})
+            payload = json.dumps({"key": key, "findings": [f.to_json() for f in findings], "extra": extra})
             handle, temp = tempfile.mkstemp(dir=folder, suffix=".tmp")
         except OSError:
             return
@@ -86,6 +94,17 @@ class FindingCache:
                 os.unlink(temp)
             except OSError:
                 pass
+
+
+def project_index_path(root: str | Path, roots: tuple[str, ...]) -> Path:
+    """Where the index of the project with these source roots is kept, beside the results."""
+    name = hashlib.sha256("\0".join(sorted(roots)).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return Path(root) / CACHE_DIR_NAME / __version__ / "projects" / f"{name}.json"
+
+
+def project_index_salt(settings) -> str:
+    """What made an index: an index made by another jaxlint or with other settings is not used."""
+    return f"{__version__}\0{_code_fingerprint()}\0{settings.fingerprint()}"
 
 
 def _finding(item: Any) -> Finding:

@@ -70,24 +70,19 @@ def run(options: RunOptions) -> RunOutcome:
         outcome.problems.append(f"{problem.path}: {problem.message}")
         outcome.fatal = outcome.fatal or problem.fatal
     fixing = options.fix or options.diff
+    _SESSIONS.clear()  # files may have changed since an earlier run in this process
     plan = project_plan(settings, options.paths, files)
     cache = None
     if options.use_cache and not fixing:
         from .cache import FindingCache
 
-        cache = FindingCache(settings.root, settings.fingerprint(), plan.fingerprint() if plan else "")
+        cache = FindingCache(settings.root, settings.fingerprint())
     check = functools.partial(_check_one, settings=settings, fixing=fixing, cache=cache, plan=plan,
                               reported=tuple(files))
     progress = _Progress(len(files)) if options.progress and len(files) >= PARALLEL_THRESHOLD else None
     jobs = options.jobs if len(files) >= PARALLEL_THRESHOLD else 1
     if plan is not None:
-        # the modules of a project are analysed together, in one worker that keeps their analysis
-        order = _project_order(plan, files, settings)
-        ordered = _check_all([files[i] for i in order], check, 1, progress)
-        outcome.results = [None] * len(files)
-        for index, result in zip(order, ordered):
-            outcome.results[index] = result
-        outcome.results = [r for r in outcome.results if r is not None]
+        outcome.results = _check_project(files, plan, settings, cache, check, progress)
     else:
         outcome.results = _check_all(files, check, jobs, progress)
     if progress:
@@ -127,22 +122,72 @@ def _check_all(files: list[str], check, jobs: int, progress: _Progress | None) -
     return [result for result in results if result is not None]
 
 
+def _check_project(files: list[str], plan: "ProjectPlan", settings: Settings, cache, check,
+                   progress: "_Progress | None") -> list[FileResult]:
+    """The files of a project: those whose findings the cache holds for their text and context (what
+    the project index says the modules they import and their importers give them) come from it; the
+    others are analysed together, importers first, in one worker that keeps their analysis."""
+    session = project_session(plan, settings, tuple(files), settled=False)
+    results: list[FileResult | None] = [None] * len(files)
+    missing = []
+    for index, path in enumerate(files):
+        cached = _cached(path, cache, session) if cache is not None else None
+        if cached is not None:
+            results[index] = cached
+            if progress:
+                progress.step()
+        else:
+            missing.append(path)
+    if missing:
+        position = {path: index for index, path in enumerate(files)}
+        ordered = session.walk_order(missing)
+        check = functools.partial(check, reported=tuple(ordered))
+        for path, result in zip(ordered, _check_all(ordered, check, 1, progress)):
+            results[position[path]] = result
+    else:
+        session.save()  # with files to check, the worker that checks them keeps what it learnt
+    return [r for r in results if r is not None]
+
+
+def _cached(path: str, cache, session) -> FileResult | None:
+    data = read_bytes(path)
+    if isinstance(data, Finding):
+        return None
+    context = session.context_key(path)
+    if context is None:
+        return None
+    found = cache.get_entry(cache.key(path, data, context))
+    # the findings also depend on what the file's analysis asked other modules: still the same?
+    if found is None or not isinstance(found[1], list) or not session.still_true(found[1]):
+        return None
+    return FileResult(path, [f.with_path(path) for f in found[0]])
+
+
 def _check_one(path: str, settings: Settings, fixing: bool, cache, plan: "ProjectPlan | None" = None,
                reported: tuple[str, ...] = ()) -> FileResult:
     data = read_bytes(path)
     try:
         if isinstance(data, Finding):
             return lint_file(path, settings)
+        if plan is not None:
+            session = project_session(plan, settings, reported or (path,))
+            result = lint_file(path, settings, fix=fixing, data=data, project=session)
+            context = session.context_key(path) if cache is not None else None
+            if context is not None and result.internal_error is None and result.not_analysed is None:
+                cache.put(cache.key(path, data, context), result.findings, session.asked(path))
+            if not reported or path == reported[-1]:
+                session.save()  # the last file: what was learnt is kept for the next run
+            return result
         if cache is not None:
             key = cache.key(path, data)
             cached = cache.get(key)
             if cached is not None:
                 return FileResult(path, [f.with_path(path) for f in cached])
-            result = lint_file(path, settings, data=data, project=project_session(plan, settings, reported or (path,)))
+            result = lint_file(path, settings, data=data)
             if result.internal_error is None and result.not_analysed is None:
                 cache.put(key, result.findings)
             return result
-        return lint_file(path, settings, fix=fixing, data=data, project=project_session(plan, settings, reported or (path,)))
+        return lint_file(path, settings, fix=fixing, data=data)
     except Exception as exc:  # a bug in a rule must not stop the other files
         return FileResult(path, internal_error=f"{type(exc).__name__}: {exc} (please report this)")
 
@@ -154,26 +199,6 @@ class ProjectPlan:
 
     roots: tuple[str, ...]
     modules: tuple[str, ...]
-
-    def fingerprint(self) -> str:
-        """Changes when any module of the project changes (a module's findings can depend on any)."""
-        import hashlib
-
-        digest = hashlib.sha256()
-        for path in sorted(self.modules):
-            digest.update(path.encode("utf-8", "surrogateescape") + b"\0")
-            try:
-                digest.update(hashlib.sha256(read_regular_bytes(path)).digest())
-            except OSError:
-                digest.update(b"unreadable")
-        return digest.hexdigest()[:16]
-
-
-def read_regular_bytes(path: str) -> bytes:
-    data = read_bytes(path)
-    if isinstance(data, Finding):
-        raise OSError(data.message)
-    return data
 
 
 def project_plan(settings: Settings, paths: list[str], files: list[str]) -> ProjectPlan | None:
@@ -207,19 +232,15 @@ def project_session(plan: ProjectPlan | None, settings: Settings, reported: tupl
     if session is None:
         from ..engine.project_check import ProjectSession
 
+        from ..project.index import ProjectIndex
+        from .cache import project_index_path, project_index_salt
+
         _SESSIONS.clear()
-        session = _SESSIONS[key] = ProjectSession(settings, plan.roots, plan.modules)
+        index = ProjectIndex(project_index_path(settings.root, plan.roots), project_index_salt(settings))
+        session = _SESSIONS[key] = ProjectSession(settings, plan.roots, plan.modules, index)
     if settled:
         session.settle(reported)
     return session
-
-
-def _project_order(plan: ProjectPlan, files: list[str], settings: Settings) -> list[int]:
-    """Indices of `files` with importers first (see `ProjectSession.walk_order`)."""
-    session = project_session(plan, settings, tuple(files), settled=False)  # imports only: the worker analyses
-    ordered = session.walk_order(list(files))
-    position = {path: index for index, path in enumerate(files)}
-    return [position[path] for path in ordered]
 
 
 def _write_or_show_fixes(outcome: RunOutcome, show: bool) -> None:

@@ -23,6 +23,11 @@ if TYPE_CHECKING:
     from .values import Kind, Value
 
 
+#: Names jaxlint knows from its own tables: never followed into a module, even when the project
+#: checked holds their source (JAX's own repository), since the tables say what they do under a trace.
+TABLE_PREFIXES = ("builtins.", "jax.", "jaxlib.", "numpy.")
+
+
 @dataclass(frozen=True)
 class FunctionRef:
     """A function of a module of the project: `pkg.losses` and `clipped_loss` or `Model.__call__`."""

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
+from .external import TABLE_PREFIXES
 from .jax_names import JIT_FAMILY, PARTIAL
 from ..dataflow.reaching import Origin, ScopeFacts, literal_key, scope_facts
 from ..semantic.instance_attributes import InstanceAttributes, self_param
@@ -163,10 +164,10 @@ class NameOrigins:
                     return True
                 if method in ARRAY_METHODS:
                     return self.certain_array(receiver, scope, depth + 1)
-                if self.ctx.project is not None and callee is not None:
+                if self.ctx.project is not None and callee is not None and not callee.startswith(TABLE_PREFIXES):
                     return self._project_returns_arrays(callee)
                 return False
-            if self.ctx.project is not None and callee is not None and not callee.startswith("builtins."):
+            if self.ctx.project is not None and callee is not None and not callee.startswith(TABLE_PREFIXES):
                 return self._project_returns_arrays(callee)
             return self._all_arrays(self._helper_returns(expr, scope), depth)
         if isinstance(expr, cst.BinaryOperation):

@@ -21,7 +21,7 @@ import libcst as cst
 
 from ..dataflow import Summaries
 from ..syntax.positions import node_spans
-from .external import ExternalFunction, FunctionRef, Seed, TraceStep
+from .external import TABLE_PREFIXES, ExternalFunction, FunctionRef, Seed, TraceStep
 from ..syntax.arguments import Passed, Passing, bind_arguments
 from ..semantic.model import ReplayState, SemanticModel
 from .jax_names import JIT_FAMILY, PARTIAL
@@ -472,7 +472,7 @@ class TracedFunctions:
 
     def _external_callee(self, expr: cst.BaseExpression, scope: Scope) -> Callee | None:
         dotted = self.ctx.names.qualified_name(expr, scope)
-        if dotted is None or dotted.startswith("builtins."):
+        if dotted is None or dotted.startswith(TABLE_PREFIXES):
             return None
         stand_in = self.stand_in(dotted)
         return Callee(stand_in) if stand_in is not None else None
@@ -759,43 +759,48 @@ class TracedFunctions:
     def outgoing_seeds(self) -> list[tuple[ExternalFunction, Seed]]:
         """The functions of other modules this module's traced functions call with traced values
         (or under a trace), each with how and through which chain."""
-        found = []
+        links = []
         for stand_in in self._stand_in_nodes():
             info = self.infos.get(id(stand_in))
-            if info is None:
-                continue
+            if info is not None:
+                links.append((stand_in, info, self._link_to(stand_in)))
+        # the lines of every call named, found in one pass over the module's code
+        nodes = [link[2] for _, _, link in links if link is not None]
+        lines = node_spans(self.ctx.module, nodes) if nodes else {}
+        found = []
+        for stand_in, info, link in links:
+            chain: tuple[TraceStep, ...] = ()
+            if link is not None:
+                own, caller, node, transform = link
+                cell, line = self.ctx.place(lines[id(node)][0][0])
+                chain = (*own, TraceStep(self.ctx.path, line, caller, transform, cell))
             external = self.external[id(stand_in)]
-            chain = self._chain_to(stand_in)
             transform = chain[0].transform if chain else info.label
             found.append((external, Seed(external.ref.qualname, tuple(sorted(info.param_kinds.items())),
                                          frozenset(info.modes), transform, chain)))
         return found
 
-    def _chain_to(self, stand_in: cst.FunctionDef) -> tuple[TraceStep, ...]:
-        """The chain of calls that traces a stand-in: the chain of its first traced caller (itself
-        traced from elsewhere, or by a transform here), then that caller's call of it."""
+    def _link_to(self, stand_in: cst.FunctionDef) -> "tuple[tuple[TraceStep, ...], str, cst.CSTNode, str] | None":
+        """How a stand-in is traced here: the chain of its first traced caller (itself traced from
+        elsewhere, or by a transform here) and that caller's call of it — or the transform applied
+        to it (`fast = jax.jit(normalize)`); None when neither is known."""
         for site in self.call_sites.get(id(stand_in), ()):
             caller = self._function_of_call(site.call)
             info = self.info(caller)
             if caller is None or info is None:
                 continue
             own = info.chain if info.chain else ()
-            transform = own[0].transform if own else info.label
-            return (*own, self._step(site.call, _name(caller), transform))
+            return own, _name(caller), site.call, own[0].transform if own else info.label
         applied = self._applied_at.get(id(stand_in))
         info = self.info(stand_in)
-        if applied is not None and info is not None:  # `fast = jax.jit(normalize)`
+        if applied is not None and info is not None:
             node, scope = applied
             owner = _function_scope(scope)
             outer = self.info(owner.node) if owner is not None else None
             if outer is not None and outer.chain:
-                return (*outer.chain, self._step(node, _name(owner.node), outer.chain[0].transform))
-            return (self._step(node, _name(owner.node) if owner is not None else "", info.label),)
-        return ()
-
-    def _step(self, node: cst.CSTNode, caller: str, transform: str) -> TraceStep:
-        cell, line = self.ctx.place(node_spans(self.ctx.module, [node])[id(node)][0][0])
-        return TraceStep(self.ctx.path, line, caller, transform, cell)
+                return outer.chain, _name(owner.node), node, outer.chain[0].transform
+            return (), _name(owner.node) if owner is not None else "", node, info.label
+        return None
 
     def _function_of_call(self, call: cst.Call) -> FunctionNode | None:
         scope = self.call_scopes.get(id(call))

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 import libcst as cst
 
@@ -33,18 +33,23 @@ from ..jaxmodel.traced import TracedFunctions
 from ..jaxmodel.values import Value
 from ..semantic.scopes import Scope
 from ..semantic.source_file import SourceFile
+from .encoding import (key_uses_from_json, key_uses_to_json, parameters_code, parameters_from_code, seed_from_json,
+                       seed_to_json, seeds_key, signature_from_key, signature_key, value_from_json, value_to_json)
+from .index import ProjectIndex, combined, content_hash
 from .layout import ImportedName, ModuleFile, ProjectLayout
 
 #: How many re-exports (`from .losses import f` in a package's `__init__`) a name is followed through.
 MAX_REEXPORTS = 4
-#: How many times each module may be analysed further for new seeds, at most (bounds cycles).
+#: How many times each module of an import cycle may be analysed further for new seeds (bounds it).
 MAX_ROUNDS_PER_MODULE = 6
 
 #: Loads a module: the parsed file, analysed in the project through the view given; None when the
 #: file cannot be read or parsed (it then takes no part).
 Loader = Callable[[ModuleFile, "ModuleView"], "SourceFile | None"]
-#: The imports of a module, read without analysing it.
-ImportReader = Callable[[ModuleFile], "list[ImportedName] | None"]
+#: The text of a module (a notebook's cells joined), without analysing it; None when unreadable.
+TextReader = Callable[[ModuleFile], "str | None"]
+#: The imports in a module's text.
+ImportParser = Callable[[ModuleFile, str], "list[ImportedName] | None"]
 
 
 @dataclass(eq=False)
@@ -56,41 +61,45 @@ class _Unit:
     seeds: dict[str, Seed] = field(default_factory=dict)
     #: set while its analysis is being built: questions that reach it then are not answered
     building: bool = False
-    rounds: int = 0
+    #: the seeds it gives, once known for its final seeds: (target module, seed) pairs
+    gives: "list[tuple[str, Seed]] | None" = None
 
 
 class Project:
-    def __init__(self, layout: ProjectLayout, load: Loader, read_imports: ImportReader) -> None:
+    def __init__(self, layout: ProjectLayout, load: Loader, read_text: TextReader, parse_imports: ImportParser,
+                 index: ProjectIndex | None = None) -> None:
         self.layout = layout
         self._load = load
-        self._read_imports = read_imports
+        self._read_text = read_text
+        self._parse_imports = parse_imports
+        self.index = index if index is not None else ProjectIndex(None, "")
         self._units: dict[str, _Unit] = {}
-        self._imports: dict[str, set[str]] = {}
-        #: questions being answered, across modules: a question met again is not known
-        self._answering: set[tuple] = set()
+        self._entries: dict[str, dict | None] = {}
+        #: (module path, question) -> its answer in this run
+        self._answers: dict[tuple[str, str], Any] = {}
+        #: module path -> the questions its analysis asked, with their answers
+        self._asked: dict[str, dict[tuple[str, str], Any]] = {}
+        #: questions being answered: a question met again is not known
+        self._answering: set[tuple[str, str]] = set()
 
     # -- modules ------------------------------------------------------------------------------
     def view(self, module: ModuleFile) -> "ModuleView":
         return ModuleView(self, module)
 
     def unit(self, name: str) -> _Unit | None:
-        unit = self._units.get(name)
+        module = self.layout.by_name.get(name)
+        return self._unit_of(module) if module is not None else None
+
+    def _unit_of(self, module: ModuleFile) -> _Unit:
+        key = module.path if module.notebook else module.name
+        unit = self._units.get(key)
         if unit is None:
-            module = self.layout.by_name.get(name)
-            if module is None:
-                return None
-            unit = self._units[name] = _Unit(module)
+            unit = self._units[key] = _Unit(module)
         return unit
 
     def file(self, module: ModuleFile) -> SourceFile | None:
         """The module's file, loaded (parsed, analysed in the project) on first use."""
-        unit = self._units.get(module.name) if not module.notebook else None
-        if unit is None:
-            unit = _Unit(module)
-            if not module.notebook:
-                self._units[module.name] = unit
-            else:
-                self._units[module.path] = unit
+        unit = self._unit_of(module)
         if not unit.loaded:
             unit.loaded = True
             unit.file = self._load(module, self.view(module))
@@ -101,8 +110,12 @@ class Project:
         unit = self.unit(name)
         if unit is None or unit.building:
             return None
-        file = self.file(unit.module)
-        if file is None:
+        return self._traced_of(unit.module)
+
+    def _traced_of(self, module: ModuleFile) -> TracedFunctions | None:
+        unit = self._unit_of(module)
+        file = self.file(module)
+        if file is None or unit.building:
             return None
         if TracedFunctions not in file._facts:
             unit.building = True
@@ -112,61 +125,122 @@ class Project:
                 unit.building = False
         return file.fact(TracedFunctions)
 
+    # -- what the index knows of each module ----------------------------------------------------
+    def _entry(self, module: ModuleFile) -> dict | None:
+        """The module's index entry (text hash, imports): read from the index while the file is
+        unchanged, else from the file."""
+        if module.path in self._entries:
+            return self._entries[module.path]
+        entry = self.index.entry(module.path)
+        if entry is None or "imports" not in entry or "hash" not in entry:
+            text = self._read_text(module)
+            if text is None:
+                entry = None
+            else:
+                entry = self.index.start(module.path, content_hash(text))
+                imports = self._parse_imports(module, text) if "import" in text else None
+                entry["imports"] = sorted(self.layout.imported_modules(module, imports or ()))
+        self._entries[module.path] = entry
+        return entry
+
     def imports(self, module: ModuleFile) -> set[str]:
-        found = self._imports.get(module.path)
-        if found is None:
-            imports = self._read_imports(module)
-            found = self._imports[module.path] = self.layout.imported_modules(module, imports or ())
-        return found
+        entry = self._entry(module)
+        return set(entry["imports"]) if entry is not None else set()
+
+    def context_key(self, module: ModuleFile) -> str:
+        """The module's text and the seeds it receives (known once its importers are settled):
+        what its analysis depends on besides the answers it asks for."""
+        entry = self._entry(module)
+        return combined([entry["hash"] if entry is not None else "unreadable",
+                         seeds_key(list(self._unit_of(module).seeds.values()))])
 
     # -- seeds to a fixed point -----------------------------------------------------------------
-    def settle(self, reported: Iterable[ModuleFile]) -> None:
-        """Propagates seeds until the modules reported have all of theirs."""
+    def settle(self, reported: Iterable[ModuleFile], replay_only: bool = False) -> bool:
+        """Gives the modules reported every seed their importers give them: the importers are taken
+        in order (importers first, an import cycle as one), each replayed from the index where its
+        context is unchanged, else analysed (and recorded). `replay_only`: analyse nothing; False
+        when that was not enough (some importer changed)."""
         reported = list(reported)
         needed = self._importers_of(reported)
-        order = self._importers_first(needed)
-        queue = deque(order)
-        queued = set(m.path for m in order)
-        by_path = {m.path: m for m in order}
+        inside = {m.path for m in needed}
+        analysed_anyway = {m.path for m in reported}
+        for group in self._importer_first_groups(needed):
+            if len(group) == 1 and group[0].name not in self.imports(group[0]):
+                module = group[0]
+                unit = self._unit_of(module)
+                if replay_only and module.path in analysed_anyway:
+                    continue  # what a reported module receives is asked, not what it gives
+                if unit.gives is None:
+                    context = self.context_key(module)
+                    stored = None if module.path in analysed_anyway and not replay_only else \
+                        self.index.seeds(module.path, context)
+                    if stored is not None and self.still_true(stored["deps"]):
+                        unit.gives = [seed_from_json(item) for item in stored["gives"]]
+                    elif replay_only:
+                        return False
+                    else:
+                        unit.gives = self._analyse(module)
+                        if self._entry(module) is not None:
+                            self.index.record_seeds(module.path, context, {
+                                "gives": [seed_to_json(target, seed) for target, seed in unit.gives],
+                                "deps": self.asked_by(module)})
+                for target, seed in unit.gives:
+                    self._give(target, seed, inside)
+                continue
+            if replay_only:
+                return False
+            self._settle_cycle(group, inside)
+        return True
+
+    def _analyse(self, module: ModuleFile) -> list[tuple[str, Seed]]:
+        """The seeds a module gives, from its analysis with the seeds it has received."""
+        traced = self._traced_of(module)
+        if traced is None:
+            return []
+        unit = self._unit_of(module)
+        if unit.seeds:
+            traced.add_seeds(list(unit.seeds.values()))
+        return [(external.ref.module, seed) for external, seed in traced.outgoing_seeds()]
+
+    def _settle_cycle(self, group: list[ModuleFile], inside: set[str]) -> None:
+        """Modules that import one another: analysed in turn until none gains a seed."""
+        members = {m.name for m in group}
+        queue = deque(group)
+        queued = {m.path for m in group}
+        rounds: dict[str, int] = {}
         while queue:
             module = queue.popleft()
             queued.discard(module.path)
-            unit = self._units.get(module.name) if not module.notebook else self._units.get(module.path)
-            if unit is not None and unit.rounds >= MAX_ROUNDS_PER_MODULE:
+            if rounds.get(module.path, 0) >= MAX_ROUNDS_PER_MODULE:
                 continue
-            traced = self._traced_of(module)
-            if traced is None:
-                continue
-            unit = self._units.get(module.name) if not module.notebook else self._units.get(module.path)
-            unit.rounds += 1
-            if unit.seeds:
-                traced.add_seeds(list(unit.seeds.values()))
-            for external, seed in traced.outgoing_seeds():
-                target = self.unit(external.ref.module)
-                if target is None or target.module.path not in by_path:
-                    continue  # a module no reported module imports, directly or not: nothing to tell
-                if self._merge(target, seed) and target.module.path not in queued:
-                    queued.add(target.module.path)
-                    queue.append(target.module)
+            rounds[module.path] = rounds.get(module.path, 0) + 1
+            gives = self._analyse(module)
+            self._unit_of(module).gives = gives
+            for target, seed in gives:
+                if self._give(target, seed, inside) and target in members:
+                    member = self.layout.by_name[target]
+                    if member.path not in queued:
+                        queued.add(member.path)
+                        queue.append(member)
 
-    def _traced_of(self, module: ModuleFile) -> TracedFunctions | None:
-        if module.notebook:
-            file = self.file(module)
-            return file.fact(TracedFunctions) if file is not None else None
-        return self.traced(module.name)
-
-    @staticmethod
-    def _merge(unit: _Unit, seed: Seed) -> bool:
+    def _give(self, target: str, seed: Seed, inside: set[str]) -> bool:
+        """Adds a seed to a module that a reported module depends on; whether it grew."""
+        module = self.layout.by_name.get(target)
+        if module is None or module.path not in inside:
+            return False  # a module no reported module imports, directly or not: nothing to tell
+        unit = self._unit_of(module)
         before = unit.seeds.get(seed.qualname)
         after = seed if before is None else before.joined(seed)
         unit.seeds[seed.qualname] = after
-        return after != before
+        if after != before:
+            unit.gives = None  # what it gives must be found again
+            return True
+        return False
 
     def _importers_of(self, reported: list[ModuleFile]) -> list[ModuleFile]:
         """The reported modules and every project module that imports one of them, transitively."""
         importers: dict[str, set[str]] = {}
-        everything = [*self.layout.by_path.values()]
-        for module in everything:
+        for module in self.layout.by_path.values():
             for imported in self.imports(module):
                 importers.setdefault(imported, set()).add(module.path)
         found = {m.path: m for m in reported}
@@ -181,46 +255,161 @@ class Project:
                         pending.append(importer)
         return list(found.values())
 
-    def _importers_first(self, modules: list[ModuleFile]) -> list[ModuleFile]:
-        """Modules ordered so that, cycles aside, a module comes after every module that imports it."""
+    def _importer_first_groups(self, modules: list[ModuleFile]) -> list[list[ModuleFile]]:
+        """The modules' import cycles (strongly connected components; most modules are one alone),
+        importers before the modules they import (Tarjan's algorithm, without recursion)."""
         by_name = {m.name: m for m in modules if not m.notebook}
-        order: list[ModuleFile] = []
-        state: dict[str, int] = {}
+        index: dict[str, int] = {}
+        low: dict[str, int] = {}
+        on_stack: set[str] = set()
+        stack: list[ModuleFile] = []
+        groups: list[list[ModuleFile]] = []
 
-        def visit(module: ModuleFile) -> None:  # depth first over imports: a module after its imports
-            stack = [(module, iter(sorted(self.imports(module))))]
-            state[module.path] = 1
-            while stack:
-                current, pending = stack[-1]
-                for name in pending:
-                    imported = by_name.get(name)
-                    if imported is not None and imported.path not in state:
-                        state[imported.path] = 1
-                        stack.append((imported, iter(sorted(self.imports(imported)))))
+        def successors(module: ModuleFile) -> list[ModuleFile]:
+            return [by_name[n] for n in sorted(self.imports(module)) if n in by_name]
+
+        for root in sorted(modules, key=lambda m: m.path):
+            if root.path in index:
+                continue
+            work = [(root, iter(successors(root)))]
+            index[root.path] = low[root.path] = len(index)
+            stack.append(root)
+            on_stack.add(root.path)
+            while work:
+                module, pending = work[-1]
+                advanced = False
+                for nxt in pending:
+                    if nxt.path not in index:
+                        index[nxt.path] = low[nxt.path] = len(index)
+                        stack.append(nxt)
+                        on_stack.add(nxt.path)
+                        work.append((nxt, iter(successors(nxt))))
+                        advanced = True
                         break
-                else:
-                    stack.pop()
-                    order.append(current)
+                    if nxt.path in on_stack:
+                        low[module.path] = min(low[module.path], index[nxt.path])
+                if advanced:
+                    continue
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent.path] = min(low[parent.path], low[module.path])
+                if low[module.path] == index[module.path]:
+                    group = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member.path)
+                        group.append(member)
+                        if member is module:
+                            break
+                    groups.append(sorted(group, key=lambda m: m.path))
+        groups.reverse()  # Tarjan gives the imported first
+        return groups
 
-        for module in sorted(modules, key=lambda m: m.path):
-            if module.path not in state:
-                visit(module)
-        order.reverse()
-        return order
+    def importers_first(self, modules: list[ModuleFile]) -> list[ModuleFile]:
+        return [m for group in self._importer_first_groups(modules) for m in group]
 
     # -- questions from stand-ins ---------------------------------------------------------------
-    def function_at(self, importer: ModuleFile, dotted: str, depth: int = 0) -> ExternalFunction | None:
+    # Each question about a module's functions has a name (`f:losses.clipped_loss` for the function
+    # a name reaches, `r:clipped_loss:SIGNATURE` for what a call returns, `k:` for the keys it
+    # consumes, `a:` whether it returns an array, `w:` what its decorator makes of a call) and a
+    # JSON answer. The index records each answer with the answers its computation could have used
+    # (every question its module's analysis had asked by then); a recorded answer stands while its
+    # module's text and those answers are unchanged, else it is computed again.
+
+    def function_at(self, asker: ModuleFile, dotted: str, depth: int = 0) -> ExternalFunction | None:
         if depth > MAX_REEXPORTS:
             return None
         parts = dotted.split(".")
         for cut in range(len(parts) - 1, 0, -1):
-            module = self.layout.find(importer, ".".join(parts[:cut]))
+            module = self.layout.find(asker, ".".join(parts[:cut]))
             if module is None:
                 continue
-            if module.name == importer.name and not importer.notebook:
+            if module.name == asker.name and not asker.notebook:
                 return None  # the module's own functions are its own analysis's
-            return self._exported(module, parts[cut:], depth)
+            data = self.ask(asker, module, f"f:{'.'.join(parts[cut:])}:{depth}")
+            return ExternalFunction(FunctionRef(data[0], data[1]), parameters_from_code(data[2])) if data else None
         return None
+
+    def wrapper(self, asker: ModuleFile, ref: FunctionRef) -> str | None:
+        return self._ask_ref(asker, ref, "w:" + ref.qualname)
+
+    def returned(self, asker: ModuleFile, ref: FunctionRef, signature) -> Value | None:
+        return value_from_json(self._ask_ref(asker, ref, f"r:{ref.qualname}:{signature_key(signature)}"))
+
+    def key_uses(self, asker: ModuleFile, ref: FunctionRef) -> dict[str, KeyUse]:
+        return key_uses_from_json(self._ask_ref(asker, ref, "k:" + ref.qualname) or {})
+
+    def returns_array(self, asker: ModuleFile, ref: FunctionRef) -> bool:
+        return bool(self._ask_ref(asker, ref, "a:" + ref.qualname))
+
+    def _ask_ref(self, asker: ModuleFile, ref: FunctionRef, question: str):
+        module = self.layout.by_name.get(ref.module)
+        return self.ask(asker, module, question) if module is not None else None
+
+    def ask(self, asker: ModuleFile | None, module: ModuleFile, question: str):
+        """The answer (JSON) to a question about `module`'s functions, noted as asked by `asker`."""
+        answer = self._current(module, question)
+        if asker is not None:
+            self._asked.setdefault(asker.path, {})[(module.path, question)] = answer
+        return answer
+
+    def asked_by(self, module: ModuleFile) -> list[list]:
+        """What the module's analysis has asked so far, with the answers: [path, question, answer]."""
+        return [[path, question, answer] for (path, question), answer in self._asked.get(module.path, {}).items()]
+
+    def still_true(self, asked: list[list]) -> bool:
+        """Whether every recorded question still gets its recorded answer."""
+        for path, question, answer in asked:
+            module = self.layout.by_path.get(path)
+            if module is None or self._current(module, question) != answer:
+                return False
+        return True
+
+    def _current(self, module: ModuleFile, question: str):
+        key = (module.path, question)
+        if key in self._answers:
+            return self._answers[key]
+        if key in self._answering:
+            return None  # a question met again while it is being answered: not known
+        self._answering.add(key)
+        try:
+            entry = self._entry(module)
+            record = entry.get("answers", {}).get(question) if entry is not None else None
+            if record is not None and self.still_true(record["deps"]):
+                answer = record["a"]
+            else:
+                answer = self._compute(module, question)
+                if entry is not None and key not in self._answers:
+                    self.index.record_answer(module.path, question,
+                                             {"a": answer, "deps": self.asked_by(module)})
+        finally:
+            self._answering.discard(key)
+        self._answers[key] = answer
+        return answer
+
+    def _compute(self, module: ModuleFile, question: str):
+        kind, _, rest = question.partition(":")
+        if kind == "f":
+            attributes, _, depth = rest.rpartition(":")
+            found = self._exported(module, attributes.split("."), int(depth))
+            return [found.ref.module, found.ref.qualname, parameters_code(found.params)] if found else None
+        if kind == "r":
+            qualname, _, signature = rest.partition(":")
+            return value_to_json(self._returned(module, qualname, signature_from_key(signature)))
+        if kind == "k":
+            return key_uses_to_json(self._key_uses(module, rest))
+        if kind == "a":
+            return self._returns_array(module, rest)
+        if kind == "w":
+            traced, function = self._function(module, rest)
+            return traced._decorator_wrapper(function) if function is not None else None
+        return None
+
+    def _function(self, module: ModuleFile, qualname: str):
+        traced = self.traced(module.name)
+        function = traced.local_function(qualname) if traced is not None else None
+        return traced, function
 
     def _exported(self, module: ModuleFile, attributes: list[str], depth: int) -> ExternalFunction | None:
         """The function `attributes` name in a module: read from its parsed file alone (no analysis
@@ -251,68 +440,35 @@ class Project:
             return None
         return ExternalFunction(FunctionRef(module.name, ".".join(attributes)), node.params)
 
-    def wrapper(self, ref: FunctionRef) -> str | None:
-        traced = self.traced(ref.module)
-        function = traced.local_function(ref.qualname) if traced is not None else None
-        return traced._decorator_wrapper(function) if function is not None else None
+    def _returned(self, module: ModuleFile, qualname: str, signature) -> Value | None:
+        traced, function = self._function(module, qualname)
+        return traced.summaries.get(function, signature) if function is not None else None
 
-    def returned(self, ref: FunctionRef, signature) -> Value | None:
-        question = ("returned", ref, signature)
-        if question in self._answering:
-            return None
-        traced = self.traced(ref.module)
-        function = traced.local_function(ref.qualname) if traced is not None else None
-        if function is None:
-            return None
-        self._answering.add(question)
-        try:
-            return traced.summaries.get(function, signature)
-        finally:
-            self._answering.discard(question)
-
-    def key_uses(self, ref: FunctionRef) -> dict[str, KeyUse]:
-        question = ("keys", ref)
-        if question in self._answering:
-            return {}
-        traced = self.traced(ref.module)
-        function = traced.local_function(ref.qualname) if traced is not None else None
+    def _key_uses(self, module: ModuleFile, qualname: str) -> dict[str, KeyUse]:
+        traced, function = self._function(module, qualname)
         if function is None:
             return {}
-        self._answering.add(question)
-        try:
-            facts = KeyFlowFacts.of(traced.ctx)
-            summary = facts.summary(function)
-            uses = {}
-            for param, consumption in summary.consumed.items():
-                innermost = consumption
-                while innermost.via is not None:
-                    innermost = innermost.via
-                if innermost.draw in ALIGNING_DRAWS:
-                    continue  # the same shuffle given to several arrays is often meant: not followed
-                consumer = innermost.draw or facts.ctx.module.code_for_node(innermost.node.func)
-                where = innermost.where or f"{_short(traced.ctx.path)}:{facts.line(innermost.node)}"
-                uses[param] = KeyUse(consumption.certain, consumer, where)
-            return uses
-        finally:
-            self._answering.discard(question)
+        facts = KeyFlowFacts.of(traced.ctx)
+        uses = {}
+        for param, consumption in facts.summary(function).consumed.items():
+            innermost = consumption
+            while innermost.via is not None:
+                innermost = innermost.via
+            if innermost.draw in ALIGNING_DRAWS:
+                continue  # the same shuffle given to several arrays is often meant: not followed
+            consumer = innermost.draw or facts.ctx.module.code_for_node(innermost.node.func)
+            where = innermost.where or f"{_short(traced.ctx.path)}:{facts.line(innermost.node)}"
+            uses[param] = KeyUse(consumption.certain, consumer, where)
+        return uses
 
-    def returns_array(self, ref: FunctionRef) -> bool:
-        question = ("array", ref)
-        if question in self._answering:
+    def _returns_array(self, module: ModuleFile, qualname: str) -> bool:
+        traced, function = self._function(module, qualname)
+        if not isinstance(function, cst.FunctionDef) or "." in qualname:
             return False
-        traced = self.traced(ref.module)
-        function = traced.local_function(ref.qualname) if traced is not None else None
-        if not isinstance(function, cst.FunctionDef) or "." in ref.qualname:
-            return False
-        self._answering.add(question)
-        try:
-            return NameOrigins.of(traced.ctx).returns_arrays(function)
-        finally:
-            self._answering.discard(question)
+        return NameOrigins.of(traced.ctx).returns_arrays(function)
 
     def seeds_of(self, module: ModuleFile) -> list[Seed]:
-        unit = self._units.get(module.name) if not module.notebook else self._units.get(module.path)
-        return list(unit.seeds.values()) if unit is not None else []
+        return list(self._unit_of(module).seeds.values())
 
 
 def _short(path: str) -> str:
@@ -327,7 +483,8 @@ def _short(path: str) -> str:
 
 
 class ModuleView:
-    """The project as one module's analysis sees it (`jaxmodel.external.ProjectView`)."""
+    """The project as one module's analysis sees it (`jaxmodel.external.ProjectView`): what it asks
+    is noted as asked by that module."""
 
     def __init__(self, project: Project, module: ModuleFile) -> None:
         self.project = project
@@ -338,16 +495,16 @@ class ModuleView:
         return self.project.function_at(self.module_file, dotted)
 
     def returned(self, ref: FunctionRef, signature) -> Value | None:
-        return self.project.returned(ref, signature)
+        return self.project.returned(self.module_file, ref, signature)
 
     def wrapper(self, ref: FunctionRef) -> str | None:
-        return self.project.wrapper(ref)
+        return self.project.wrapper(self.module_file, ref)
 
     def key_uses(self, ref: FunctionRef) -> dict[str, KeyUse]:
-        return self.project.key_uses(ref)
+        return self.project.key_uses(self.module_file, ref)
 
     def returns_array(self, ref: FunctionRef) -> bool:
-        return self.project.returns_array(ref)
+        return self.project.returns_array(self.module_file, ref)
 
     def seeds(self) -> list[Seed]:
         return self.project.seeds_of(self.module_file)
