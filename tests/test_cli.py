@@ -143,8 +143,10 @@ def test_sarif_format(project):
 def test_cache_reuses_results_and_notices_changes(project):
     first = CliRunner().invoke(main, ["check", "pkg", "--output-format", "json"])
     assert (project / ".jaxlint_cache").is_dir()
-    entries = list((project / ".jaxlint_cache").rglob("*.json"))
+    # one result entry per file (the project index is kept beside them, under projects/)
+    entries = [e for e in (project / ".jaxlint_cache").rglob("*.json") if "projects" not in e.parts]
     assert len(entries) == 2
+    assert list((project / ".jaxlint_cache").rglob("projects/*.json"))
     # Poison the cached entry for bad.py: a cache hit must return what is stored.
     for entry in entries:
         data = json.loads(entry.read_text())

@@ -102,6 +102,11 @@ def project_index_path(root: str | Path, roots: tuple[str, ...]) -> Path:
     return Path(root) / CACHE_DIR_NAME / __version__ / "projects" / f"{name}.json"
 
 
+def cache_marker(root: str | Path) -> Path:
+    """The `.gitignore` that keeps the cache directory out of version control."""
+    return Path(root) / CACHE_DIR_NAME / ".gitignore"
+
+
 def project_index_salt(settings) -> str:
     """What made an index: an index made by another jaxlint or with other settings is not used."""
     return f"{__version__}\0{_code_fingerprint()}\0{settings.fingerprint()}"

@@ -31,9 +31,10 @@ class JaxlintChecker:
             settings, enabled, config_error = _settings_for(os.path.dirname(os.path.abspath(self.filename)))
             if config_error:
                 yield 1, 0, f"JAX000 invalid jaxlint configuration, defaults used: {config_error}", type(self)
+            project = _project_for(self.filename, settings)
             try:
                 findings = lint_source(source, self.filename, settings, enabled=enabled, apply_noqa=False,
-                                       project=_project_for(self.filename, settings))
+                                       project=project)
             except RuleFailure as failure:
                 findings = failure.findings
                 yield 1, 0, f"JAX000 jaxlint internal error, some rules skipped: {failure}", type(self)
@@ -41,6 +42,8 @@ class JaxlintChecker:
                 # valid Python jaxlint cannot analyse (all of it, or with some rules): flake8 has
                 # no channel for a note, and a finding here would fail a valid file
                 findings = partial.findings
+            if project is not None:
+                project.save()  # what this file's analysis learnt, for the next file and run
         except Exception as exc:  # a plugin that raises stops flake8's whole run
             yield 1, 0, f"JAX000 jaxlint could not check this file: {type(exc).__name__}: {exc}", type(self)
             return
@@ -72,8 +75,14 @@ def _project_for(filename: str, settings):
 
     if not os.path.exists(filename):
         return None  # stdin: no file of the project to stand for
+    from .cache import CACHE_DIR_NAME
+
     plan = _plan_for(filename, settings)
-    return project_session(plan, settings, (filename,)) if plan is not None else None
+    if plan is None:
+        return None
+    # the index is kept where jaxlint already keeps its cache, never started by flake8
+    keep = os.path.isdir(os.path.join(settings.root, CACHE_DIR_NAME))
+    return project_session(plan, settings, (filename,), keep_index=keep)
 
 
 @lru_cache(maxsize=64)

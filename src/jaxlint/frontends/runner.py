@@ -127,7 +127,7 @@ def _check_project(files: list[str], plan: "ProjectPlan", settings: Settings, ca
     """The files of a project: those whose findings the cache holds for their text and context (what
     the project index says the modules they import and their importers give them) come from it; the
     others are analysed together, importers first, in one worker that keeps their analysis."""
-    session = project_session(plan, settings, tuple(files), settled=False)
+    session = project_session(plan, settings, tuple(files), settled=False, keep_index=cache is not None)
     results: list[FileResult | None] = [None] * len(files)
     missing = []
     for index, path in enumerate(files):
@@ -170,7 +170,7 @@ def _check_one(path: str, settings: Settings, fixing: bool, cache, plan: "Projec
         if isinstance(data, Finding):
             return lint_file(path, settings)
         if plan is not None:
-            session = project_session(plan, settings, reported or (path,))
+            session = project_session(plan, settings, reported or (path,), keep_index=cache is not None)
             result = lint_file(path, settings, fix=fixing, data=data, project=session)
             context = session.context_key(path) if cache is not None else None
             if context is not None and result.internal_error is None and result.not_analysed is None:
@@ -221,10 +221,12 @@ def project_plan(settings: Settings, paths: list[str], files: list[str]) -> Proj
 _SESSIONS: dict[tuple[ProjectPlan, str], object] = {}
 
 
-def project_session(plan: ProjectPlan | None, settings: Settings, reported: tuple[str, ...], settled: bool = True):
+def project_session(plan: ProjectPlan | None, settings: Settings, reported: tuple[str, ...], settled: bool = True,
+                    keep_index: bool = False):
     """The project session of this process for `plan` (made on first use), settled for the files
     `reported` (named as given) when first asked: a worker checks the project's files one after
-    another with one analysis, the flake8 plugin one file after another."""
+    another with one analysis, the flake8 plugin one file after another. The project index is
+    read if there is one, and written back only with `keep_index` (a run that uses the cache)."""
     if plan is None:
         return None
     key = (plan, settings.fingerprint())
@@ -233,10 +235,11 @@ def project_session(plan: ProjectPlan | None, settings: Settings, reported: tupl
         from ..engine.project_check import ProjectSession
 
         from ..project.index import ProjectIndex
-        from .cache import project_index_path, project_index_salt
+        from .cache import cache_marker, project_index_path, project_index_salt
 
         _SESSIONS.clear()
-        index = ProjectIndex(project_index_path(settings.root, plan.roots), project_index_salt(settings))
+        index = ProjectIndex(project_index_path(settings.root, plan.roots), project_index_salt(settings),
+                             writable=keep_index, marker=cache_marker(settings.root))
         session = _SESSIONS[key] = ProjectSession(settings, plan.roots, plan.modules, index)
     if settled:
         session.settle(reported)

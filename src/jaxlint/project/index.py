@@ -46,11 +46,15 @@ def combined(parts: Iterable[str]) -> str:
 
 
 class ProjectIndex:
-    def __init__(self, path: str | Path | None, salt: str) -> None:
-        """`path`: the index file (None: kept in memory only). `salt` names what made it (the
-        version of jaxlint and the settings): an index made otherwise is not used."""
+    def __init__(self, path: str | Path | None, salt: str, writable: bool = True,
+                 marker: str | Path | None = None) -> None:
+        """`path`: the index file (None: kept in memory only), written back only if `writable`.
+        `salt` names what made it (the version of jaxlint and the settings): an index made
+        otherwise is not used. `marker`: a `.gitignore` written (if missing) when the index is."""
         self.path = Path(path) if path is not None else None
         self.salt = salt
+        self.writable = writable
+        self.marker = Path(marker) if marker is not None else None
         self.modules: dict[str, dict[str, Any]] = {}
         self.dirty = False
         if self.path is not None:
@@ -67,10 +71,12 @@ class ProjectIndex:
             self.modules = {k: v for k, v in data["modules"].items() if isinstance(v, dict)}
 
     def save(self) -> None:
-        if self.path is None or not self.dirty:
+        if self.path is None or not self.dirty or not self.writable:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.marker is not None and not os.path.lexists(self.marker):  # never through a link
+                self.marker.write_text("# created by jaxlint\n*\n", encoding="utf-8")
             handle, temp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
         except OSError:
             return
