@@ -188,3 +188,18 @@ def test_jax_agrees_with_each_project(name, monkeypatch):
         assert hit, f"{check_result['function']} raised at {frames}, none of them reported"
         raised_at.add(hit[-1])
     assert reported <= raised_at, f"reported but never raised: {sorted(reported - raised_at)}"
+
+
+@pytest.mark.runtime
+def test_runtime_mode_traces_a_function_its_caller_in_another_module_traces():
+    """`clipped_loss` is plain Python alone; `train_step` in another module traces it under
+    `jax.jit`: runtime mode must trace it too, and so confirms the finding."""
+    project = PROJECTS / "src_layout"
+    result = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--runtime", "--no-cache", "--output-format",
+                             "json", "src/shapes/losses.py"], cwd=project, capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src"),
+                                 "JAX_PLATFORMS": "cpu"})
+    assert result.returncode == 1, result.stderr
+    (finding,) = json.loads(result.stdout)
+    assert finding["runtime"]["verdict"] == "confirmed", finding["runtime"]
+    assert "TracerBoolConversionError" in finding["runtime"]["evidence"]

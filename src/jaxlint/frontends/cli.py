@@ -122,7 +122,7 @@ def check(paths, select, ignore, extend_select, output_format, fix, diff, statis
     findings = outcome.findings
     runtime_summary = None
     if runtime:
-        findings, runtime_summary = _confirm(findings, options, device, runtime_drop_refuted)
+        findings, runtime_summary = _confirm(findings, options, device, runtime_drop_refuted, outcome.project)
     if statistics:
         report = render_statistics(findings)
         if report:
@@ -171,15 +171,16 @@ def rules_command() -> None:
         click.echo(f"{doc.code}  {doc.name:<30} {doc.severity.value:<8} {fixable} {doc.summary}")
 
 
-def _confirm(findings, options, device, drop):
-    """Runtime mode: verdicts on the findings, the refuted ones dropped if asked, and the summary."""
+def _confirm(findings, options, device, drop, project=None):
+    """Runtime mode: verdicts on the findings, the refuted ones dropped if asked, and the summary.
+    `project`: the project the files were checked in (what traces a function from elsewhere)."""
     from .runner import resolve_settings
     from ..runtime import RuntimeOptions, confirm, drop_refuted, summary_line as runtime_summary_line
 
     settings = resolve_settings(options)
     try:
         checked = confirm(findings, settings, RuntimeOptions(device=device, jobs=options.jobs,
-                                                             progress=options.progress))
+                                                             progress=options.progress), project)
     except Exception as exc:  # a bug in runtime mode: say so, do not print a traceback
         _fail(f"runtime mode failed: {type(exc).__name__}: {exc} (please report this)")
     kept = drop_refuted(checked) if drop else checked

@@ -39,6 +39,8 @@ class RunOutcome:
     #: with --diff: one patch per fixed file, bytes in the file's own encoding
     diffs: list[bytes] = field(default_factory=list)
     fixed: int = 0
+    #: the project the files were checked in (`engine.project_check.ProjectSession`), if any
+    project: object | None = None
 
     @property
     def findings(self) -> list[Finding]:
@@ -83,6 +85,7 @@ def run(options: RunOptions) -> RunOutcome:
     jobs = options.jobs if len(files) >= PARALLEL_THRESHOLD else 1
     if plan is not None:
         outcome.results = _check_project(files, plan, settings, cache, check, progress)
+        outcome.project = project_session(plan, settings, tuple(files), settled=False)
     else:
         outcome.results = _check_all(files, check, jobs, progress)
     if progress:

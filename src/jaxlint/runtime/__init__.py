@@ -36,8 +36,11 @@ def jax_available() -> bool:
     return importlib.util.find_spec("jax") is not None
 
 
-def confirm(findings: Sequence[Finding], settings: Settings, options: RuntimeOptions) -> list[Finding]:
-    """The findings, in the same order, those of the runtime families with `runtime` set."""
+def confirm(findings: Sequence[Finding], settings: Settings, options: RuntimeOptions,
+            project=None) -> list[Finding]:
+    """The findings, in the same order, those of the runtime families with `runtime` set.
+    `project`: the `ProjectSession` they were found in: a function traced by a caller in another
+    module is planned as traced, with the parameters that caller traces."""
     from .launcher import RuntimeRun, allow_runs, stop_all
     from .planner import plan_module, runs_at_runtime
 
@@ -49,7 +52,8 @@ def confirm(findings: Sequence[Finding], settings: Settings, options: RuntimeOpt
     for index, finding in enumerate(findings):
         if runs_at_runtime(finding.code):
             by_path.setdefault(finding.path, []).append((index, finding))
-    plans = [plan_module(path, items, settings, examples, runtime.python_path) for path, items in by_path.items()]
+    plans = [plan_module(path, items, settings, examples, runtime.python_path, project)
+             for path, items in by_path.items()]
     verdicts: dict[int, dict] = {}
     fallback_device = ""  # no worker ran: no device was used
     for plan in plans:

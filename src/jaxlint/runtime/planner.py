@@ -45,7 +45,7 @@ class ModulePlan:
 
 
 def plan_module(path: str, findings: list[tuple[int, Finding]], settings: Settings,
-                examples: dict[str, Any], python_path: tuple[str, ...]) -> ModulePlan:
+                examples: dict[str, Any], python_path: tuple[str, ...], project=None) -> ModulePlan:
     plan = ModulePlan(path, findings)
     if path.endswith(".pyi"):
         plan.reason = "a stub file has no code to run"
@@ -62,7 +62,7 @@ def plan_module(path: str, findings: list[tuple[int, Finding]], settings: Settin
         plan.reason = f"cannot read the {'notebook' if notebook or path.endswith('.ipynb') else 'module'}: " \
                       f"{type(exc).__name__}"
         return plan
-    functions = _functions(module, source, path, settings)
+    functions = _functions(module, source, path, settings, project)
     name, roots = module_identity(path, settings.root, python_path)
     entries = []
     for index, finding in findings:
@@ -179,13 +179,18 @@ def examples_for(module_name: str, path: str, project_root: str, examples: dict[
 
 
 # -- functions and the findings inside them -----------------------------------------------------
-def _functions(module: cst.Module, source: str, path: str, settings: Settings) -> list[dict]:
-    """Every def and lambda of the module with what the worker needs to find and call it."""
+def _functions(module: cst.Module, source: str, path: str, settings: Settings, project=None) -> list[dict]:
+    """Every def and lambda of the module with what the worker needs to find and call it (in a
+    project, how callers in other modules trace its functions)."""
     from ..jaxmodel.traced import TracedFunctions
     from ..semantic.source_file import SourceFile
     from ..syntax.walk import walk
 
-    traced = SourceFile(path, source, module, settings).fact(TracedFunctions)
+    context = ()
+    if project is not None:
+        project.settle([path])
+        context = project.context(path)
+    traced = SourceFile(path, source, module, settings, *context).fact(TracedFunctions)
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     found: list[dict] = []
     # (node, qualified-name prefix for what is defined inside it, class name or None)
