@@ -12,6 +12,8 @@ Measurements, all over the same list of `*.py` files:
   parse        read each file and `libcst.parse_module` it (the floor for any libcst linter);
   check        read each file and `jaxlint.engine.checker.check_source` it: jaxlint's whole per-file
                analysis, parse included, in this process, no cache;
+  project      each package of the corpus checked as one project (its modules analysed together:
+               `engine.project_check.ProjectSession`, then `check_source` of each file in it)
   cli -j1      `python -m jaxlint check --no-cache --jobs 1 --quiet --exit-zero FILES...`, wall time;
   cli          the same with the default number of jobs (all cores).
 
@@ -181,6 +183,29 @@ def main() -> int:
             for finding in result:
                 counts[finding.code] += 1
 
+    project_counts: Counter[str] = Counter()
+
+    def project_all() -> None:
+        """Every package of the corpus checked as one project: its modules analysed together."""
+        from jaxlint.engine.project_check import ProjectSession
+        from jaxlint.project.layout import default_roots
+
+        project_counts.clear()
+        for package in sorted(p for p in corpus.iterdir() if p.is_dir()):
+            members = [path for path in paths if path.startswith(str(package) + os.sep)]
+            session = ProjectSession(settings, default_roots(str(package), [str(package)]), members)
+            session.settle(members)
+            for path in session.walk_order(members):
+                with open(path, "rb") as handle:
+                    data = handle.read()
+                try:
+                    result = check_source(data.decode("utf-8"), path, settings, enabled_rules(settings, path),
+                                          project=session)
+                except (RuleFailure, UnicodeDecodeError, *((not_analysed,) if not_analysed else ())) as exc:
+                    result = getattr(exc, "findings", [])
+                for finding in result:
+                    project_counts[finding.code] += 1
+
     def cli_command(jobs: list[str], *extra: str) -> list[str]:
         targets = paths if sum(len(p) + 1 for p in paths) < MAX_ARGV_BYTES else [str(corpus)]
         return [sys.executable, "-m", "jaxlint", "check", "--no-cache", "--quiet", "--exit-zero",
@@ -190,7 +215,7 @@ def main() -> int:
         command = cli_command(jobs)
         return lambda: subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
 
-    measurements = {"parse": parse_all, "ast": python_parse_all, "check": check_all}
+    measurements = {"parse": parse_all, "ast": python_parse_all, "check": check_all, "project": project_all}
     if not args.no_cli:
         measurements["cli -j1"] = cli(["--jobs", "1"])
         measurements[f"cli -j{os.cpu_count() or 1}"] = cli([])
@@ -219,6 +244,9 @@ def main() -> int:
     print()
     print(f"parse throughput: {lines / base:,.0f} lines/s")
     print(f"check throughput: {lines / min(runs['check']):,.0f} lines/s (one process, parse included)")
+    gained = project_counts - counts
+    lost = counts - project_counts
+    print(f"project: findings only there {sum(gained.values())} {dict(gained)}, only alone {sum(lost.values())} {dict(lost)}")
     for name in ("parse", "check"):
         if problems[name]:
             print(f"{name}: {len(problems[name])} problem(s), e.g. {problems[name][0]}")

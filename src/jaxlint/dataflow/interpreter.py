@@ -104,8 +104,10 @@ class Domain(Protocol[V]):
 #:                                 expression) leaves with `value` in the current state; called for
 #:                                 unreachable ones too (`flow.unreachable` tells)
 #:   join_path(a, b)               the path state where two paths meet (default: `join`)
+#:   narrowed(test, holds, flow)   names whose value an `if` test tells inside a branch (`holds`:
+#:                                 the branch where the test is true): {name: value}, or None
 OPTIONAL_HOOKS = ("truth", "store", "exit_with", "enter_handler", "known_truth", "bound", "returning",
-                  "join_path")
+                  "join_path", "narrowed")
 
 
 @dataclass
@@ -168,7 +170,7 @@ class FlowInterpreter(Generic[V]):
         #: for each function applied in place (`apply_in_place`): the states its `return`s leave in
         self._applied: list[list[dict]] = []
         (self._truth, self._store, self._exit_with, self._enter_handler, self._known_truth, self._bound,
-         self._returning, join_path) = (getattr(domain, hook, None) for hook in OPTIONAL_HOOKS)
+         self._returning, join_path, self._narrowed) = (getattr(domain, hook, None) for hook in OPTIONAL_HOOKS)
         self._join_path = join_path or domain.join
 
     # -- entry ----------------------------------------------------------------------------------
@@ -369,14 +371,24 @@ class FlowInterpreter(Generic[V]):
             return
         before = self.env
         self.env = dict(before)
+        self._narrow(node.test, True)
         self.block(node.body)
         after_body = self.env
         self.env = dict(before)
+        self._narrow(node.test, False)
         if isinstance(node.orelse, cst.If):
             self.statement(node.orelse)
         elif node.orelse is not None:
             self.block(node.orelse.body)
         self.env = self.join_envs([after_body, self.env])
+
+    def _narrow(self, test: cst.BaseExpression, holds: bool) -> None:
+        """Inside a branch, what the domain learns from its test (`if not isinstance(x, Tracer):`)."""
+        if self._narrowed is None or self.env is None:
+            return
+        found = self._narrowed(test, holds, self)
+        if found:
+            self.env.update(found)
 
     def _loop(self, node: cst.For | cst.While) -> None:
         is_for = type(node) is cst.For
@@ -644,10 +656,12 @@ class FlowInterpreter(Generic[V]):
         return True
 
     # -- for domains: expression-level control flow ---------------------------------------------
-    def alternatives(self, *branches: cst.BaseExpression | None) -> list[V | None]:
+    def alternatives(self, *branches: cst.BaseExpression | None,
+                     test: cst.BaseExpression | None = None) -> list[V | None]:
         """Evaluates expressions of which only one runs (`body` or `orelse` of `a if t else b`), or
         maybe none (`(right, None)` for the right side of `a and b`): each from the current state,
-        which is then the join of the states they end in. Returns their values (None for None)."""
+        which is then the join of the states they end in. Returns their values (None for None).
+        `test`: the two branches are where it holds and where it does not (`a if t else b`)."""
         before = self.env
         if before is None:
             return [self.eval(branch) if branch is not None else None for branch in branches]
@@ -659,6 +673,8 @@ class FlowInterpreter(Generic[V]):
                 ends.append(before)
                 continue
             self.env = dict(before)
+            if test is not None:
+                self._narrow(test, not values)
             values.append(self.eval(branch))
             ends.append(self.env)
         self.env = self.join_envs(ends)

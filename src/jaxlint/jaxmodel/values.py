@@ -56,6 +56,7 @@ class Kind(IntEnum):
 #: Attributes that are static even on a tracer.
 STATIC_ATTRIBUTES = frozenset({
     "shape", "ndim", "dtype", "size", "sharding", "aval", "weak_type", "itemsize", "nbytes", "named_shape",
+    "__class__", "__name__", "__qualname__", "__module__",
 })
 #: Attributes of an array that are arrays again.
 ARRAY_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "at"})
@@ -96,6 +97,11 @@ LAX_COMPARISONS = frozenset(f"jax.lax.{name}" for name in ("eq", "ne", "lt", "le
 #: Methods on a traced array whose result is a concrete Python value (JAX203 reports them).
 CONCRETIZING_METHODS = frozenset({"item", "tolist", "__index__", "__bool__", "__float__", "__int__"})
 TREE_FUNCTIONS = ("jax.tree.", "jax.tree_util.")
+#: `leaves, treedef = jax.tree.flatten(tree)`: the leaves are the tree's, the structure is static.
+TREE_FLATTENS = frozenset({"jax.tree.flatten", "jax.tree_util.tree_flatten", "jax.tree.flatten_with_path",
+                           "jax.tree_util.tree_flatten_with_path"})
+#: JAX's tracer class: `isinstance(x, Tracer)` is False exactly where `x` holds a concrete value.
+TRACER_CLASSES = frozenset({"jax.core.Tracer", "jax._src.core.Tracer"})
 #: Constructors of mutable references, which do support in-place assignment.
 REFERENCE_CALLS = frozenset({"jax.new_ref", "jax.ref.new_ref", "jax.experimental.mutable_array"})
 
@@ -302,6 +308,22 @@ class ValueFlow:
     def function(self, node: cst.FunctionDef | cst.Lambda) -> Value:
         return NOTHING
 
+    def narrowed(self, test: cst.BaseExpression, holds: bool, flow: FlowInterpreter[Value]) -> dict[str, Value] | None:
+        """`if not isinstance(x, jax.core.Tracer):`, `hasattr(x, "shape")` — in the branch where
+        `x` is not a tracer (has no shape) it holds a concrete value, whatever it held before."""
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, holds = test.expression, not holds
+        if holds or not (isinstance(test, cst.Call) and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)):
+            return None
+        checked, name = self.qualified_name(test.func), test.args[0].value.value
+        if checked == "builtins.isinstance" and self.qualified_name(test.args[1].value) in TRACER_CLASSES:
+            return {name: NOTHING}
+        # `x.shape if hasattr(x, "shape") else np.asarray(x).shape`: every tracer has a shape
+        if checked == "builtins.hasattr" and isinstance(test.args[1].value, cst.SimpleString) \
+                and test.args[1].value.evaluated_value in ("shape", "dtype", "ndim"):
+            return {name: NOTHING}
+        return None
+
     def assigned(self, name: str, value: Value, source: cst.BaseExpression | None) -> None:
         if isinstance(source, (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)):
             self.python_sequences.add(name)
@@ -380,7 +402,8 @@ class ValueFlow:
             return self._boolean(node, flow)
         if kind is cst.IfExp:
             flow.eval(node.test)
-            return self.join(flow.eval(node.body), flow.eval(node.orelse))
+            body, orelse = flow.alternatives(node.body, node.orelse, test=node.test)
+            return self.join(body, orelse)
         if kind is cst.Tuple or kind is cst.List or kind is cst.Set:
             elements = [flow.eval(e.value) for e in node.elements]
             inner = max((e.kind for e in elements), default=Kind.NONE)
@@ -531,7 +554,10 @@ class ValueFlow:
                 return PLAIN[Kind.ARRAY]
             return PLAIN[Kind.JAX_ARRAY]
         if callee is not None and callee.startswith(TREE_FUNCTIONS):
-            return PLAIN[Kind.CONTAINER if strongest.traced or strongest == Kind.CONTAINER else Kind.NONE]
+            leaves = PLAIN[Kind.CONTAINER if strongest.traced or strongest == Kind.CONTAINER else Kind.NONE]
+            if callee in TREE_FLATTENS:
+                return Value(leaves.kind, items=(leaves, NOTHING))  # the tree's structure is static
+            return leaves
         if receiver is not None and receiver.kind in (Kind.ARRAY, Kind.BOOL, Kind.PARAM, Kind.TREE, Kind.JAX_ARRAY):
             method = func.attr.value
             if method in CONCRETIZING_METHODS:
