@@ -73,3 +73,22 @@ def test_fix_hook_rewrites_the_file(hook_repo, pre_commit_home, tmp_path):
     result = run_hook(project, "jaxlint-fix", pre_commit_home)
     assert result.returncode == 1  # pre-commit fails a hook that changed files
     assert (project / "model.py").read_text() == "import jax.numpy as jnp\nx = jnp.ones(3)\n"
+
+
+def test_the_hook_given_one_changed_module_reports_what_its_importer_causes(hook_repo, pre_commit_home, tmp_path):
+    """pre-commit passes only the changed file: its findings are still those of the whole project
+    (`losses.py` is traced by `train_step` in another module)."""
+    project = tmp_path / "project"
+    shutil.copytree(ROOT / "tests" / "projects" / "src_layout", project)
+    git("init", "-q", cwd=project)
+    (project / ".pre-commit-config.yaml").write_text(
+        f"repos:\n- repo: {hook_repo}\n  rev: {git('rev-parse', 'HEAD', cwd=hook_repo).strip()}\n"
+        "  hooks:\n  - id: jaxlint\n")
+    git("add", "-A", cwd=project)
+    env = {**os.environ, "PRE_COMMIT_HOME": str(pre_commit_home)}
+    result = subprocess.run([sys.executable, "-m", "pre_commit", "run", "jaxlint", "--files", "src/shapes/losses.py"],
+                            cwd=project, capture_output=True, text=True, env=env, timeout=600)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "src/shapes/losses.py:6:8: JAX201" in result.stdout
+    assert "traced because `train_step` (src/shapes/train.py:10) calls it under `jax.jit`" in result.stdout
+    assert "train.py:20" not in result.stdout  # only the file given is reported
