@@ -203,3 +203,20 @@ def test_runtime_mode_traces_a_function_its_caller_in_another_module_traces():
     (finding,) = json.loads(result.stdout)
     assert finding["runtime"]["verdict"] == "confirmed", finding["runtime"]
     assert "TracerBoolConversionError" in finding["runtime"]["evidence"]
+
+
+def test_several_workers_give_the_findings_of_one(tmp_path, monkeypatch):
+    """With several jobs each worker settles the files it is given; the findings do not change,
+    and the index the workers write in turn keeps what each learnt."""
+    project = tmp_path / "src_layout"
+    shutil.copytree(PROJECTS / "src_layout", project)
+    for index in range(20):  # enough files for the worker pool
+        (project / "src" / "shapes" / f"extra{index}.py").write_text(
+            "import jax\n\nfrom .losses import clipped_loss\n\n\n@jax.jit\n"
+            f"def step{index}(p, y):\n    return clipped_loss(p, y, 0.5)\n", encoding="utf-8")
+    monkeypatch.chdir(project)
+    serial = run(RunOptions(paths=["."], jobs=1, use_cache=False)).findings
+    parallel = run(RunOptions(paths=["."], jobs=2)).findings
+    assert [(f.path, f.start, f.message) for f in parallel] == [(f.path, f.start, f.message) for f in serial]
+    cached = run(RunOptions(paths=["."], jobs=2)).findings
+    assert [f.to_json() for f in cached] == [f.to_json() for f in parallel]

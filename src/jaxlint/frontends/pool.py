@@ -202,6 +202,12 @@ def _serve(connection, check: Check) -> None:
         except (EOFError, OSError):
             return
         if task is None:
+            finish = getattr(check, "finish", None)
+            if finish is not None:  # what the worker keeps for later runs (a project's index)
+                try:
+                    finish()
+                except Exception:  # only a cache: never a reason to fail the run
+                    pass
             return
         index, path = task
         try:

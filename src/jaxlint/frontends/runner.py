@@ -84,7 +84,7 @@ def run(options: RunOptions) -> RunOutcome:
     progress = _Progress(len(files)) if options.progress and len(files) >= PARALLEL_THRESHOLD else None
     jobs = options.jobs if len(files) >= PARALLEL_THRESHOLD else 1
     if plan is not None:
-        outcome.results = _check_project(files, plan, settings, cache, check, progress)
+        outcome.results = _check_project(files, plan, settings, cache, check, progress, jobs)
         outcome.project = project_session(plan, settings, tuple(files), settled=False)
     else:
         outcome.results = _check_all(files, check, jobs, progress)
@@ -120,13 +120,16 @@ def _check_all(files: list[str], check, jobs: int, progress: _Progress | None) -
         for index, path in enumerate(files):
             raise_if_stopped()
             collect(index, check(path))
+        finish = getattr(check, "finish", None)
+        if finish is not None:
+            finish()
     else:
         check_in_workers(files, check, jobs, method, collect)
     return [result for result in results if result is not None]
 
 
 def _check_project(files: list[str], plan: "ProjectPlan", settings: Settings, cache, check,
-                   progress: "_Progress | None") -> list[FileResult]:
+                   progress: "_Progress | None", jobs: int) -> list[FileResult]:
     """The files of a project: those whose findings the cache holds for their text and context (what
     the project index says the modules they import and their importers give them) come from it; the
     others are analysed together, importers first, in one worker that keeps their analysis."""
@@ -144,12 +147,32 @@ def _check_project(files: list[str], plan: "ProjectPlan", settings: Settings, ca
     if missing:
         position = {path: index for index, path in enumerate(files)}
         ordered = session.walk_order(missing)
-        check = functools.partial(check, reported=tuple(ordered))
-        for path, result in zip(ordered, _check_all(ordered, check, 1, progress)):
+        if jobs == 1:
+            # one worker settles them all at once and checks them importers first, so that a
+            # module's analysis is still whole while its importers are checked
+            check = functools.partial(check, reported=tuple(ordered))
+        # several: each worker settles the files it is given as they come (modules that several
+        # workers need are analysed by each; modules with nothing in common are checked in parallel)
+        for path, result in zip(ordered, _check_all(ordered, _ProjectCheck(check, plan, settings), jobs, progress)):
             results[position[path]] = result
     else:
-        session.save()  # with files to check, the worker that checks them keeps what it learnt
+        session.save()  # with files to check, the workers that check them keep what they learnt
     return [r for r in results if r is not None]
+
+
+class _ProjectCheck:
+    """Checks one file of a project; in the end, keeps what the process learnt in the index."""
+
+    def __init__(self, check, plan: "ProjectPlan", settings: Settings) -> None:
+        self.check, self.plan, self.settings = check, plan, settings
+
+    def __call__(self, path: str) -> FileResult:
+        return self.check(path)
+
+    def finish(self) -> None:
+        session = _SESSIONS.get((self.plan, self.settings.fingerprint()))
+        if session is not None:
+            session.save()
 
 
 def _cached(path: str, cache, session) -> FileResult | None:
@@ -178,8 +201,6 @@ def _check_one(path: str, settings: Settings, fixing: bool, cache, plan: "Projec
             context = session.context_key(path) if cache is not None else None
             if context is not None and result.internal_error is None and result.not_analysed is None:
                 cache.put(cache.key(path, data, context), result.findings, session.asked(path))
-            if not reported or path == reported[-1]:
-                session.save()  # the last file: what was learnt is kept for the next run
             return result
         if cache is not None:
             key = cache.key(path, data)

@@ -57,18 +57,24 @@ class ProjectIndex:
         self.marker = Path(marker) if marker is not None else None
         self.modules: dict[str, dict[str, Any]] = {}
         self.dirty = False
+        #: the modules whose entries this process changed (a save keeps other processes' others)
+        self._touched: set[str] = set()
         if self.path is not None:
             self._load()
 
     def _load(self) -> None:
+        self.modules = self._read()
+
+    def _read(self) -> dict[str, dict[str, Any]]:
         try:
             with open(self.path, encoding="utf-8") as handle:
                 data = json.load(handle)
         except (OSError, ValueError, RecursionError):
-            return
+            return {}
         if isinstance(data, dict) and data.get("format") == FORMAT and data.get("salt") == self.salt \
                 and isinstance(data.get("modules"), dict):
-            self.modules = {k: v for k, v in data["modules"].items() if isinstance(v, dict)}
+            return {k: v for k, v in data["modules"].items() if isinstance(v, dict)}
+        return {}
 
     def save(self) -> None:
         if self.path is None or not self.dirty or not self.writable:
@@ -80,9 +86,13 @@ class ProjectIndex:
             handle, temp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
         except OSError:
             return
+        # workers of one run save in turn: what another saved meanwhile is kept, ours replaces it
+        # only for the modules this process changed
+        merged = self._read()
+        merged.update({path: self.modules[path] for path in self._touched if path in self.modules})
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump({"format": FORMAT, "salt": self.salt, "modules": self.modules}, out,
+                json.dump({"format": FORMAT, "salt": self.salt, "modules": merged}, out,
                           separators=(",", ":"))
             os.replace(temp, self.path)
             self.dirty = False
@@ -116,8 +126,12 @@ class ProjectIndex:
             entry = self.modules[path] = {"hash": text_hash}
         if entry.get("stat") != stat:
             entry["stat"] = stat
-        self.dirty = True
+        self._changed(path)
         return entry
+
+    def _changed(self, path: str) -> None:
+        self.dirty = True
+        self._touched.add(path)
 
     # -- what was learnt ----------------------------------------------------------------------------
     def record_answer(self, path: str, question: str, record: dict) -> None:
@@ -126,7 +140,7 @@ class ProjectIndex:
         if entry is None:
             return
         entry.setdefault("answers", {})[question] = record
-        self.dirty = True
+        self._changed(path)
 
     def seeds(self, path: str, context: str) -> dict | None:
         entry = self.modules.get(path)
@@ -144,4 +158,4 @@ class ProjectIndex:
         kept[context] = record
         while len(kept) > MAX_CONTEXTS:
             kept.pop(next(iter(kept)))
-        self.dirty = True
+        self._changed(path)
