@@ -336,6 +336,8 @@ class DeprecatedApi(Rule):
             return None
         code = self.ctx.module.code_for_node
         array, index, values = (arg.value for arg in args[:3])
+        if not self._known_jax_array(array):
+            return None  # `index_update` took NumPy arrays too, which have no `.at`
         target = code(array) if isinstance(array, _ATOMS) else f"({code(array)})"
         if type(index) is cst.Subscript and self.ctx.written_name(index.value) == "jax.ops.index":
             where = ", ".join(code(element.slice) for element in index.slice)
@@ -344,6 +346,15 @@ class DeprecatedApi(Rule):
         extra = "".join(f", {arg.keyword.value}={code(arg.value)}" for arg in options)  # type: ignore[union-attr]
         text = f"{target}.at[{where}].{method}({code(values)}{extra})"
         return NodeFix(f"Use {target}.at[...].{method}(...)", [Replace(node, text)])
+
+    def _known_jax_array(self, expr: cst.BaseExpression) -> bool:
+        """Whether `expr` is a JAX array: a traced value, or the result of a `jax.numpy` or
+        `jax.random` call."""
+        if type(expr) is cst.Call:
+            callee = self.ctx.qualified_name(expr.func) or ""
+            if callee.startswith(("jax.numpy.", "jax.random.", "jax.lax.")):
+                return True
+        return self.ctx.kind(expr).jax_array
 
     # -- messages ---------------------------------------------------------------------------------
     def _message(self, entry: Deprecation, written: str) -> str:
