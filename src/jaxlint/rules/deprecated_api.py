@@ -79,7 +79,10 @@ class DeprecatedApi(Rule):
             callee = self.ctx.qualified_name(expr.func)
             if callee in ("builtins.hasattr", "builtins.getattr") and expr.args:
                 owner = self.ctx.qualified_name(expr.args[0].value)
-                return owner is not None and (owner == "jax" or owner.startswith(("jax.", "jaxlib")))
+                if owner is not None and (owner == "jax" or owner.startswith(("jax.", "jaxlib"))):
+                    return True
+                # `hasattr(arr, "device_buffers")`: the branch runs only where arrays still have it
+                return len(expr.args) >= 2 and self._names_array_attribute(expr.args[1].value)
             return False
         if isinstance(expr, (cst.Name, cst.Attribute)):
             name = self.ctx.qualified_name(expr)
@@ -89,6 +92,12 @@ class DeprecatedApi(Rule):
             lowered = written.lower()
             return "jax" in lowered and "version" in lowered  # `_JAX_VERSION`, `jax_version`
         return False
+
+    def _names_array_attribute(self, expr: cst.BaseExpression) -> bool:
+        if type(expr) is not cst.SimpleString:
+            return False
+        name = expr.evaluated_value
+        return name in self.table.properties or name in self.table.methods
 
     def _catches_missing_api(self, handler: cst.ExceptHandler) -> bool:
         caught = handler.type
