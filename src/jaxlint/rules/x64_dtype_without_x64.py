@@ -187,7 +187,7 @@ class X64DtypeWithoutX64(Rule):
             if name is function.name or not is_reference(name, parent):
                 continue
             found = scope.lookup(spelling)
-            if found is not None and function in found[1].nodes:
+            if found is not None and any(node is function for node in found[1].nodes):
                 return True
         return False
 
