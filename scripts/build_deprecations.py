@@ -8,6 +8,9 @@ Inputs:
     deprecations JAX expressed in other ways. A curated cell overrides the generated one; an empty
     cell keeps it; a cell holding `-` clears it. Curated symbols absent from the input are added.
 
+Every row names its source: the CHANGELOG entry or release tag that shows the deprecation and the
+removal (curated), or the releases whose `_deprecations` tables list the symbol (generated).
+
 Usage: python scripts/build_deprecations.py [SOURCE_TSV] [--output PATH]
 """
 from __future__ import annotations
@@ -24,8 +27,9 @@ DEFAULT_SOURCE = ROOT.parent / "shared" / "data" / "jax-deprecations.tsv"
 CURATED = DATA / "deprecations-curated.tsv"
 OUTPUT = DATA / "deprecations.tsv"
 
-COLUMNS = ["symbol", "kind", "replacement", "deprecated_in", "removed_in", "replacement_since", "mechanical", "advice"]
-KINDS = {"attribute", "module", "method", "keyword"}
+COLUMNS = ["symbol", "kind", "replacement", "deprecated_in", "removed_in", "replacement_since", "mechanical", "advice",
+           "source"]
+KINDS = {"attribute", "module", "method", "property", "keyword"}
 CLEAR = "-"
 
 # Generic advice for rows the curated file says nothing specific about.
@@ -62,8 +66,19 @@ def generated_rows(source: Path) -> dict[str, dict[str, str]]:
             "replacement_since": "",
             "mechanical": "no",
             "advice": "",
+            "source": table_source(row),
         }
     return rows
+
+
+def table_source(row: dict[str, str]) -> str:
+    """Where the extracted facts come from: the releases whose `_deprecations` tables hold the symbol."""
+    text = f"_deprecations table of jax-v{row['listed_since'].strip()}"
+    if row["raises_since"].strip():
+        text += f"; raises from jax-v{row['raises_since'].strip()}"
+    if row["entry_gone_in"].strip():
+        text += f"; entry gone in jax-v{row['entry_gone_in'].strip()}"
+    return text
 
 
 def apply_curated(rows: dict[str, dict[str, str]], curated: list[dict[str, str]]) -> None:
@@ -83,6 +98,8 @@ def finish(row: dict[str, str]) -> dict[str, str]:
         raise ValueError(f"{row['symbol']}: unknown kind {row['kind']!r}")
     if row["mechanical"] == "yes" and not row["replacement"]:
         raise ValueError(f"{row['symbol']}: mechanical without a replacement")
+    if not row["source"]:
+        raise ValueError(f"{row['symbol']}: no source for the entry")
     if row["mechanical"] != "yes" and not row["advice"]:
         row["advice"] = ADVICE_NOT_A_RENAME if row["replacement"] else ADVICE_NO_REPLACEMENT
     return row

@@ -135,6 +135,19 @@ SHAPE_CALLS = {
     "jax.random.truncated_normal": lambda n: jax.random.truncated_normal(KEY, -1.0, 1.0, (n,)),
     "jax.random.categorical": lambda n: jax.random.categorical(KEY, jnp.zeros(3), -1, (n,)),
     "jax.random.split": lambda n: jax.random.split(KEY, n),
+    "jax.lax.full": lambda n: jax.lax.full((n, 2), 0.0),
+    "jax.lax.full_like": lambda n: jax.lax.full_like(jnp.ones(2), 0.0, shape=(n,)),
+    "jax.lax.broadcast": lambda n: jax.lax.broadcast(jnp.ones(2), (n,)),
+    "jax.lax.broadcast_in_dim": lambda n: jax.lax.broadcast_in_dim(jnp.ones(2), (n, 2), (1,)),
+    "jax.lax.iota": lambda n: jax.lax.iota(jnp.int32, n),
+    "jax.lax.broadcasted_iota": lambda n: jax.lax.broadcasted_iota(jnp.int32, (n, 2), 0),
+    "jax.lax.reshape": lambda n: jax.lax.reshape(jnp.ones(4), (n, 2)),
+    "jax.lax.dynamic_slice": lambda n: jax.lax.dynamic_slice(jnp.ones(4), (0,), (n,)),
+    "jax.lax.dynamic_slice_in_dim": lambda n: jax.lax.dynamic_slice_in_dim(jnp.ones(4), 0, n),
+    "jax.lax.slice": lambda n: jax.lax.slice(jnp.ones(4), (0,), (n,)),
+    "jax.lax.slice_in_dim": lambda n: jax.lax.slice_in_dim(jnp.ones(4), 0, n),
+    "jax.lax.pad": lambda n: jax.lax.pad(jnp.ones(2), 0.0, [(n, 0, 0)]),
+    "jax.lax.top_k": lambda n: jax.lax.top_k(jnp.ones(4), n),
 }
 
 

@@ -15,8 +15,12 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "src" / "jaxlint" / "catalogue" / "data"
 TABLE = DATA / "deprecations.tsv"
 CURATED = DATA / "deprecations-curated.tsv"
-SOURCE = ROOT.parent / "shared" / "data" / "jax-deprecations.tsv"
-COLUMNS = ["symbol", "kind", "replacement", "deprecated_in", "removed_in", "replacement_since", "mechanical", "advice"]
+SOURCE = next((path for path in (ROOT.parent / "shared" / "data" / "jax-deprecations.tsv",
+                                  Path("/work/shared/data/jax-deprecations.tsv")) if path.exists()),
+              ROOT.parent / "shared" / "data" / "jax-deprecations.tsv")
+COLUMNS = ["symbol", "kind", "replacement", "deprecated_in", "removed_in", "replacement_since", "mechanical", "advice",
+           "source"]
+KINDS = {"attribute", "module", "method", "property", "keyword"}
 VERSION = re.compile(r"^\d+(\.\d+)*$")
 DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
@@ -47,13 +51,13 @@ def test_every_row_is_well_formed():
     assert len(ROWS) > 400
     for row in ROWS:
         assert None not in row.values(), row  # no row with too many or too few cells
-        assert row["kind"] in {"attribute", "module", "method", "keyword"}, row
+        assert row["kind"] in KINDS, row
         assert row["mechanical"] in {"yes", "no"}, row
         for column in ("deprecated_in", "removed_in", "replacement_since"):
             assert row[column] == "" or VERSION.match(row[column]), (column, row)
         assert row["deprecated_in"], row
-        if row["removed_in"]:
-            assert _version(row["removed_in"]) > _version(row["deprecated_in"]), row
+        if row["removed_in"]:  # equal: removed without a deprecation period (`jax.api` in 0.2.21)
+            assert _version(row["removed_in"]) >= _version(row["deprecated_in"]), row
         if row["mechanical"] == "yes":
             assert row["replacement"], row
             assert row["replacement_since"], row
@@ -62,7 +66,16 @@ def test_every_row_is_well_formed():
         if not row["replacement"]:
             assert row["advice"], row
         assert "\t" not in row["advice"] and "\n" not in row["advice"]
+        assert row["source"], row  # where the versions come from: a CHANGELOG entry, a release tag
 
+
+def test_curated_sources_name_a_release():
+    """A curated source points at something one can look up: a CHANGELOG entry of a named release, a
+    release tag, or the `_deprecations` tables of named releases."""
+    named = re.compile(r"(jax|jaxlib) \d+\.\d+\.\d+|jax-v\d+\.\d+\.\d+")
+    for row in _rows(CURATED):
+        if row["source"]:
+            assert named.search(row["source"]), row
 
 def test_symbols_and_replacements_are_written_the_way_the_rule_matches_them():
     for row in ROWS:
@@ -74,7 +87,7 @@ def test_symbols_and_replacements_are_written_the_way_the_rule_matches_them():
             continue
         assert DOTTED.match(symbol), row
         assert not symbol.rpartition(".")[2].startswith("_") or symbol == "jax.interpreters.xla._DeviceArray", row
-        if kind == "method":
+        if kind in ("method", "property"):
             assert symbol.startswith("Array."), row
         assert replacement == "" or DOTTED.match(replacement), row
         assert not replacement.startswith("jnp."), row
@@ -149,7 +162,7 @@ def test_every_public_input_symbol_is_in_the_table():
 
 def test_curated_rows_refer_to_known_columns_and_kinds():
     for row in _rows(CURATED):
-        assert row["kind"] in {"", "attribute", "module", "method", "keyword"}, row
+        assert row["kind"] in {""} | KINDS, row
         assert row["mechanical"] in {"", "yes", "no"}, row
 
 
@@ -197,7 +210,9 @@ def test_removed_symbols_are_gone_from_the_installed_jax():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for row in ROWS:
-            if row["kind"] != "attribute" or not row["removed_in"] or _version(row["removed_in"]) > installed:
+            if row["kind"] not in ("attribute", "module") or not row["removed_in"]:
+                continue
+            if _version(row["removed_in"]) > installed:
                 continue
             try:
                 _resolve(row["symbol"])
@@ -205,6 +220,99 @@ def test_removed_symbols_are_gone_from_the_installed_jax():
                 continue
             still_there.append(row["symbol"])
     assert still_there == []
+
+
+@pytest.mark.jax
+def test_removed_array_attributes_are_gone_and_their_replacements_work():
+    pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    array = jnp.arange(4.0)
+    checked = 0
+    for row in ROWS:
+        if row["kind"] not in ("method", "property") or not row["removed_in"]:
+            continue
+        name = row["symbol"].rpartition(".")[2]
+        if name == "device":  # a property again since 0.4.31: calling it is what fails
+            assert not callable(array.device)
+        else:
+            assert not hasattr(array, name), row["symbol"]
+        if row["replacement"]:
+            assert hasattr(array, row["replacement"].rpartition(".")[2]), row
+        checked += 1
+    assert checked >= 4
+    assert array.addressable_data(0).tolist() == [0.0, 1.0, 2.0, 3.0]  # what `.device_buffer` gave
+    assert [shard.data.shape for shard in array.addressable_shards] == [(4,)]
+
+
+def _keyword_is_gone(function, keyword: str) -> bool:
+    """The function no longer takes `keyword=`: no such parameter, a positional-only one, or one kept
+    only to raise a deprecation error."""
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+    found = parameters.get(keyword)
+    if found is None or found.kind is inspect.Parameter.POSITIONAL_ONLY:
+        return True
+    return "deprecat" in repr(found.default).lower() or "deprecat" in str(found.annotation).lower()
+
+
+@pytest.mark.jax
+def test_removed_keywords_are_gone_and_renamed_ones_exist():
+    """Each keyword row against the installed JAX: a removed keyword is no longer taken by the function
+    (where the function still exists), and a rename's new keyword is."""
+    pytest.importorskip("jax")
+    installed = _installed_version()
+    gone, missing_new, checked = [], [], 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for row in ROWS:
+            if row["kind"] != "keyword":
+                continue
+            function_name, _, keyword = row["symbol"].partition(":")
+            try:
+                function = _resolve(function_name)
+            except (ImportError, AttributeError):
+                continue  # the whole function went away (`pjit` keywords): its own row says so
+            checked += 1
+            removed = bool(row["removed_in"]) and _version(row["removed_in"]) <= installed
+            if removed and not _keyword_is_gone(function, keyword):
+                gone.append(row["symbol"])
+            if not removed and _keyword_is_gone(function, keyword):
+                gone.append(f"{row['symbol']} is gone, but the table says it is still accepted")
+            if row["mechanical"] == "yes" and _version(row["replacement_since"]) <= installed:
+                if row["replacement"] not in inspect.signature(function).parameters:
+                    missing_new.append(row["symbol"])
+    assert gone == [] and missing_new == []
+    assert checked >= 10
+
+
+def _installed_version() -> tuple[int, ...]:
+    import jax
+
+    return _version(re.match(r"[\d.]+", jax.__version__).group(0).rstrip("."))
+
+
+@pytest.mark.jax
+@pytest.mark.parametrize("keyword", ["backend", "device"])
+def test_jit_backend_and_device_still_warn(keyword):
+    """`jit(backend=)` / `jit(device=)`: deprecated (a warning since 0.4.4), not removed."""
+    jax = pytest.importorskip("jax")
+    value = "cpu" if keyword == "backend" else jax.devices("cpu")[0]
+    with pytest.warns(DeprecationWarning, match="backend and device argument on jit is deprecated"):
+        compiled = jax.jit(lambda x: x + 1, **{keyword: value})
+        assert int(compiled(1)) == 2
+
+
+@pytest.mark.jax
+def test_pmap_backend_is_not_deprecated():
+    """`pmap(backend=)` and `pmap(devices=)` are current: the table must not list them."""
+    jax = pytest.importorskip("jax")
+    parameters = inspect.signature(jax.pmap).parameters
+    assert "backend" in parameters and "devices" in parameters
+    assert not any(row["symbol"].startswith("jax.pmap:") and row["symbol"] != "jax.pmap:global_arg_shapes"
+                   for row in ROWS)
 
 
 @pytest.mark.jax

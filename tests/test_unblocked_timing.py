@@ -189,3 +189,21 @@ def test_lowering_and_compiling_are_synchronous():
     compiled(x).block_until_ready()  # would wait for a compilation still running in the background
     first_run = time.perf_counter() - t0
     assert first_run * 2 < compile_time
+
+
+def test_what_a_factory_of_jitted_functions_returns_runs_after_the_call_returns():
+    """JAX504_factories: the jitted functions factories return (a jitted `shard_map` too) hand back
+    their result while the device still works; the waited twin does not."""
+    factories = load("JAX504_factories")
+    step = factories.make_train_step(0.1)
+    x = busy_input(lambda p: step(p, p), square)
+
+    def left_running(run):
+        out = run()
+        unfinished = not out.is_ready()
+        out.block_until_ready()
+        return unfinished
+
+    assert any(left_running(lambda: factories.benchmark_train(x, x)[0]) for _ in range(TRIALS))
+    assert any(left_running(lambda: factories.benchmark_sharded(x, x)[0]) for _ in range(TRIALS))
+    assert not any(left_running(lambda: factories.benchmark_waited(x, x)[0]) for _ in range(TRIALS))

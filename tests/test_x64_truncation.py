@@ -62,3 +62,19 @@ def test_fixture_positives_really_get_32_bits():
         ]
     assert [str(r.dtype) for r in results] == [
         "float32", "int32", "float32", "float32", "float32", "complex64", "float32", "uint32", "int32"]
+
+
+def test_parameter_default_positives_really_get_32_bits_and_the_negatives_what_they_ask():
+    path = FIXTURES / "JAX402_x64_parameter_default.py"
+    spec = importlib.util.spec_from_file_location("fixture_JAX402_x64_parameter_default", path)
+    module = importlib.util.module_from_spec(spec)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        spec.loader.exec_module(module)
+        library = module.library_zeros(2)
+    narrowed = [module.token_ids, module.accumulator, module.reference, module.noise, module.counts, library]
+    assert [str(r.dtype) for r in narrowed] == ["int32", "float32", "float32", "float32", "uint32", "float32"]
+    assert len([w for w in caught if "Explicitly requested dtype" in str(w.message)]) == len(narrowed)
+    assert [str(r.dtype) for r in (module.a, module.b, *module.c[:1], module.c[2][0], module.c[3])] == [
+        "float32", "bfloat16", "float32", "float32", "float16"]
+    assert str(module.c[1].dtype) == "float64"  # NumPy keeps its 64 bits

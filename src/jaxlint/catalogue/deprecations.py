@@ -20,13 +20,14 @@ def version_text(version: tuple[int, ...]) -> str:
 @dataclass(frozen=True)
 class Deprecation:
     symbol: str
-    kind: str  # attribute | module | method | keyword
+    kind: str  # attribute | module | method | property | keyword
     replacement: str
     deprecated_in: tuple[int, ...] | None
     removed_in: tuple[int, ...] | None
     replacement_since: tuple[int, ...] | None
     mechanical: bool
     advice: str
+    source: str = ""
 
     def fixable_for(self, target: tuple[int, ...] | None) -> bool:
         """A mechanical rename whose replacement exists in the oldest JAX the project supports."""
@@ -40,6 +41,9 @@ class DeprecationTable:
     by_symbol: dict[str, Deprecation]
     methods: dict[str, Deprecation]
     keywords: dict[str, dict[str, Deprecation]]
+    #: attributes of JAX arrays read without a call (`arr.device_buffer`), by attribute name
+    properties: dict[str, Deprecation]
+
 
     def lookup(self, qualified: str) -> Deprecation | None:
         """The entry for `qualified` or for its longest deprecated prefix (a deprecated module)."""
@@ -56,6 +60,7 @@ class DeprecationTable:
 def load_table(path: Path = TABLE) -> DeprecationTable:
     by_symbol: dict[str, Deprecation] = {}
     methods: dict[str, Deprecation] = {}
+    properties: dict[str, Deprecation] = {}
     keywords: dict[str, dict[str, Deprecation]] = {}
     with open(path, encoding="utf-8", newline="") as handle:
         for row in csv.DictReader(handle, delimiter="\t"):
@@ -63,13 +68,25 @@ def load_table(path: Path = TABLE) -> DeprecationTable:
                 symbol=row["symbol"], kind=row["kind"], replacement=row["replacement"],
                 deprecated_in=_version(row["deprecated_in"]), removed_in=_version(row["removed_in"]),
                 replacement_since=_version(row["replacement_since"]),
-                mechanical=row["mechanical"] == "yes", advice=row["advice"],
+                mechanical=row["mechanical"] == "yes", advice=row["advice"], source=row.get("source") or "",
             )
             if entry.kind == "method":
                 methods[entry.symbol.rpartition(".")[2]] = entry
+            elif entry.kind == "property":
+                properties[entry.symbol.rpartition(".")[2]] = entry
             elif entry.kind == "keyword":
                 function, _, keyword = entry.symbol.partition(":")
                 keywords.setdefault(function, {})[keyword] = entry
             else:
                 by_symbol[entry.symbol] = entry
-    return DeprecationTable(by_symbol, methods, keywords)
+    return DeprecationTable(by_symbol, methods, keywords, properties)
+
+
+@lru_cache(maxsize=None)
+def old_path_aliases() -> dict[str, str]:
+    """Old dotted paths that name the same object as their replacement (`jax.api` -> `jax`,
+    `jax.tree_multimap` -> `jax.tree.map`): the table's mechanical renames of modules and attributes
+    within JAX."""
+    return {entry.symbol: entry.replacement for entry in load_table().by_symbol.values()
+            if entry.mechanical and entry.kind in ("attribute", "module")
+            and (entry.replacement == "jax" or entry.replacement.startswith("jax."))}

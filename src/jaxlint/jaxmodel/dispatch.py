@@ -12,8 +12,9 @@ before it.
   KEYS when it only makes or splits PRNG keys (cheap bookkeeping), None when it is not known to
   queue anything (a function of unknown origin, a shape or dtype helper, a function factory).
 * `jitted(expr, scope)`: the expression names a callable made by `jax.jit`/`pmap`/`grad`/`vmap`
-  (a decorated function of the module, a name bound to `jax.jit(f)`, a compiled executable);
-  calling it outside a trace dispatches asynchronously.
+  (a decorated function of the module, a name bound to `jax.jit(f)`, a compiled executable, what a
+  function of the module returns when it returns one of those on every path, what a t5x-style
+  partitioner's `partition(f, …)` returns); calling it outside a trace dispatches asynchronously.
 * `jax_value(expr, scope)`: the expression holds JAX arrays on every path through the scope,
   which makes arithmetic and array methods on it dispatches too.
 """
@@ -39,6 +40,13 @@ KEYS = "keys"
 #: Transform modes (`traced.MODES`) whose wrapped function, called outside a trace, runs JAX work:
 #: the jit family compiles and dispatches; grad and vmap evaluate eagerly, one dispatch per operation.
 DISPATCH_MODES = frozenset({"jit", "grad", "vmap"})
+#: Classes whose `partition(fn, …)` returns `fn` compiled with `pjit` (t5x's partitioners, and the copy
+#: of them in whisper-jax): calling what it returns dispatches like calling a jitted function.
+PARTITIONERS = frozenset({
+    "t5x.partitioning.PjitPartitioner", "t5x.partitioning.BasePjitPartitioner",
+    "whisper_jax.PjitPartitioner", "whisper_jax.partitioner.PjitPartitioner",
+    "whisper_jax.partitioner.BasePjitPartitioner",
+})
 #: Functions that move data onto devices, asynchronously.
 TRANSFERS = frozenset({
     "jax.device_put", "jax.device_put_replicated", "jax.device_put_sharded", "jax.make_array_from_callback",
@@ -104,9 +112,8 @@ class Dispatch:
         if isinstance(func, cst.Call):
             if self._transform_call(func, scope):
                 return KEYS if self._transforms_key_bookkeeping(func, scope) else WORK
-            if self._compiled(func, scope):
-                return WORK
-            return None
+            # a compiled executable, a partitioned function, what a factory of jitted functions returns
+            return WORK if self.jitted(func, scope) else None
         qname = self.ctx.names.qualified_name(func, scope)
         if qname is not None:
             if qname in KEY_FUNCTIONS or _SCALAR_TYPES.match(qname):
@@ -134,13 +141,15 @@ class Dispatch:
         if depth > _MAX_DEPTH:
             return False
         if isinstance(expr, cst.Call):
-            if self._transform_call(expr, scope) or self._compiled(expr, scope):
+            if self._transform_call(expr, scope) or self._compiled(expr, scope) or self._partitioned(expr, scope):
                 return True
             # `functools.partial(step, config)` of a jitted `step`
             if (self.ctx.names.qualified_name(expr.func, scope) == "functools.partial" and expr.args
                     and expr.args[0].keyword is None and not expr.args[0].star):
                 return self.jitted(expr.args[0].value, scope, depth + 1)
-            return False
+            # `make_train_step(config)`: a function of the file that returns a jitted function on every path
+            returned = self.origins.helper_returns(expr, scope)
+            return bool(returned) and all(self.jitted(value, owner, depth + 1) for value, owner in returned)
         if not isinstance(expr, cst.Name):
             return False
         found = self.origins.origins(expr.value, scope)
@@ -275,6 +284,20 @@ class Dispatch:
                 and lowered.func.attr.value == "lower"):
             return False
         return self.jitted(lowered.func.value, scope, 1)
+
+    def _partitioned(self, call: cst.Call, scope: Scope) -> bool:
+        """`partitioner.partition(step, in_specs, out_specs)` of a partitioner the scope makes itself."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "partition" and isinstance(func.value, cst.Name)):
+            return False
+        found = self.origins.origins(func.value.value, scope)
+        if found is None:
+            return False
+        owner, origins = found
+        made = [o for o in origins if o.kind != "annotation"]
+        return bool(made) and all(
+            o.kind == "value" and isinstance(o.value, cst.Call)
+            and self.ctx.names.qualified_name(o.value.func, owner) in PARTITIONERS for o in made)
 
     def _jitted_origin(self, origin, owner: Scope, depth: int) -> bool:
         if origin.kind == "value" and origin.value is not None:

@@ -57,7 +57,7 @@ from ..semantic.scopes import Scope
 from ..syntax.arguments import Passing
 from ..syntax.positions import node_spans
 from ..syntax.walk import target_names
-from .traced import CONTAINER_ANNOTATIONS, LAX_BODIES, MODES, TREE_MAPS, Callee, TracedFunctions
+from .traced import CONTAINER_ANNOTATIONS, LAX_BODIES, LAX_BRANCHES, MODES, TREE_MAPS, Callee, TracedFunctions
 
 if TYPE_CHECKING:
     from ..semantic.source_file import SourceFile
@@ -97,7 +97,7 @@ MAX_SUMMARY_RUNS = 4
 #: Test files: `test_*.py`, `*_test.py`, `conftest.py`.
 TEST_FILE = re.compile(r"(^test_.*|_test|^conftest|^tests)\.pyi?$")
 #: lax loops (their body runs again and again): a key in their initial carry is consumed by the loop.
-LAX_LOOPS = frozenset(LAX_BODIES) - {"jax.lax.cond", "jax.lax.switch", "jax.lax.associative_scan"}
+LAX_LOOPS = frozenset(LAX_BODIES) - LAX_BRANCHES - {"jax.lax.associative_scan"}
 #: lax loops with a carry: (position and keyword of the body, of the initial carry; index of the
 #: carry among the body's parameters; whether the body returns `(carry, output)` rather than the carry)
 CARRY_LOOPS = {

@@ -312,6 +312,10 @@ class NameOrigins:
                 "jax.numpy.shape", "jax.numpy.ndim", "jax.numpy.size", "jax.numpy.polyfit", "jax.numpy.histogram")
         return False
 
+    def helper_returns(self, call: cst.Call, scope: Scope) -> list[tuple[cst.BaseExpression, Scope]] | None:
+        """What `helper(...)` can return, for a function of this file that returns on every path; else None."""
+        return self._helper_returns(call, scope)
+
     def _helper_returns(self, call: cst.Call, scope: Scope) -> list[tuple[cst.BaseExpression, Scope]] | None:
         """What `helper(...)` can return, for a function of this file that returns on every path; else None."""
         func = call.func

@@ -49,6 +49,13 @@ MODES = {
     "jax.shard_map": "abstract", "jax.experimental.shard_map.shard_map": "abstract",
     "jax.make_jaxpr": "abstract", "jax.eval_shape": "abstract", "flax.nnx.remat": "abstract",
     "flax.linen.remat": "abstract", "flax.linen.checkpoint": "abstract",
+    # the libraries' own versions of JAX's transforms, which apply JAX's (checked in their sources)
+    "flax.nnx.pmap": "jit", "flax.nnx.scan": "lax", "flax.nnx.eval_shape": "abstract", "flax.nnx.shard_map": "abstract",
+    "haiku.vmap": "vmap", "haiku.grad": "grad", "haiku.value_and_grad": "grad", "haiku.remat": "abstract",
+    "haiku.eval_shape": "abstract",
+    "equinox.filter_jacfwd": "grad", "equinox.filter_jacrev": "grad", "equinox.filter_hessian": "grad",
+    "equinox.filter_checkpoint": "abstract", "equinox.filter_eval_shape": "abstract",
+    "equinox.filter_make_jaxpr": "abstract",
 }
 #: lax control flow: which positional arguments (or keywords) are traced bodies.
 LAX_BODIES = {
@@ -59,7 +66,20 @@ LAX_BODIES = {
     "jax.lax.switch": ((1,), ("branches",)),
     "jax.lax.map": ((0,), ("f",)),
     "jax.lax.associative_scan": ((0,), ("fn",)),
+    # Haiku's and flax.nnx's versions take the same arguments and run `jax.lax`'s
+    "haiku.scan": ((0,), ("f",)),
+    "haiku.fori_loop": ((2,), ("body_fun",)),
+    "haiku.while_loop": ((0, 1), ("cond_fun", "body_fun")),
+    "haiku.cond": ((1, 2), ("true_fun", "false_fun")),
+    "haiku.switch": ((1,), ("branches",)),
+    "haiku.map": ((0,), ("f",)),
+    "flax.nnx.fori_loop": ((2,), ("body_fun",)),
+    "flax.nnx.while_loop": ((0, 1), ("cond_fun", "body_fun")),
+    "flax.nnx.cond": ((1, 2), ("true_fun", "false_fun")),
+    "flax.nnx.switch": ((1,), ("branches",)),
 }
+#: the branches among them (no loop: a key handed to one is not drawn from again and again)
+LAX_BRANCHES = frozenset(name for name in LAX_BODIES if name.endswith((".cond", ".switch")))
 #: Functions handed to these run on the host when the compiled code runs, not while JAX traces.
 HOST_CALLBACKS = frozenset({
     "jax.debug.callback", "jax.pure_callback", "jax.experimental.io_callback",
@@ -164,6 +184,9 @@ class _Application:
     bound_truths: tuple[tuple[str, bool], ...] = ()
     #: a lax body or a lambda: JAX passes every parameter
     all_params: bool = False
+    #: a library calls the function with only these positional arguments traced (counted after those
+    #: a partial binds, `self` included): None for JAX's transforms, which the keywords above describe
+    traced_positions: tuple[int, ...] | None = None
     #: calls of the wrapper this application makes (`fast = jax.jit(f)`, then `fast(x)`); None for a
     #: decorator, whose wrapper every call of the function's name reaches
     sites: list[CallSite] | None = None
@@ -218,6 +241,15 @@ NNX_PYTREE_BASES = frozenset({"flax.nnx.Module", "flax.nnx.Pytree", "flax.nnx.Ob
 NNX_VARIABLES = frozenset(f"flax.nnx.{name}" for name in (
     "Variable", "Param", "BatchStat", "Cache", "Intermediate", "Perturbation", "RngKey", "RngCount",
     "OptState", "OptArray", "OptVariable", "data"))
+#: NumPyro's MCMC kernels: `MCMC.run` traces the `sample` method of a subclass (`_apply_library_traces`)
+NUMPYRO_KERNELS = frozenset({
+    "numpyro.infer.mcmc.MCMCKernel", *(f"numpyro.infer.{name}" for name in (
+        "HMC", "NUTS", "SA", "BarkerMH", "AIES", "ESS", "HMCGibbs", "DiscreteHMCGibbs", "HMCECS", "MixedHMC")),
+    "numpyro.infer.hmc.HMC", "numpyro.infer.hmc.NUTS", "numpyro.infer.sa.SA", "numpyro.infer.barker.BarkerMH",
+    "numpyro.infer.ensemble.EnsembleSampler", "numpyro.infer.ensemble.AIES", "numpyro.infer.ensemble.ESS",
+    "numpyro.infer.hmc_gibbs.HMCGibbs", "numpyro.infer.hmc_gibbs.DiscreteHMCGibbs", "numpyro.infer.hmc_gibbs.HMCECS",
+    "numpyro.infer.mixed_hmc.MixedHMC",
+})
 #: decorators that leave a method callable as written
 _PLAIN_METHOD_DECORATORS = frozenset({"abc.abstractmethod", "typing.override", "typing_extensions.override"})
 
@@ -278,7 +310,10 @@ class TracedFunctions:
         self._stand_ins: dict[str, cst.FunctionDef | None] = {}
         #: id(stand-in) -> where a transform is applied to it here (`jax.jit(clipped_loss)`), and the scope
         self._applied_at: dict[int, tuple[cst.CSTNode, Scope]] = {}
+        #: `x.param(…)` calls with their scope: Flax's `self.param`, when `x` is a module's `self`
+        self._param_calls: list[tuple[cst.Call, Scope]] = []
         self._collect()
+        self._apply_library_traces()
         self._resolve_calls()
         self._analyse()
 
@@ -400,6 +435,44 @@ class TracedFunctions:
     def _resolver(self, scope: Scope):
         names = self.ctx.names
         return lambda expr: names.qualified_name(expr, scope)
+
+    # -- functions a library traces ----------------------------------------------------------------
+    def _apply_library_traces(self) -> None:
+        """Functions the file hands to a library that traces them (each checked in the library's code):
+
+        * an initializer given to `self.param(name, init_fn, *init_args)` in a `flax.linen.Module`:
+          `apply` finds the parameter already there and calls `init_fn(jax.random.key(0), *init_args)`
+          under `jax.eval_shape` to check its shape, so the key is abstract; the other arguments are
+          the module's own values, passed on as they are (flax/core/scope.py, `Scope.param`);
+        * `sample(self, state, model_args, model_kwargs)` of a NumPyro MCMC kernel: `MCMC.run` calls it
+          from a jitted loop body with the kernel's state (`numpyro.util.fori_collect`); the model's
+          arguments are traced only with `jit_model_args=True`, so they are not counted.
+        """
+        for call, scope in self._param_calls:
+            method = _function_scope(scope)
+            cls = self.method_class.get(id(method.node)) if method is not None else None
+            receiver = _positional(method.node)[:1] if cls is not None else []
+            if not receiver or not (isinstance(call.func.value, cst.Name) and call.func.value.value == receiver[0]):
+                continue
+            if "flax.linen.Module" not in self._library_bases(cls):
+                continue
+            given = [a.value for a in call.args if a.keyword is None and not a.star][1:2]
+            given += [a.value for a in call.args if a.keyword is not None and a.keyword.value == "init_fn"]
+            use = _Application("flax.linen.Module.param", "abstract", {}, [], traced_positions=(0,))
+            for expr in given:
+                for function, function_use in self.functions_of(expr, scope, use):
+                    self.applications.setdefault(id(function), []).append(function_use)
+        for function in self.functions:
+            cls = self.method_class.get(id(function))
+            if cls is None or not isinstance(function, cst.FunctionDef) or function.name.value != "sample":
+                continue
+            if self._library_bases(cls) & NUMPYRO_KERNELS and id(function) in self.methods:
+                use = _Application("numpyro.infer.MCMC", "jit", {}, [], traced_positions=(1,))
+                self.applications.setdefault(id(function), []).append(use)
+
+    def _library_bases(self, cls: _Class) -> set[str]:
+        """The bases defined elsewhere of a class and of its bases defined in the file."""
+        return {name for c in self._bases(cls, stop_outside=False) if c is not None for name in self._external_bases(c)}
 
     # -- which function a call reaches ------------------------------------------------------------
     def _resolve_calls(self) -> None:
@@ -981,6 +1054,8 @@ class TracedFunctions:
         every -= use.bound_keywords
         if use.all_params:  # lax passes exactly the positional arguments its body needs
             return {p for p in every if not _has_default(function, p) and p != receiver}
+        if use.traced_positions is not None:
+            return {positional[i] for i in use.traced_positions if i < len(positional) and positional[i] != receiver}
         if use.mode == "jit":
             traced = every - self._static(function, use, positional)
         elif use.mode == "vmap":
@@ -1327,6 +1402,8 @@ class _Collector:
                 given.alias = (id(scope.node), target.value) if target is not None else None
                 given.called_by = parent if isinstance(parent, cst.Call) and parent.func is node else None
         traced._calls.append((node, scope))
+        if type(node.func) is cst.Attribute and node.func.attr.value == "param":
+            traced._param_calls.append((node, scope))
         name = self.ctx.qualified_name(node.func)
         if name in HOST_CALLBACKS:
             for arg in node.args:

@@ -19,6 +19,15 @@ VERSION_NAMES = ("jax.__version__", "jax.__version_info__", "jax.version.", "jax
                  "jaxlib.version.", "jax.lib.__version__", "jax.lib.version")
 
 
+#: `jax.ops.index_update(x, idx, y)` and its kin -> the `.at[idx]` method with the same meaning
+INDEX_UPDATE_METHODS = {"jax.ops.index_update": "set", "jax.ops.index_add": "add", "jax.ops.index_mul": "multiply",
+                        "jax.ops.index_min": "min", "jax.ops.index_max": "max"}
+#: keyword arguments of the index functions that the `.at[idx]` methods take under the same names
+INDEX_UPDATE_OPTIONS = frozenset({"indices_are_sorted", "unique_indices"})
+#: expressions that need no parentheses in front of `.at[...]`
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
+
+
 class _EveryName(frozenset):
     """Contains every name (a file with a star import may bind any name to a JAX path)."""
 
@@ -40,6 +49,7 @@ class DeprecatedApi(Rule):
         self.in_import = 0
         self._guards: dict[int, bool] = {}
         self._roots: frozenset[str] | None = None
+        self._own_properties: frozenset[str] | None = None
 
     def report(self, node: cst.CSTNode, message: str, fix: NodeFix | None = None) -> None:
         if not self._in_compat_fallback():
@@ -69,7 +79,10 @@ class DeprecatedApi(Rule):
             callee = self.ctx.qualified_name(expr.func)
             if callee in ("builtins.hasattr", "builtins.getattr") and expr.args:
                 owner = self.ctx.qualified_name(expr.args[0].value)
-                return owner is not None and (owner == "jax" or owner.startswith(("jax.", "jaxlib")))
+                if owner is not None and (owner == "jax" or owner.startswith(("jax.", "jaxlib"))):
+                    return True
+                # `hasattr(arr, "device_buffers")`: the branch runs only where arrays still have it
+                return len(expr.args) >= 2 and self._names_array_attribute(expr.args[1].value)
             return False
         if isinstance(expr, (cst.Name, cst.Attribute)):
             name = self.ctx.qualified_name(expr)
@@ -79,6 +92,12 @@ class DeprecatedApi(Rule):
             lowered = written.lower()
             return "jax" in lowered and "version" in lowered  # `_JAX_VERSION`, `jax_version`
         return False
+
+    def _names_array_attribute(self, expr: cst.BaseExpression) -> bool:
+        if type(expr) is not cst.SimpleString:
+            return False
+        name = expr.evaluated_value
+        return name in self.table.properties or name in self.table.methods
 
     def _catches_missing_api(self, handler: cst.ExceptHandler) -> bool:
         caught = handler.type
@@ -119,24 +138,31 @@ class DeprecatedApi(Rule):
             if entry is None:
                 continue
             fix = None
-            if entry.symbol == qualified and len(node.names) == 1 and entry.fixable_for(self.target):
-                fix = self._from_import_fix(node, alias, entry)
+            if len(node.names) == 1 and entry.fixable_for(self.target):
+                if entry.symbol == qualified:
+                    fix = self._from_import_fix(node, alias, entry, entry.replacement)
+                elif entry.kind == "module":  # `from jax.api import jit`: the same name in the new module
+                    fix = self._from_import_fix(node, alias, entry, entry.replacement + qualified[len(entry.symbol):])
             self.report(alias, self._message(entry, qualified), fix)
 
     def leave_ImportFrom(self, original_node: cst.ImportFrom) -> None:
         self.in_import -= 1
 
-    def _from_import_fix(self, node: cst.ImportFrom, alias: cst.ImportAlias, entry: Deprecation) -> NodeFix | None:
-        module, _, name = entry.replacement.rpartition(".")
-        if not module:
-            return None
+    def _from_import_fix(self, node: cst.ImportFrom, alias: cst.ImportAlias, entry: Deprecation,
+                         replacement: str) -> NodeFix | None:
+        module, _, name = replacement.rpartition(".")
         local = alias.asname.name.value if alias.asname else alias.name.value  # type: ignore[union-attr]
-        text = f"from {module} import {name}" + ("" if local == name else f" as {local}")
-        return NodeFix(f"Import {entry.replacement}", [Replace(node, text)])
+        if not module:  # `from jax import api` -> `import jax as api`
+            text = f"import {replacement}" + ("" if local == replacement else f" as {local}")
+        else:
+            text = f"from {module} import {name}" + ("" if local == name else f" as {local}")
+        return NodeFix(f"Import {replacement}", [Replace(node, text)])
 
     # -- uses -------------------------------------------------------------------------------------
     # Every Name and Attribute of the file comes through here: the cheap tests go first.
     def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value in self.table.properties:
+            self._check_property(node)
         parent = self.ctx.parent
         if type(parent) is cst.Attribute and parent.value is node:
             return  # an inner part of a chain: checked with the whole
@@ -158,19 +184,79 @@ class DeprecatedApi(Rule):
     def _check_chain(self, node: cst.Attribute | cst.Name, root: cst.Name) -> None:
         if self.in_import:
             return  # imports are reported above
-        qualified = self.ctx.qualified_name(node)
+        qualified = self.ctx.written_name(node)
         if qualified is None or qualified.startswith("builtins."):
             return
         entry = self.table.lookup(qualified)
         if entry is None:
             return
-        root_name = self.ctx.qualified_name(root)
+        root_name = self.ctx.written_name(root)
         if root_name and self.table.lookup(root_name) is not None:
             return  # the name was imported from a deprecated place: reported at the import
+        if entry.symbol in INDEX_UPDATE_METHODS and self._called(node):
+            return  # reported by visit_Call, with the `.at[...]` rewrite
+        if entry.symbol == "jax.ops.index" and self._index_of_update_call():
+            return  # rewritten with the call around it
         deprecated = node
         for _ in range(qualified.count(".") - entry.symbol.count(".")):
             deprecated = deprecated.value  # type: ignore[union-attr]
         self.report(deprecated, self._message(entry, entry.symbol), self._chain_fix(deprecated, entry))
+
+    def _called(self, node: cst.BaseExpression) -> bool:
+        parent = self.ctx.parent
+        return type(parent) is cst.Call and parent.func is node
+
+    def _index_of_update_call(self) -> bool:
+        """Whether the current node is `jax.ops.index` in `index_update(x, jax.ops.index[...], y)`."""
+        chain = self.ctx.ancestors
+        if len(chain) < 4 or type(chain[-2]) is not cst.Subscript or type(chain[-3]) is not cst.Arg:
+            return False
+        call = chain[-4]
+        return type(call) is cst.Call and self.ctx.written_name(call.func) in INDEX_UPDATE_METHODS
+
+    # -- attributes of JAX arrays ---------------------------------------------------------------
+    def _check_property(self, node: cst.Attribute) -> None:
+        """`arr.device_buffer`: read on a value, in a file that uses JAX and does not define an
+        attribute of that name itself."""
+        name = node.attr.value
+        if self.in_import or name in self._properties_defined_here() or not self._uses_jax():
+            return
+        if self.ctx.qualified_name(node.value) is not None:
+            return  # `module.device_buffer`: a name from some module, not an array's attribute
+        entry = self.table.properties[name]
+        self.report(node.attr, self._message(entry, f".{name}"))
+
+    def _properties_defined_here(self) -> frozenset[str]:
+        """Names of the table's array properties that this file binds itself (`self.device_buffer =
+        ...`, a method or class attribute of that name): there the attribute is the file's own."""
+        if self._own_properties is None:
+            wanted = self.table.properties
+            own: set[str] = set()
+            model = SemanticModel.of(self.ctx.file)
+            for site in model.sites_of(cst.Assign, cst.AnnAssign, cst.AugAssign, cst.FunctionDef):
+                node = site.node
+                if type(node) is cst.FunctionDef:
+                    targets = [node.name]
+                elif type(node) is cst.Assign:
+                    targets = [t.target for t in node.targets]
+                else:
+                    targets = [node.target]
+                for target in targets:
+                    written = target.attr.value if type(target) is cst.Attribute else (
+                        target.value if type(target) is cst.Name else None)
+                    if written in wanted:
+                        own.add(written)
+            self._own_properties = frozenset(own)
+        return self._own_properties
+
+    def _uses_jax(self) -> bool:
+        roots = self._path_roots()
+        if roots is _EVERY_NAME:
+            return "jax" in self.ctx.source
+        scope = self.ctx.file.module_scope
+        names = self.ctx.file.names
+        return any((names.name(root, scope) or "").startswith(("jax.", "jaxlib")) or names.name(root, scope) == "jax"
+                   for root in roots)
 
     def _path_roots(self) -> frozenset[str]:
         """The names a dotted path into JAX can start with here: those bound by an import, or by an
@@ -198,8 +284,8 @@ class DeprecatedApi(Rule):
         prefix = node
         while isinstance(prefix, cst.Attribute):
             prefix = prefix.value
-            known = self.ctx.qualified_name(prefix)
-            if known and entry.replacement.startswith(known + "."):
+            known = self.ctx.written_name(prefix)
+            if known and (entry.replacement == known or entry.replacement.startswith(known + ".")):
                 text = self.ctx.module.code_for_node(prefix) + entry.replacement[len(known):]
                 return NodeFix(f"Use {entry.replacement}", [Replace(node, text)])
         return None
@@ -208,14 +294,22 @@ class DeprecatedApi(Rule):
         func = node.func
         if isinstance(func, cst.Attribute) and not node.args:
             entry = self.table.methods.get(func.attr.value)
-            if entry is not None and self.ctx.qualified_name(func.value) is None:
+            if entry is not None and self.ctx.qualified_name(func.value) is None and not self._on_property(func.value):
                 self.report(func.attr, self._message(entry, f".{func.attr.value}()"))
             return
-        keywords = self.table.keywords.get(self.ctx.qualified_name(func) or "")
+        callee = self.ctx.written_name(func) or ""
+        args = node.args
+        if callee == "functools.partial" and args and args[0].keyword is None and not args[0].star:
+            # `partial(jax.jit, backend="cpu")`: the keywords go to the partial's function
+            callee, args = self.ctx.written_name(args[0].value) or "", args[1:]
+        if callee in INDEX_UPDATE_METHODS:
+            self._check_index_update(node, callee)
+            return
+        keywords = self.table.keywords.get(callee)
         if not keywords:
             return
-        given = {arg.keyword.value for arg in node.args if arg.keyword is not None}
-        for arg in node.args:
+        given = {arg.keyword.value for arg in args if arg.keyword is not None}
+        for arg in args:
             entry = keywords.get(arg.keyword.value) if arg.keyword else None
             if entry is None:
                 continue
@@ -226,22 +320,72 @@ class DeprecatedApi(Rule):
                               [Replace(arg.keyword, entry.replacement)])  # type: ignore[arg-type]
             self.report(arg, self._message(entry, f"{arg.keyword.value}="), fix)  # type: ignore[union-attr]
 
+    def _on_property(self, receiver: cst.BaseExpression) -> bool:
+        """`arr.device_buffer.device()`, `arr.device_buffers[0].device()`: the method of the buffer
+        the removed property returned; the property is what is reported."""
+        if type(receiver) is cst.Subscript:
+            receiver = receiver.value
+        return type(receiver) is cst.Attribute and receiver.attr.value in self.table.properties
+
+    def _check_index_update(self, node: cst.Call, callee: str) -> None:
+        entry = self.table.lookup(callee)
+        if entry is None:
+            return
+        fix = self._index_update_fix(node, INDEX_UPDATE_METHODS[callee])
+        self.report(node.func, self._message(entry, callee), fix)
+
+    def _index_update_fix(self, node: cst.Call, method: str) -> NodeFix | None:
+        """`index_update(x, idx, y)` -> `x.at[idx].set(y)`, the same scatter with the same options;
+        `jax.ops.index[1:3]` as the index becomes `1:3` inside the brackets."""
+        args = node.args
+        if len(args) < 3 or any(arg.star or arg.keyword is not None for arg in args[:3]):
+            return None
+        options = args[3:]
+        if any(arg.star or arg.keyword is None or arg.keyword.value not in INDEX_UPDATE_OPTIONS for arg in options):
+            return None
+        code = self.ctx.module.code_for_node
+        array, index, values = (arg.value for arg in args[:3])
+        if not self._known_jax_array(array):
+            return None  # `index_update` took NumPy arrays too, which have no `.at`
+        target = code(array) if isinstance(array, _ATOMS) else f"({code(array)})"
+        if type(index) is cst.Subscript and self.ctx.written_name(index.value) == "jax.ops.index":
+            where = ", ".join(code(element.slice) for element in index.slice)
+        else:
+            where = code(index)
+        extra = "".join(f", {arg.keyword.value}={code(arg.value)}" for arg in options)  # type: ignore[union-attr]
+        text = f"{target}.at[{where}].{method}({code(values)}{extra})"
+        return NodeFix(f"Use {target}.at[...].{method}(...)", [Replace(node, text)])
+
+    def _known_jax_array(self, expr: cst.BaseExpression) -> bool:
+        """Whether `expr` is a JAX array: a traced value, or the result of a `jax.numpy` or
+        `jax.random` call."""
+        if type(expr) is cst.Call:
+            callee = self.ctx.qualified_name(expr.func) or ""
+            if callee.startswith(("jax.numpy.", "jax.random.", "jax.lax.")):
+                return True
+        return self.ctx.kind(expr).jax_array
+
     # -- messages ---------------------------------------------------------------------------------
     def _message(self, entry: Deprecation, written: str) -> str:
         what = f"`{written}`"
         if entry.kind == "keyword":
             what = f"`{entry.symbol.partition(':')[0]}({written}...)`"
         history = []
-        if entry.deprecated_in:
-            history.append(f"deprecated in JAX {version_text(entry.deprecated_in)}")
-        if entry.removed_in:
-            history.append(f"removed in {version_text(entry.removed_in)}")
+        if entry.deprecated_in and entry.deprecated_in == entry.removed_in:
+            history.append(f"removed in JAX {version_text(entry.removed_in)}")  # without a deprecation period
+        else:
+            if entry.deprecated_in:
+                history.append(f"deprecated in JAX {version_text(entry.deprecated_in)}")
+            if entry.removed_in:
+                history.append(f"removed in {version_text(entry.removed_in)}")
         status = " and ".join(history) if history else "deprecated"
         if entry.replacement and entry.mechanical:
             if entry.kind == "keyword":
                 advice = f"write `{entry.replacement}=` instead, the same argument under its new name"
             else:
-                advice = f"use `{entry.replacement}`, the same API under its new name"
+                # `jax.api.jit` through the removed module `jax.api`: name the new path of `jit` itself
+                inside = written[len(entry.symbol):] if written.startswith(entry.symbol + ".") else ""
+                advice = f"use `{entry.replacement}{inside}`, the same API under its new name"
             if not entry.fixable_for(self.target) and entry.replacement_since and self.target:
                 advice += (f" (not fixed automatically: it needs JAX >= {version_text(entry.replacement_since)}, "
                            f"newer than target-jax-version {version_text(self.target)})")

@@ -75,6 +75,27 @@ SHAPE_ARGUMENTS = {
     "jax.random.truncated_normal": ((3,), ("shape",)),
     "jax.random.categorical": ((3,), ("shape",)),
     "jax.random.split": ((1,), ("num",)),
+    # lax's constructors and shape-changing operations take their sizes as Python ints
+    "jax.lax.full": ((0,), ("shape",)),
+    "jax.lax.full_like": ((3,), ("shape",)),
+    "jax.lax.broadcast": ((1,), ("sizes",)),
+    "jax.lax.broadcast_in_dim": ((1,), ("shape",)),
+    "jax.lax.iota": ((1,), ("size",)),
+    "jax.lax.broadcasted_iota": ((1,), ("shape",)),
+    "jax.lax.reshape": ((1,), ("new_sizes",)),
+    "jax.lax.dynamic_slice": ((2,), ("slice_sizes",)),
+    "jax.lax.dynamic_slice_in_dim": ((2,), ("slice_size",)),
+    "jax.lax.slice": ((1, 2, 3), ("start_indices", "limit_indices", "strides")),
+    "jax.lax.slice_in_dim": ((1, 2, 3), ("start_index", "limit_index", "stride")),
+    "jax.lax.pad": ((2,), ("padding_config",)),
+    "jax.lax.top_k": ((1,), ("k",)),
+}
+#: What to do instead, where the general advice does not say it: a traced start needs a dynamic slice.
+SHAPE_HINTS = {
+    "jax.lax.slice": "for a traced start with a fixed size, use `lax.dynamic_slice`",
+    "jax.lax.slice_in_dim": "for a traced start with a fixed size, use `lax.dynamic_slice_in_dim`",
+    "jax.lax.dynamic_slice": "only the start indices may be traced",
+    "jax.lax.dynamic_slice_in_dim": "only the start index may be traced",
 }
 
 
@@ -191,19 +212,21 @@ class TracedConcretization(Rule):
         shapes = [positional[i] for i in indices if i < len(positional)]
         shapes += [a.value for a in node.args if a.keyword is not None and a.keyword.value in keywords]
         if any(self._shape_traced(s) for s in shapes):
-            shown = callee.replace("jax.numpy.", "jnp.", 1) if callee.startswith("jax.numpy.") else callee
-            self._report_shape(node, shown.replace("numpy.", "np.", 1) if shown.startswith("numpy.") else shown, where)
+            shown = callee.replace("jax.numpy.", "jnp.", 1).replace("jax.lax.", "lax.", 1)
+            shown = shown.replace("numpy.", "np.", 1) if shown.startswith("numpy.") else shown
+            self._report_shape(node, shown, where, SHAPE_HINTS.get(callee))
 
     def _shape_traced(self, expr: cst.BaseExpression) -> bool:
         kind = self.ctx.kind(expr)
         return kind.traced or kind == Kind.CONTAINER
 
-    def _report_shape(self, node: cst.Call, shown: str, where: str) -> None:
+    def _report_shape(self, node: cst.Call, shown: str, where: str, hint: str | None = None) -> None:
         self.report(node, (
             f"`{shown}` gets a shape or size from a traced value {where}: array shapes must be known when "
-            f"JAX traces the function (TypeError / ConcretizationTypeError); take sizes from static shapes "
-            f"(`x.shape[0]`), pass them as static arguments (`static_argnames=`), or keep a fixed maximum "
-            f"size and mask with `jnp.where`"))
+            f"JAX traces the function (TypeError / ConcretizationTypeError); "
+            + (f"{hint}; " if hint else "")
+            + "take sizes from static shapes (`x.shape[0]`), pass them as static arguments "
+            "(`static_argnames=`), or keep a fixed maximum size and mask with `jnp.where`"))
 
     def _method(self, node: cst.Call, func: cst.Attribute, positional: list, where: str, abstract: bool) -> None:
         method = func.attr.value

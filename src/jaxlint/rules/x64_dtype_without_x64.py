@@ -4,7 +4,9 @@ from __future__ import annotations
 import libcst as cst
 
 from ..jaxmodel.values import ARRAY_MODULES, DTYPE_QUERIES
+from ..rulebase.context import is_reference, name_occurrences
 from ..rulebase.rule import Rule
+from ..semantic.scopes import Scope
 
 #: 64-bit dtype names (in `jax.numpy` and `numpy`) and the 32-bit type JAX gives instead.
 NARROWED = {
@@ -43,6 +45,8 @@ class X64DtypeWithoutX64(Rule):
         self.enabled_in_file = False
         self.enabling_blocks = False
         self.false_updates: set[int] = set()
+        #: id() of parameters whose default was looked at as a dtype
+        self.defaults_seen: set[int] = set()
 
     # -- x64 switches -----------------------------------------------------------------------------
     def visit_With(self, node: cst.With) -> None:
@@ -139,21 +143,70 @@ class X64DtypeWithoutX64(Rule):
         found = self._wide(value)
         if found is not None:
             self._candidate(value, f"`{self.ctx.module.code_for_node(value)}`", found)
+        elif isinstance(value, cst.Name):
+            self._defaulted_parameter(value)
 
-    def _wide(self, value: cst.BaseExpression) -> str | None:
-        """The 32-bit type JAX substitutes for a 64-bit dtype expression, or None."""
+    def _defaulted_parameter(self, name: cst.Name) -> None:
+        """`def zeros(shape, dtype=jnp.float64): return jnp.zeros(shape, dtype)`: the 64-bit default
+        is what every call that leaves `dtype` out asks JAX for. Reported at the default, once."""
+        found = self.ctx.scope.lookup(name.value)
+        if found is None:
+            return
+        scope, binding = found
+        if scope.kind != "function" or len(binding.nodes) != 1:
+            return  # rebound in the body: the default may not be what reaches the call
+        param = binding.nodes[0]
+        if type(param) is not cst.Param or param.default is None or id(param) in self.defaults_seen:
+            return
+        self.defaults_seen.add(id(param))
+        narrow = self._wide(param.default, scope.parent)
+        if narrow is None or not self._default_used(scope.node, param.name.value):
+            return
+        written = self.ctx.module.code_for_node(param.default)
+        self._candidate(
+            param.default, f"`{param.name.value}={written}`, the default for calls that leave `{param.name.value}` out,",
+            narrow)
+
+    def _default_used(self, function: cst.CSTNode, param: str) -> bool:
+        """Whether a call may leave `param` to its default: one of the file's calls of the function
+        does, or the file never calls it (its callers are elsewhere). A function the file only hands
+        on (`partial(f, …)`, `map(f, …)`) is left alone: what its callers pass is not known."""
+        sites = self.ctx.traced.call_sites.get(id(function), ())
+        if not sites:
+            return not (isinstance(function, cst.FunctionDef) and self._referenced(function))
+        for site in sites:
+            if any(arg.star for arg in site.call.args):
+                continue  # `f(*args, **options)` may pass it
+            if param not in site.bind():
+                return True
+        return False
+
+    def _referenced(self, function: cst.FunctionDef) -> bool:
+        spelling = function.name.value
+        for name, scope, parent in name_occurrences(self.ctx, {spelling}):
+            if name is function.name or not is_reference(name, parent):
+                continue
+            found = scope.lookup(spelling)
+            if found is not None and any(node is function for node in found[1].nodes):
+                return True
+        return False
+
+    def _wide(self, value: cst.BaseExpression, scope: Scope | None = None) -> str | None:
+        """The 32-bit type JAX substitutes for a 64-bit dtype expression (read in `scope`, by default
+        where the walk is), or None."""
         if isinstance(value, cst.SimpleString):
             text = value.evaluated_value
             return NARROWED_STRINGS.get(text) if isinstance(text, str) else None
-        name = self.ctx.qualified_name(value)
+        names, where = self.ctx.names, scope or self.ctx.scope
+        name = names.qualified_name(value, where)
         if name is not None:
             for module in ("jax.numpy.", "numpy."):
                 if name.startswith(module):
                     return NARROWED.get(name[len(module):])
             return None
-        if isinstance(value, cst.Call) and len(value.args) == 1 and self.ctx.qualified_name(value.func) in (
+        if isinstance(value, cst.Call) and len(value.args) == 1 and names.qualified_name(value.func, where) in (
                 "jax.numpy.dtype", "numpy.dtype"):
-            return self._wide(value.args[0].value)
+            return self._wide(value.args[0].value, where)
         return None
 
     def _candidate(self, node: cst.CSTNode, written: str, narrow: str) -> None:

@@ -125,6 +125,10 @@ class ReplayState:
         """`jnp.sum` -> `jax.numpy.sum` as seen from the node's scope; None when unknown."""
         return self.file.names.qualified_name(node, self.scope)
 
+    def written_name(self, node: cst.BaseExpression) -> str | None:
+        """The qualified name with JAX's old paths kept as written (`jax.api.grad`, not `jax.grad`)."""
+        return self.file.names.written_name(node, self.scope)
+
 
 class _Recorder:
     """The visitor of the model's walk."""

@@ -5,6 +5,7 @@ import builtins
 
 import libcst as cst
 
+from ..catalogue.deprecations import old_path_aliases
 from .scopes import LOCAL, Binding, Scope
 
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -12,8 +13,29 @@ _NAME = cst.Name
 _ATTRIBUTE = cst.Attribute
 
 
+def canonical_path(name: str, aliases: dict[str, str]) -> str:
+    """`jax.api.grad` -> `jax.grad`, `jax.experimental.stax.Dense` -> `jax.example_libraries.stax.Dense`:
+    a path through an old JAX name written as the path of the same object today. Only names that
+    start with `jax.` can be old JAX paths."""
+    if not name.startswith("jax."):
+        return name
+    prefix = name
+    while True:
+        new = aliases.get(prefix)
+        if new is not None:
+            return new + name[len(prefix):]
+        cut = prefix.rfind(".")
+        if cut <= 3:  # down to `jax`: nothing left to rename
+            return name
+        prefix = prefix[:cut]
+
+
 class NameResolver:
     """Resolves expressions to fully qualified names, as seen from a given scope.
+
+    Old JAX paths that name the same object as a current one (`from jax import api; api.jit`,
+    `jax.tree_multimap`) resolve to the current name, so that every rule knows them; `written_name`
+    keeps the path as written, for the rule that reports the old names themselves.
 
     A name whose bindings disagree (`np` imported from NumPy in one branch and from jax.numpy in
     another) or that is bound to a computed value resolves to None: rules then stay silent. An
@@ -27,14 +49,21 @@ class NameResolver:
         #: id(node) -> (the scope it was resolved in, the answer): several rules ask about the same
         #: call's function at the same node; the scope is kept (and so kept alive) to check it
         self._answers: dict[int, tuple[Scope, str | None]] = {}
+        self._aliases = old_path_aliases()
 
     def qualified_name(self, node: cst.BaseExpression, scope: Scope) -> str | None:
         answer = self._answers.get(id(node))
         if answer is not None and answer[0] is scope:
             return answer[1]
         resolved = self._qualify(node, scope)
+        if resolved is not None:
+            resolved = canonical_path(resolved, self._aliases)
         self._answers[id(node)] = (scope, resolved)
         return resolved
+
+    def written_name(self, node: cst.BaseExpression, scope: Scope) -> str | None:
+        """The qualified name with JAX's old paths kept as written (`jax.api.grad`)."""
+        return self._qualify(node, scope)
 
     def _qualify(self, node: cst.BaseExpression, scope: Scope) -> str | None:
         # exact types: `isinstance` against libcst's classes goes through ABCMeta, and this runs

@@ -71,6 +71,10 @@ class WalkState:
         """`jnp.sum` -> `jax.numpy.sum` as seen from the current scope; None when unknown."""
         return self.file.names.qualified_name(node, self.scope)
 
+    def written_name(self, node: cst.BaseExpression) -> str | None:
+        """The qualified name with JAX's old paths kept as written (`jax.api.grad`, not `jax.grad`)."""
+        return self.file.names.written_name(node, self.scope)
+
     def function(self) -> cst.FunctionDef | cst.Lambda | None:
         """The innermost function or lambda around the current node."""
         ancestors = self.ancestors
