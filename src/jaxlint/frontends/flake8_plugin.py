@@ -85,8 +85,24 @@ def _project_for(filename: str, settings):
     return project_session(plan, settings, (filename,), keep_index=keep)
 
 
-@lru_cache(maxsize=64)
 def _plan_for(filename: str, settings):
     from .runner import project_plan
 
-    return project_plan(settings, [filename], [filename])
+    key = (filename, settings.fingerprint())  # settings may hold unhashable runtime examples
+    if key not in _PLANS:
+        _PLANS[key] = project_plan(settings, [filename], [filename], _modules_under)
+    return _PLANS[key]
+
+
+def _modules_under(roots: tuple[str, ...], settings) -> tuple[str, ...]:
+    """The project's modules, walked once per flake8 process and project (not once per file)."""
+    from .runner import project_modules
+
+    key = (roots, settings.fingerprint())
+    if key not in _MODULES:
+        _MODULES[key] = project_modules(roots, settings)
+    return _MODULES[key]
+
+
+_PLANS: dict = {}
+_MODULES: dict = {}

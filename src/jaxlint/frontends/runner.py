@@ -225,21 +225,30 @@ class ProjectPlan:
     modules: tuple[str, ...]
 
 
-def project_plan(settings: Settings, paths: list[str], files: list[str]) -> ProjectPlan | None:
+def project_plan(settings: Settings, paths: list[str], files: list[str],
+                 modules_under=None) -> ProjectPlan | None:
     """The project of this run, or None when its files cannot import one another (one file alone,
-    or nothing under a source root)."""
+    or nothing under a source root). `modules_under(roots, settings)`: the modules under the roots
+    (default: walked now; the flake8 plugin keeps them for all the files it is given)."""
     from ..project.layout import default_roots
-    from .discovery import discover
 
     config_dir = os.path.dirname(settings.config_path) if settings.config_path else None
-    roots = default_roots(config_dir, paths, settings.src)
+    roots = tuple(default_roots(config_dir, paths, settings.src))
     if not roots:
         return None
-    modules, _ = discover(roots, exclude=settings.exclude, root=settings.root)
-    modules = [m for m in modules if m.endswith((".py", ".ipynb"))]
+    modules = (modules_under or project_modules)(roots, settings)
     if not modules or (len(modules) == 1 and len(files) == 1 and os.path.samefile(modules[0], files[0])):
         return None
-    return ProjectPlan(tuple(roots), tuple(modules))
+    return ProjectPlan(roots, modules)
+
+
+def project_modules(roots: tuple[str, ...], settings: Settings) -> tuple[str, ...]:
+    """The Python files and notebooks under a project's source roots (`exclude` and `.gitignore`
+    apply, as for the files checked)."""
+    from .discovery import discover
+
+    modules, _ = discover(list(roots), exclude=settings.exclude, root=settings.root)
+    return tuple(m for m in modules if m.endswith((".py", ".ipynb")))
 
 
 _SESSIONS: dict[tuple[ProjectPlan, str], object] = {}
