@@ -27,6 +27,8 @@ NAMES = sorted(p.name for p in PROJECTS.iterdir() if (p / "pyproject.toml").is_f
 #: the file of the outermost step of its chain
 TRACED_FROM = {
     ("src_layout", "src/shapes/losses.py", 6): "src/shapes/train.py",
+    ("src_layout", "src/shapes/model.py", 10): "src/shapes/train.py",
+    ("src_layout", "src/shapes/model.py", 15): "src/shapes/train.py",
     ("flat_scripts", "scripts/helpers.py", 5): "scripts/run_sampler.py",
     ("flat_scripts", "scripts/helpers.py", 15): "scripts/run_sampler.py",
     ("notebook", "helpers.py", 6): "analysis.ipynb",
@@ -105,9 +107,9 @@ def test_the_command_line_on_one_file_names_the_chain(tmp_path):
     assert result.returncode == 1, result.stderr
     (finding,) = json.loads(result.stdout)
     assert (finding["line"], finding["code"]) == (6, "JAX201")
-    assert finding["trace"] == [{"path": "src/shapes/train.py", "line": 10,
+    assert finding["trace"] == [{"path": "src/shapes/train.py", "line": 11,
                                  "message": "`train_step` calls it under `jax.jit`"}]
-    assert "traced because `train_step` (src/shapes/train.py:10) calls it under `jax.jit`" in finding["message"]
+    assert "traced because `train_step` (src/shapes/train.py:11) calls it under `jax.jit`" in finding["message"]
 
 
 def test_editing_a_helper_updates_the_module_that_imports_it(tmp_path, monkeypatch):
@@ -117,15 +119,15 @@ def test_editing_a_helper_updates_the_module_that_imports_it(tmp_path, monkeypat
     shutil.copytree(PROJECTS / "src_layout", project)
     monkeypatch.chdir(project)
     first = run(RunOptions(paths=["src/shapes/train.py"]))
-    assert (20, "JAX201") in {(f.start.line, f.code) for f in first.findings}
+    assert (21, "JAX201") in {(f.start.line, f.code) for f in first.findings}
     again = run(RunOptions(paths=["src/shapes/train.py"]))
     assert [f.to_json() for f in again.findings] == [f.to_json() for f in first.findings]
     checks = project / "src/shapes/checks.py"
     checks.write_text(checks.read_text(encoding="utf-8").replace(
         "return jnp.isfinite(x).all()", "return x.ndim > 0"), encoding="utf-8")
     edited = run(RunOptions(paths=["src/shapes/train.py"]))
-    assert (20, "JAX201") not in {(f.start.line, f.code) for f in edited.findings}
-    assert (47, "JAX101") in {(f.start.line, f.code) for f in edited.findings}
+    assert (21, "JAX201") not in {(f.start.line, f.code) for f in edited.findings}
+    assert (48, "JAX101") in {(f.start.line, f.code) for f in edited.findings}
 
 
 def test_a_warm_index_spares_the_modules_that_did_not_change(tmp_path, monkeypatch):

@@ -129,9 +129,10 @@ class ProjectView(Protocol):
     #: the module's dotted name (`pkg.losses`)
     module: str
 
-    def function_at(self, dotted: str) -> ExternalFunction | None:
+    def function_at(self, dotted: str, bound: bool = False) -> ExternalFunction | None:
         """The project function a dotted name reaches (`pkg.losses.clipped_loss`, also through a
-        package's re-export), or None when it is not a function of another module of the project."""
+        package's re-export), or None when it is not a function of another module of the project.
+        `bound`: `dotted` names a method of a class, called on an instance."""
 
     def wrapper(self, ref: FunctionRef) -> str | None:
         """What a decorator of the function makes of a call (`TRANSFORM_WRAPPERS`' value for

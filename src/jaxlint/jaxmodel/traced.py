@@ -536,12 +536,37 @@ class TracedFunctions:
         through `self`/`cls`, its class, a name bound only to an instance of a class of the module
         (`agent.act(x)`, `agent(x)` for `__call__`), or an instance made on the spot (`Agent(…).act(x)`).
         In a project, also a function of another module of it, imported by name or reached through
-        its module (`losses.clipped_loss`): a stand-in for it (`external`).
+        its module (`losses.clipped_loss`), or a method of an instance of a class of another module
+        (`model = MLP(…)`, then `model(x)`, `model.encode(x)`): a stand-in for it (`external`).
         """
         found = self._local_callee(expr, scope, depth)
         if found is None and self.project is not None and type(expr) in (cst.Name, cst.Attribute):
-            return self._external_callee(expr, scope)
+            return self._external_callee(expr, scope) or self._external_method(expr, scope)
         return found
+
+    def _external_method(self, expr: cst.BaseExpression, scope: Scope) -> Callee | None:
+        """`obj(x)` / `obj.method(x)` where every binding of `obj` is `obj = Class(…)` and `Class`
+        is a class of another module of the project: its method, `self` passed implicitly."""
+        if type(expr) is cst.Name:
+            receiver, attr = expr, "__call__"
+        elif type(expr.value) is cst.Name:
+            receiver, attr = expr.value, expr.attr.value
+        else:
+            return None
+        found = scope.lookup(receiver.value)
+        if found is None:
+            return None
+        classes = set()
+        for node in found[1].nodes:
+            value = self.assigned_calls.get(id(node))
+            dotted = self.ctx.names.qualified_name(value.func, found[0]) if value is not None else None
+            if dotted is None or dotted.startswith(TABLE_PREFIXES):
+                return None
+            classes.add(dotted)
+        if len(classes) != 1:
+            return None
+        stand_in = self.stand_in(f"{classes.pop()}.{attr}", bound=True)
+        return Callee(stand_in, receiver=True) if stand_in is not None else None
 
     def _external_callee(self, expr: cst.BaseExpression, scope: Scope) -> Callee | None:
         dotted = self.ctx.names.qualified_name(expr, scope)
@@ -550,18 +575,20 @@ class TracedFunctions:
         stand_in = self.stand_in(dotted)
         return Callee(stand_in) if stand_in is not None else None
 
-    def stand_in(self, dotted: str) -> cst.FunctionDef | None:
-        """The stand-in for the project function `dotted` names (made once), or None."""
-        if dotted in self._stand_ins:
-            return self._stand_ins[dotted]
-        function = self.project.function_at(dotted)
+    def stand_in(self, dotted: str, bound: bool = False) -> cst.FunctionDef | None:
+        """The stand-in for the project function `dotted` names (made once), or None. `bound`: a
+        method called on an instance (`Class.method` with `self` passed implicitly)."""
+        key = f"{dotted}()" if bound else dotted
+        if key in self._stand_ins:
+            return self._stand_ins[key]
+        function = self.project.function_at(dotted, bound) if bound else self.project.function_at(dotted)
         stand_in = None
         if function is not None:
             stand_in = function.stand_in()
             self.external[id(stand_in)] = function
             if function.method:
                 self.methods.add(id(stand_in))
-        self._stand_ins[dotted] = stand_in
+        self._stand_ins[key] = stand_in
         return stand_in
 
     def _local_callee(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> Callee | None:

@@ -317,7 +317,9 @@ class Project:
     # (every question its module's analysis had asked by then); a recorded answer stands while its
     # module's text and those answers are unchanged, else it is computed again.
 
-    def function_at(self, asker: ModuleFile, dotted: str, depth: int = 0) -> ExternalFunction | None:
+    def function_at(self, asker: ModuleFile, dotted: str, depth: int = 0, bound: bool = False) -> ExternalFunction | None:
+        """The function `dotted` reaches; `bound`: a method of the class it names, called on an
+        instance (`self` passed implicitly)."""
         if depth > MAX_REEXPORTS:
             return None
         parts = dotted.split(".")
@@ -327,8 +329,9 @@ class Project:
                 continue
             if module.name == asker.name and not asker.notebook:
                 return None  # the module's own functions are its own analysis's
-            data = self.ask(asker, module, f"f:{'.'.join(parts[cut:])}:{depth}")
-            return ExternalFunction(FunctionRef(data[0], data[1]), parameters_from_code(data[2])) if data else None
+            data = self.ask(asker, module, f"{'m' if bound else 'f'}:{'.'.join(parts[cut:])}:{depth}")
+            return ExternalFunction(FunctionRef(data[0], data[1]), parameters_from_code(data[2]), bound) \
+                if data else None
         return None
 
     def wrapper(self, asker: ModuleFile, ref: FunctionRef) -> str | None:
@@ -390,9 +393,9 @@ class Project:
 
     def _compute(self, module: ModuleFile, question: str):
         kind, _, rest = question.partition(":")
-        if kind == "f":
+        if kind in ("f", "m"):
             attributes, _, depth = rest.rpartition(":")
-            found = self._exported(module, attributes.split("."), int(depth))
+            found = self._exported(module, attributes.split("."), int(depth), bound=kind == "m")
             return [found.ref.module, found.ref.qualname, parameters_code(found.params)] if found else None
         if kind == "r":
             qualname, _, signature = rest.partition(":")
@@ -411,7 +414,8 @@ class Project:
         function = traced.local_function(qualname) if traced is not None else None
         return traced, function
 
-    def _exported(self, module: ModuleFile, attributes: list[str], depth: int) -> ExternalFunction | None:
+    def _exported(self, module: ModuleFile, attributes: list[str], depth: int,
+                  bound: bool = False) -> ExternalFunction | None:
         """The function `attributes` name in a module: read from its parsed file alone (no analysis
         of it is needed, so modules that import each other still see each other's functions)."""
         file = self.file(module)
@@ -426,17 +430,21 @@ class Project:
             target = file.names.binding_target(binding, scope)
             if target is None:
                 return None
-            return self.function_at(module, ".".join([target, *attributes[1:]]), depth + 1)
+            return self.function_at(module, ".".join([target, *attributes[1:]]), depth + 1, bound)
         if len(attributes) == 2 and isinstance(node, cst.ClassDef):
-            # a static method through its class: `Loss.compute(x)` (other methods get `self`)
+            # through its class, a static method (`Loss.compute(x)`); on an instance, a plain
+            # method defined by the class itself (a base elsewhere, a metaclass or a decorator
+            # could change what runs)
             method = Scope(node, scope).bindings.get(attributes[1])
             if method is None or len(method.nodes) != 1 or not isinstance(method.nodes[0], cst.FunctionDef):
                 return None
             node = method.nodes[0]
             decorators = {file.names.qualified_name(d.decorator, scope) for d in node.decorators}
-            if decorators != {"builtins.staticmethod"}:
+            if decorators != (set() if bound else {"builtins.staticmethod"}):
                 return None
-        elif len(attributes) != 1 or not isinstance(node, cst.FunctionDef):
+            if bound and not (node.params.posonly_params or node.params.params):
+                return None  # no `self` to receive the instance
+        elif bound or len(attributes) != 1 or not isinstance(node, cst.FunctionDef):
             return None
         return ExternalFunction(FunctionRef(module.name, ".".join(attributes)), node.params)
 
@@ -491,8 +499,8 @@ class ModuleView:
         self.module_file = module
         self.module = module.name
 
-    def function_at(self, dotted: str) -> ExternalFunction | None:
-        return self.project.function_at(self.module_file, dotted)
+    def function_at(self, dotted: str, bound: bool = False) -> ExternalFunction | None:
+        return self.project.function_at(self.module_file, dotted, bound=bound)
 
     def returned(self, ref: FunctionRef, signature) -> Value | None:
         return self.project.returned(self.module_file, ref, signature)

@@ -3,6 +3,7 @@ import jax
 from . import clipped_loss, is_finite_batch, smooth_loss
 from .buffers import make_buffer, make_list, noisy
 from .checks import has_rows
+from .model import Scale
 
 
 @jax.jit
@@ -52,3 +53,21 @@ def two_independent_copies(x):
     key = jax.random.key(0)
     key_a, key_b = jax.random.split(key)
     return noisy(key_a, x), noisy(key_b, x)
+
+
+scaler = Scale(2.0)
+
+
+@jax.jit
+def scaled_step(x):
+    return scaler(x)
+
+
+@jax.jit
+def mean_step(x):
+    return scaler.mean_value(x)
+
+
+@jax.jit
+def squashed_step(x):
+    return scaler.squashed(x)
