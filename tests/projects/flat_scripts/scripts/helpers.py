@@ -7,8 +7,12 @@ def shrink(x, limit):
     return x
 
 
-def scaled(x, scale):
-    return x * scale
+def scaled(x, scale, clip=None):
+    if scale > 1:  # a Python number at every call: static under the caller's trace
+        x = x * scale
+    if clip is not None:
+        x = jnp.clip(x, -clip, clip)
+    return x
 
 
 def count_above(x, threshold):
