@@ -32,7 +32,7 @@ def wheel(tmp_path_factory) -> Path:
     if build.returncode != 0 and any(message in build.stderr + build.stdout for message in OFFLINE):
         pytest.skip(f"cannot build a wheel here (the build backend cannot be fetched): {build.stderr[-300:]}")
     assert build.returncode == 0, build.stderr
-    wheels = list(out.glob("jaxlint-*.whl"))
+    wheels = list(out.glob("jax_sharp_bits-*.whl"))
     assert len(wheels) == 1, wheels
     return wheels[0]
 
@@ -103,3 +103,16 @@ def test_the_unpacked_wheel_finds_what_the_checkout_finds(unpacked):
     assert from_wheel.returncode == 0, from_wheel.stderr
     assert json.loads(from_wheel.stdout) == json.loads(from_checkout.stdout)
     assert json.loads(from_wheel.stdout), "the examples have findings"
+
+
+def test_the_distribution_is_named_so_that_the_package_index_name_is_not_taken_for_it(wheel):
+    """`jaxlint` on the package index is another program: this one is `jax-sharp-bits`, and still
+    installs the `jaxlint` command and package."""
+    names = _names(wheel)
+    metadata = next(name for name in names if name.endswith(".dist-info/METADATA"))
+    with zipfile.ZipFile(wheel) as archive:
+        fields = archive.read(metadata).decode("utf-8").split("\n\n")[0].splitlines()
+        scripts = archive.read(metadata.replace("METADATA", "entry_points.txt")).decode("utf-8")
+    assert "Name: jax-sharp-bits" in fields
+    assert "jaxlint = jaxlint.frontends.cli:main" in scripts
+    assert "jaxlint/__init__.py" in names

@@ -93,7 +93,7 @@ def check(paths, select, ignore, extend_select, output_format, fix, diff, statis
         from ..runtime import jax_available
 
         if not jax_available():
-            _fail("--runtime needs JAX: install it with `pip install 'jaxlint[runtime]'`")
+            _fail("--runtime needs JAX: install JAX where jaxlint runs (`pip install jax`, or the `runtime` extra: `pip install '.[runtime]'` from a checkout)")
     options = RunOptions(
         paths=list(paths) or ["."], select=_codes(select), ignore=_codes(ignore),
         extend_select=_codes(extend_select), fix=fix, diff=diff, jobs=jobs or os.cpu_count() or 1,

@@ -45,7 +45,7 @@ def confirm(findings: Sequence[Finding], settings: Settings, options: RuntimeOpt
     from .planner import plan_module, runs_at_runtime
 
     if not jax_available():
-        raise RuntimeUnavailable("runtime mode needs JAX: install it with `pip install 'jaxlint[runtime]'`")
+        raise RuntimeUnavailable("runtime mode needs JAX: install JAX where jaxlint runs (`pip install jax`, or the `runtime` extra: `pip install '.[runtime]'` from a checkout)")
     runtime = settings.runtime
     examples = dict(runtime.examples)
     by_path: dict[str, list[tuple[int, Finding]]] = {}

@@ -46,7 +46,7 @@ def main(plan: dict, events_path: str) -> int:
         import jax
     except BaseException as exc:  # noqa: B036 - a broken JAX install must still be reported
         events.write(event="fatal", reason=f"cannot import jax ({type(exc).__name__}: {exc}); "
-                                           f"install it with `pip install 'jaxlint[runtime]'`")
+                                           f"install JAX where jaxlint runs (`pip install jax`, or the `runtime` extra: `pip install '.[runtime]'` from a checkout)")
         return 0
     jax.config.update("jax_traceback_filtering", "off")
     if plan.get("enable_x64"):
