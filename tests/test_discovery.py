@@ -33,7 +33,7 @@ def test_extension_filtering(project):
 
 def test_default_excluded_dirs(project):
     names = [".git", ".venv", "venv", "__pycache__", "node_modules", "build", "dist",
-             ".tox", ".mypy_cache", "site-packages", "foo.egg-info", ".jaxlint_cache"]
+             ".tox", ".mypy_cache", "site-packages", "foo.egg-info", ".jaxlint_cache", "nb/.ipynb_checkpoints"]
     make(project, "keep.py", *[f"{name}/x.py" for name in names], "src/build/y.py")
     make(project, ".hidden/z.py")
     files, _ = discover(["."])

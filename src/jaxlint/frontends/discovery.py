@@ -50,6 +50,9 @@ DEFAULT_EXCLUDED_DIRS = frozenset(
         ".pytest_cache",
         ".ruff_cache",
         ".jaxlint_cache",
+        # Jupyter's autosaved copies of the notebooks beside them: the same findings twice
+        ".ipynb_checkpoints",
+        ".ipython",
         "build",
         "dist",
         "site-packages",
