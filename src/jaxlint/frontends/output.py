@@ -192,18 +192,22 @@ def _escape_property(text: str) -> str:
 
 
 def _github_line(finding: Finding, rules: Mapping[str, RuleInfo] | None) -> str:
-    properties = [
-        ("file", finding.path),
-        ("line", str(finding.start.line)),
-        ("col", str(finding.start.column)),
-        ("endLine", str(finding.end.line)),
-        ("endColumn", str(finding.end.column)),
-        ("title", f"{finding.code} ({_rule_name(finding, rules)})"),
-    ]
-    message = finding.message
+    title = f"{finding.code} ({_rule_name(finding, rules)})"
     label = cell_label(finding)
-    if label is not None:
-        message = f"{label}: {message}"
+    if label is None:
+        properties = [
+            ("file", finding.path),
+            ("line", str(finding.start.line)),
+            ("col", str(finding.start.column)),
+            ("endLine", str(finding.end.line)),
+            ("endColumn", str(finding.end.column)),
+            ("title", title),
+        ]
+    else:
+        # a line number would point into the notebook's JSON: the annotation is on the file, and
+        # its title names the cell and the line in it
+        properties = [("file", finding.path), ("title", f"{label}, line {finding.start.line}: {title}")]
+    message = finding.message
     runtime = _runtime_note(finding)
     if runtime:
         message = f"{message} [{runtime}]"
