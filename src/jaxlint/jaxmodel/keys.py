@@ -88,6 +88,8 @@ NON_CONSUMING_PREFIXES = (
 STORING_CALLS = frozenset({"numpyro.handlers.seed"})
 #: Called names that check or compare a key rather than draw from it (`assert_equal`, `is_valid_key`).
 INSPECTING_NAME = re.compile(r"^_*(assert|is_|has_)")
+#: Names of functions that initialise a model's parameters from a key (`model.init`, `init_params`).
+INIT_NAME = re.compile(r"^_*(init|initiali[sz]e)(_|$)|_init$")
 #: Methods of a jitted function that trace or compile it for the arguments given, without running it.
 AHEAD_OF_TIME = frozenset({"lower", "trace"})
 #: Transforms whose wrapped function receives the arguments it is called with (`jax.jit(step)(state, key)`).
@@ -211,6 +213,8 @@ class KeyFlowFacts:
         self.test_file = is_test_file(ctx.path)
         self.key_name = key_name_pattern(ctx.settings.key_names)
         self.unknown_calls_consume = ctx.settings.unknown_calls_consume_keys
+        #: report deliberate-looking reuse too (the `strict-key-reuse` setting)
+        self.strict = ctx.settings.strict_key_reuse
         self._seen: set[int] = set()
         self._carry_reuses: dict[tuple[int, int, bool], list[tuple[int | None, str, Consumption]]] = {}
         #: id(Param) -> the source of its annotation
@@ -825,7 +829,8 @@ class KeyDomain:
         if not tracked:
             return []
         reached = self.facts.callee(node.func, self.scope)
-        if reached is not None and _discarded(node, flow) and self.facts.compiled(node.func, reached, self.scope):
+        if reached is not None and not self.facts.strict and _discarded(node, flow) \
+                and self.facts.compiled(node.func, reached, self.scope):
             # a warm-up: a compiled function's only effect is its result, and this one is thrown
             # away, so the numbers it draws are never seen (`step(key, x).block_until_ready()`)
             return []
@@ -863,6 +868,24 @@ class KeyDomain:
                 return loop
         return None
 
+    def _dummy_input(self, first: Consumption, again: Consumption) -> bool:
+        """`x = jax.random.normal(key, shape)` then `model.init(key, x)`: the draw only serves as the
+        example input whose shape `init` reads, so sharing the key changes no parameter."""
+        if not first.direct or first.draw == "jax.random.split" or again.direct:
+            return False
+        if not INIT_NAME.match(_callee_name(again.node.func) or ""):
+            return False
+        for arg in again.node.args:
+            value = arg.value
+            if value is first.node:
+                return True
+            if isinstance(value, cst.Name):
+                found = self.scope.lookup(value.value)
+                if found is not None and any(isinstance(statement, cst.Assign) and statement.value is first.node
+                                             for statement in found[1].statements):
+                    return True
+        return False
+
     def consume(self, name: str, node: cst.Call, certain: bool, direct: bool, flow: FlowInterpreter,
                 via: Consumption | None = None, draw: str | None = None) -> None:
         state = flow.env
@@ -885,6 +908,9 @@ class KeyDomain:
                     kind = "leaves" if self.facts.aligned(first, consumption, "leaves") else kind
                 if kind != "loop" and self.facts.aligned(first, consumption, kind):
                     return  # the same shuffle of several arrays, on purpose: they stay aligned
+                if kind == "again" and not self.facts.strict and (
+                        _same_run_again(first, consumption) or self._dummy_input(first, consumption)):
+                    return
                 self.facts.record(Reuse(node, name, first, loop, kind))
             return
         state[name] = KeyState(consumption, held.known, held.param)
@@ -893,6 +919,20 @@ class KeyDomain:
 
 
 # -- helpers ------------------------------------------------------------------------------------
+def _same_run_again(first: Consumption, again: Consumption) -> bool:
+    """The same key handed twice to the same function (as written), one jaxlint cannot see into
+    (`mcmc.run(key, ...)` for two models, `solve(key, ...)` for two solvers) or a model initialiser
+    (`model.init(key, x)` for the online and the target network): the same computation run again from
+    the same randomness, which is how runs are made comparable or two models made to start equal."""
+    if first.direct or again.direct:
+        return False
+    code = cst.Module([]).code_for_node
+    if code(first.node.func) != code(again.node.func):
+        return False
+    unknown = first.via is None and again.via is None
+    return unknown or bool(INIT_NAME.match(_callee_name(again.node.func) or ""))
+
+
 def _over_mapping_values(loop: cst.CSTNode | None) -> bool:
     """`for name, x in batch.items()` / `for x in batch.values()`: a loop over the arrays of one
     structure, as a tree map goes over its leaves (never a loop over epochs or steps)."""

@@ -56,6 +56,9 @@ class Settings:
     key_names: tuple[str, ...] = DEFAULT_KEY_NAMES
     #: a key handed to a function jaxlint cannot see into counts as consumed (JAX101)
     unknown_calls_consume_keys: bool = True
+    #: also report key reuse that reads as deliberate (JAX101, JAX103): one key for two runs of the
+    #: same computation, a draw used only as a dummy input to `init`, a fixed seed per configuration
+    strict_key_reuse: bool = False
     #: the directory patterns are relative to (where the configuration file is)
     root: str = "."
     config_path: str | None = None
