@@ -51,6 +51,8 @@ class GlobalReadInTraced(Rule):
             return  # a local, a parameter or a closed-over variable of the same name
         if self._assigns_global_here(name):
             return  # the function rebinds it itself: JAX303 reports the assignment
+        if self._traced_afresh(info.node):
+            return  # a new function object every time: traced again with the value current then
         top = ctx.ancestors[1] if len(ctx.ancestors) > 1 else None
         if top is not None and not state.may_change_after(name, top):
             return  # defined after the last rebinding: the function only ever sees the final value
@@ -62,6 +64,33 @@ class GlobalReadInTraced(Rule):
             f"until JAX retraces; pass `{name}` as an argument (or a `static_argnames` argument if it is "
             f"configuration)"))
 
+    def _traced_afresh(self, function: cst.CSTNode) -> bool:
+        """Whether the traced function is a new object each time it is traced, so that no compiled
+        version outlives the value it read: a lambda jitted and called in one expression
+        (`jax.jit(lambda: model.init(key, x), backend="cpu")()`, also through `jax.hessian`/`grad`/
+        `partial` wrappers), or a lambda or `def` made in a loop body (made and traced again every
+        iteration)."""
+        ancestors = self.ctx.ancestors
+        index = next((i for i in range(len(ancestors) - 1, -1, -1) if ancestors[i] is function), None)
+        if index is None:
+            return False
+        for i in range(index - 1, 0, -1):
+            node = ancestors[i]
+            if isinstance(node, (cst.For, cst.While)):
+                return ancestors[i + 1] is node.body
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                break
+        if not isinstance(function, cst.Lambda):
+            return False
+        i = index - 1
+        while i >= 1 and isinstance(ancestors[i], cst.Arg) and isinstance(ancestors[i - 1], cst.Call):
+            call = ancestors[i - 1]
+            outer = ancestors[i - 2] if i >= 2 else None
+            if isinstance(outer, cst.Call) and outer.func is call:
+                return True  # `jax.jit(...)(...)`: traced now, never called again
+            i -= 2
+        return False
+
     def _traced_before_change(self, name: str, top: cst.CSTNode, state: ModuleState) -> bool:
         """Whether `name` keeps one value while the top-level function around the read is in use.
 
@@ -71,8 +100,10 @@ class GlobalReadInTraced(Rule):
         runs. Every use of the function's name must be a call or a `lax` body argument in a top-level
         statement, and `name` must not be rebound from its first use to its last.
         """
-        if not isinstance(top, cst.FunctionDef) or state.last_binding.get(name) is None:
+        if not isinstance(top, cst.FunctionDef):
             return False
+        if state.last_binding.get(name, -1) is None:
+            return self._set_up_before_use(name, top, state)
         start = state.statement_index.get(id(top))
         if start is None:
             return False
@@ -81,13 +112,56 @@ class GlobalReadInTraced(Rule):
             return False
         uses = self._uses.get(id(top))
         if uses is None:
-            if self._occurrences is None:
-                self._occurrences = _function_name_occurrences(self.ctx.module)
-            uses = self._uses[id(top)] = _top_level_uses(self.ctx, top, start, self._occurrences)
+            uses = self._uses_of(top, set())
         if uses is False:
             return False
         # traced at its first use and cached from then on: a change between two uses is missed
         return not uses or not any(uses[0] <= i <= uses[-1] for i in later)
+
+    def _set_up_before_use(self, name: str, top: cst.FunctionDef, state: ModuleState) -> bool:
+        """A notebook or script global assigned through `global` by setup functions only: when every
+        setup call runs before the traced function's first use, and no module-level binding comes
+        between its first and last use, it sees one value (`setup(); step(x)`)."""
+        uses = self._uses_of(top, set())
+        if not uses:
+            return False  # run from elsewhere, in an order this file does not show
+        for setter in state.global_setters.get(name, ()):
+            if not isinstance(setter, cst.FunctionDef) or id(setter) not in state.statement_index:
+                return False
+            runs = self._uses_of(setter, set())
+            if not runs or any(i >= uses[0] for i in runs):
+                return False
+        return not any(uses[0] <= i <= uses[-1] for i in state.binding_statements.get(name, ()))
+
+    def _uses_of(self, function: cst.FunctionDef, visiting: set[int]) -> list[int] | bool:
+        """The top-level statements that run `function`: calls at top level, and the statements that
+        run another top-level function calling it (a notebook's `equilibrate()` calling `make_step`)."""
+        found = self._uses.get(id(function))
+        if found is not None:
+            return found
+        if id(function) in visiting:
+            return False
+        visiting.add(id(function))
+        if self._occurrences is None:
+            self._occurrences = _function_name_occurrences(self.ctx.module)
+        state = ModuleState.of(self.ctx)
+        start = state.statement_index.get(id(function))
+        uses: list[int] | bool = False
+        if start is not None:
+            direct = _top_level_uses(self.ctx, function, start, self._occurrences)
+            uses = direct
+            if isinstance(direct, _DeferredUses):
+                uses = list(direct.indices)
+                for caller in direct.callers:
+                    through = self._uses_of(caller, visiting)
+                    if not through:  # that caller runs from elsewhere, at any time
+                        uses = False
+                        break
+                    uses.extend(through)
+                if uses is not False:
+                    uses.sort()
+        self._uses[id(function)] = uses
+        return uses
 
     def _assigns_global_here(self, name: str) -> bool:
         for scope in self.ctx.scope.enclosing_for_lookup():
@@ -120,14 +194,26 @@ def _function_name_occurrences(module: cst.Module) -> dict[str, list[_Occurrence
     return found
 
 
+class _DeferredUses(list):
+    """Top-level statements that run a function, plus the top-level functions that call it (which
+    run it whenever they run)."""
+
+    def __init__(self, indices: list[int], callers: list[cst.FunctionDef]) -> None:
+        super().__init__(indices)
+        self.indices = indices
+        self.callers = callers
+
+
 def _top_level_uses(ctx, function: cst.FunctionDef, start: int,
                     occurrences: dict[str, list[_Occurrence]]) -> list[int] | bool:
     """Indices of the top-level statements that run `function` (until its name is bound again), or
-    False when its name is used otherwise: stored, passed on, or read inside another function."""
+    False when its name is used otherwise: stored, passed on, or read inside a function other than a
+    top-level `def` that calls it (those are returned as `_DeferredUses.callers`)."""
     name = function.name.value
     body = ctx.module.body
     stop = next((i for i in range(start + 1, len(body)) if name in _bound_by(body[i])), len(body))
     found: list[int] = []
+    callers: list[cst.FunctionDef] = []
     for index, node, parent, grandparent, deferred in occurrences.get(name, ()):
         if index > stop:
             break
@@ -136,13 +222,18 @@ def _top_level_uses(ctx, function: cst.FunctionDef, start: int,
         if isinstance(parent, _STORES) or (isinstance(parent, _TARGET_OWNERS) and parent.target is node):
             continue
         if deferred:
+            caller = body[index]
+            if isinstance(caller, cst.FunctionDef) and _runs_it(ctx, node, parent, grandparent) and index > start:
+                if caller not in callers:
+                    callers.append(caller)
+                continue
             return False  # read when that function runs: any time
         if index < start:
             continue  # an earlier object of the same name
         if not _runs_it(ctx, node, parent, grandparent):
             return False
         found.append(index)
-    return found
+    return _DeferredUses(found, callers) if callers else found
 
 
 def _runs_it(ctx, node: cst.Name, parent: cst.CSTNode | None, grandparent: cst.CSTNode | None) -> bool:

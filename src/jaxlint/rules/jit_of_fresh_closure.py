@@ -152,11 +152,10 @@ class JitOfFreshClosure(Rule):
         return _one_shot(name) or name in self.entry_points
 
     def _entry_points(self) -> set[str]:
-        """Functions of the module that run once per process: those the `if __name__ == "__main__":`
-        block calls, the framework entry points (`train_and_evaluate`), the one-shot names (`main`), and
-        what any of those calls outside a loop, transitively (`main` → `single_run`)."""
-        entries = set(ENTRY_POINT_NAMES) | _called_by_main_guard(self.ctx.module)
-        entries |= {name for name in self.calls_once_by_name if _one_shot(name)}
+        """Functions of the module that run once per process: the framework entry points
+        (`train_and_evaluate`), the one-shot names (`main`), and what any of those calls outside a loop,
+        transitively (`main` → `single_run`)."""
+        entries = set(ENTRY_POINT_NAMES) | {name for name in self.calls_once_by_name if _one_shot(name)}
         frontier = list(entries)
         while frontier:
             for called in self.calls_once_by_name.get(frontier.pop(), ()):
@@ -203,28 +202,6 @@ def _initialiser(wrapped: cst.BaseExpression) -> bool:
     """A function named like a parameter initialiser (`init_model`, `model.init`): run once per model."""
     name = wrapped.value if isinstance(wrapped, cst.Name) else wrapped.attr.value if isinstance(wrapped, cst.Attribute) else None
     return name is not None and bool(INIT_NAME.match(name))
-
-
-def _called_by_main_guard(module: cst.Module) -> set[str]:
-    """The names called in the module's `if __name__ == "__main__":` block (outside loops)."""
-    found: set[str] = set()
-    for statement in module.body:
-        if not (isinstance(statement, cst.If) and isinstance(statement.test, cst.Comparison)
-                and isinstance(statement.test.left, cst.Name) and statement.test.left.value == "__name__"):
-            continue
-        stack: list[cst.CSTNode] = [statement.body]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                continue
-            if isinstance(node, cst.Call):
-                if isinstance(node.func, cst.Name):
-                    found.add(node.func.value)
-                elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
-                    found.add(node.func.value.value)  # `app.run(main)` hands `main` over: see its arguments
-                found.update(arg.value.value for arg in node.args if isinstance(arg.value, cst.Name))
-            stack.extend(node.children)
-    return found
 
 
 def _one_shot(name: str) -> bool:
