@@ -7,7 +7,7 @@ from ..rulebase.context import is_reference
 from ..syntax.walk import children
 from ..semantic.module_state import ModuleState
 from ..semantic.names import BUILTIN_NAMES
-from ..jaxmodel.traced import LAX_BODIES
+from ..jaxmodel.traced import LAX_BODIES, MODES
 from ..rulebase.rule import Rule
 
 #: Parents whose Name child is always a binding or a declaration, not a read.
@@ -148,7 +148,7 @@ class GlobalReadInTraced(Rule):
         start = state.statement_index.get(id(function))
         uses: list[int] | bool = False
         if start is not None:
-            direct = _top_level_uses(self.ctx, function, start, self._occurrences)
+            direct = _top_level_uses(self.ctx, function.name.value, start, self._occurrences)
             uses = direct
             if isinstance(direct, _DeferredUses):
                 uses = list(direct.indices)
@@ -177,9 +177,14 @@ _Occurrence = tuple[int, cst.Name, "cst.CSTNode | None", "cst.CSTNode | None", b
 
 
 def _function_name_occurrences(module: cst.Module) -> dict[str, list[_Occurrence]]:
-    """Every reference to the name of a top-level function, in statement order: one walk of the
-    module for all of them (a walk per function made big files quadratic)."""
+    """Every reference to the name of a top-level function, or of a top-level name bound to a
+    transform of something (`loss_grad = jax.value_and_grad(mse)`), in statement order: one walk of
+    the module for all of them (a walk per function made big files quadratic)."""
     names = {s.name.value for s in module.body if isinstance(s, cst.FunctionDef)}
+    for statement in module.body:
+        wrapper = _transform_assignment(statement)
+        if wrapper is not None:
+            names.add(wrapper[0])
     found: dict[str, list[_Occurrence]] = {}
     for index, statement in enumerate(module.body):
         stack: list[tuple[cst.CSTNode, cst.CSTNode | None, cst.CSTNode | None, bool]] = [(statement, None, None, False)]
@@ -204,12 +209,24 @@ class _DeferredUses(list):
         self.callers = callers
 
 
-def _top_level_uses(ctx, function: cst.FunctionDef, start: int,
-                    occurrences: dict[str, list[_Occurrence]]) -> list[int] | bool:
+def _transform_assignment(statement: cst.CSTNode) -> tuple[str, cst.Call] | None:
+    """`name = f(...)` as a whole top-level statement: the name and the call (whether `f` is a
+    transform is for the caller to resolve)."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name) \
+            and isinstance(small.value, cst.Call):
+        return small.targets[0].target.value, small.value
+    return None
+
+
+def _top_level_uses(ctx, name: str, start: int, occurrences: dict[str, list[_Occurrence]],
+                    depth: int = 0) -> list[int] | bool:
     """Indices of the top-level statements that run `function` (until its name is bound again), or
     False when its name is used otherwise: stored, passed on, or read inside a function other than a
-    top-level `def` that calls it (those are returned as `_DeferredUses.callers`)."""
-    name = function.name.value
+    top-level `def` that calls it (those are returned as `_DeferredUses.callers`). Wrapped by a
+    transform into a top-level name (`step = jax.jit(f)`), it runs where that name is called."""
     body = ctx.module.body
     stop = next((i for i in range(start + 1, len(body)) if name in _bound_by(body[i])), len(body))
     found: list[int] = []
@@ -231,8 +248,17 @@ def _top_level_uses(ctx, function: cst.FunctionDef, start: int,
         if index < start:
             continue  # an earlier object of the same name
         if not _runs_it(ctx, node, parent, grandparent):
-            return False
+            wrapper = _transform_assignment(body[index])
+            if depth >= 2 or wrapper is None or not isinstance(parent, cst.Arg) or wrapper[1] is not grandparent \
+                    or ctx.qualified_name(grandparent.func) not in MODES:
+                return False
+            through = _top_level_uses(ctx, wrapper[0], index, occurrences, depth + 1)
+            if through is False or isinstance(through, _DeferredUses):
+                return False
+            found.extend(through)
+            continue
         found.append(index)
+    found.sort()
     return _DeferredUses(found, callers) if callers else found
 
 
@@ -240,6 +266,9 @@ def _runs_it(ctx, node: cst.Name, parent: cst.CSTNode | None, grandparent: cst.C
     """`f(...)`, or `f` handed to a `lax` loop or branch, which traces it at once."""
     if isinstance(parent, cst.Call) and parent.func is node:
         return True
+    if isinstance(parent, cst.Attribute) and parent.attr.value in ("lower", "trace") \
+            and isinstance(grandparent, cst.Call) and grandparent.func is parent:
+        return True  # `step.lower(x)`: traced there
     return (isinstance(parent, cst.Arg) and isinstance(grandparent, cst.Call)
             and ctx.qualified_name(grandparent.func) in LAX_BODIES)
 
