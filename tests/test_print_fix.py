@@ -117,3 +117,29 @@ def test_static_print_runs_once_per_compilation(capfd):
         f(x, 1)
     out = capfd.readouterr().out
     assert out.count("shape (") == 2 and "Traced" not in out.split("both")[0]
+
+
+def test_more_static_values_identity_exceptions_and_comprehensions():
+    source = '''import jax
+
+
+@jax.jit
+def f(x, m):
+    dims = max([x[a].shape[-1] for a in range(2)])
+    print("max_dim", dims)
+    print(f"Inside: {m.left is m.right = }")
+    print(f"mesh: {jax.sharding.get_abstract_mesh()}")
+    try:
+        if x > 0:
+            pass
+    except jax.errors.TracerBoolConversionError as e:
+        print(f"error: {e}")
+    print("value", m.left)
+    return x
+'''
+    settings = Settings()
+    found = {f.start.line: f for f in check_source(source, "a.py", settings, enabled_rules(settings, "a.py"))
+             if f.code == "JAX301"}
+    assert sorted(found) == [7, 8, 9, 14, 15]
+    assert all("static values" in found[line].message and found[line].fix is None for line in (7, 8, 9, 14))
+    assert "shows tracers" in found[15].message  # a field of a traced argument: traced

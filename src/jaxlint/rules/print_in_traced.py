@@ -14,7 +14,7 @@ DESCRIBING_CALLS = frozenset({
     "jax.numpy.shape", "jax.numpy.ndim", "jax.numpy.size", "numpy.shape", "numpy.ndim", "numpy.size",
     "jax.typeof", "jax.core.get_aval", "jax.eval_shape", "jax.tree.structure", "jax.tree_util.tree_structure",
     "jax.device_count", "jax.local_device_count", "jax.process_count", "jax.process_index",
-    "jax.devices", "jax.local_devices", "jax.default_backend",
+    "jax.devices", "jax.local_devices", "jax.default_backend", "jax.sharding.get_abstract_mesh",
 })
 #: Calls that turn what they are given into text or a container: static when what they are given is.
 FORMATTING_CALLS = frozenset({
@@ -84,6 +84,11 @@ class PrintInTraced(Rule):
             return self._static(value.left, depth) and self._static(value.right, depth)
         if isinstance(value, cst.UnaryOperation):
             return self._static(value.expression, depth)
+        if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+            return self._static(value.elt, depth)  # `[x[a].shape[-1] for a in agents]`
+        if isinstance(value, cst.Comparison):
+            # `m.left is m.right`: identity is a Python bool, whatever the operands hold
+            return all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in value.comparisons)
         if isinstance(value, (cst.Tuple, cst.List)):
             return all(not e.star if isinstance(e, cst.StarredElement) else self._static(e.value, depth)
                        for e in value.elements)
@@ -117,6 +122,8 @@ class PrintInTraced(Rule):
         if not binding.nodes:
             return False
         for node, statement in zip(binding.nodes, binding.statements):
+            if isinstance(statement, cst.ExceptHandler):
+                continue  # `except TracerBoolConversionError as e`: an exception, not a tracer
             if isinstance(statement, cst.Param):
                 if statement.name.value in info.param_kinds or statement.star or info.depth > 0:
                     return False
