@@ -52,11 +52,12 @@ from ..dataflow.interpreter import expressions_below
 from ..dataflow.marker import Marker
 from ..model.settings import DEFAULT_KEY_NAMES
 from .jax_names import JIT_FAMILY
+from ..semantic.literals import Literals
 from ..semantic.model import SemanticModel
 from ..semantic.scopes import Scope
 from ..syntax.arguments import Passing
 from ..syntax.positions import node_spans
-from ..syntax.walk import target_names
+from ..syntax.walk import target_names, walk
 from .traced import CONTAINER_ANNOTATIONS, LAX_BODIES, MODES, TREE_MAPS, Callee, TracedFunctions
 
 if TYPE_CHECKING:
@@ -868,6 +869,17 @@ class KeyDomain:
                 return loop
         return None
 
+    def _over_written_out_cases(self, loop: cst.CSTNode) -> bool:
+        """`for model in [hmm_a, hmm_b]: fit(model, key)`: each entry of a written-out list is its own
+        experiment, given the same key so that the results compare (common random numbers)."""
+        if isinstance(loop, cst.For):
+            iterable = loop.iter
+        elif isinstance(loop, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            iterable = loop.for_in.iter
+        else:
+            return False
+        return Literals.of(self.facts.ctx).written_out(iterable, self.scope)
+
     def _dummy_input(self, first: Consumption, again: Consumption) -> bool:
         """`x = jax.random.normal(key, shape)` then `model.init(key, x)`: the draw only serves as the
         example input whose shape `init` reads, so sharing the key changes no parameter."""
@@ -911,6 +923,9 @@ class KeyDomain:
                 if kind == "again" and not self.facts.strict and (
                         _same_run_again(first, consumption) or self._dummy_input(first, consumption)):
                     return
+                if kind == "loop" and not self.facts.strict and (
+                        self._over_written_out_cases(loop) or periodic(loop, node)):
+                    return
                 self.facts.record(Reuse(node, name, first, loop, kind))
             return
         state[name] = KeyState(consumption, held.known, held.param)
@@ -919,6 +934,47 @@ class KeyDomain:
 
 
 # -- helpers ------------------------------------------------------------------------------------
+def periodic(loop: cst.CSTNode | None, node: cst.CSTNode) -> bool:
+    """Whether `node` runs under an `if` of the loop body that tests a remainder (`if step % every ==
+    0:`): a periodic evaluation or sample, given the same key each time so that what it shows differs
+    only by the model being trained."""
+    if not isinstance(loop, (cst.For, cst.While)):
+        return False
+    periodic: list[bool] = []
+    found = False
+
+    def enter(current: cst.CSTNode, _field: str) -> bool:
+        nonlocal found
+        if found or isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        if current is node:
+            found = any(periodic)
+            return False
+        if isinstance(current, cst.If):
+            periodic.append(_tests_remainder(current.test))
+        return True
+
+    def leave(current: cst.CSTNode) -> None:
+        if isinstance(current, cst.If):
+            periodic.pop()
+
+    walk(loop.body, enter, leave)
+    return found
+
+
+def _tests_remainder(test: cst.BaseExpression) -> bool:
+    stack = [test]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.BinaryOperation) and isinstance(current.operator, cst.Modulo):
+            return True
+        if isinstance(current, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.BinaryOperation)):
+            stack.extend(current.children)
+        elif isinstance(current, cst.ComparisonTarget):
+            stack.append(current.comparator)
+    return False
+
+
 def _same_run_again(first: Consumption, again: Consumption) -> bool:
     """The same key handed twice to the same function (as written), one jaxlint cannot see into
     (`mcmc.run(key, ...)` for two models, `solve(key, ...)` for two solvers) or a model initialiser

@@ -5,14 +5,15 @@ in test code (`test_*.py`, `*_test.py`, `conftest.py`, functions named `test*`),
 case is how tests stay reproducible and compare configurations, nor (unless `strict-key-reuse` is on)
 in a loop over entries written out in the code (`for n_agents in [2, 4, 8]:`, `for name, dl in
 {"a": dl_a, "b": dl_b}.items():`): each entry is its own experiment, run from the same seed so that
-the runs compare.
+the runs compare, nor under an `if` that tests a remainder (`if step % eval_every == 0:`): a periodic
+evaluation or sample from a fixed seed, so that successive ones differ only by the model.
 """
 from __future__ import annotations
 
 import libcst as cst
 
 from ..rulebase.context import is_reference, name_occurrences
-from ..jaxmodel.keys import in_test_function, is_test_file
+from ..jaxmodel.keys import in_test_function, is_test_file, periodic
 from ..rulebase.rule import Rule
 from ..semantic.literals import Literals
 
@@ -51,7 +52,8 @@ class KeyRecreatedInLoop(Rule):
         if self.test_file or in_test_function(ctx.scope):
             return
         loop = ctx.innermost_loop()
-        if loop is not None and self._over_written_out_cases(loop):
+        if loop is not None and not ctx.settings.strict_key_reuse and (
+                self._over_written_out_cases(loop) or periodic(loop, node)):
             return
         if isinstance(node.func, cst.Name) and loop is not None:
             self.loop_calls.append((node.func, ctx.scope, loop))
@@ -86,8 +88,6 @@ class KeyRecreatedInLoop(Rule):
     def _over_written_out_cases(self, loop: cst.CSTNode) -> bool:
         """A loop over configurations or inputs written out in the code: a fixed seed per entry is how
         the entries' runs are made comparable (reported only with `strict-key-reuse`)."""
-        if self.ctx.settings.strict_key_reuse:
-            return False
         if isinstance(loop, cst.For):
             iterable = loop.iter
         elif isinstance(loop, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
