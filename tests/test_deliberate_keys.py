@@ -70,3 +70,25 @@ def test_again_messages_match_the_two_calls():
     assert "both calls get the same randomness" in by_function["init_then_reset"]
     same_draw = [f.message for f in findings(KEY_REUSE, "JAX101") if "`module_key`" in f.message]
     assert same_draw and "the two draws are identical" in same_draw[0]
+
+
+def test_a_loop_with_branches_after_the_reuse_is_checked_to_the_end():
+    """The search for a periodic `if` around a reused key walks the whole loop body: branches after
+    the reuse, nested or not, must not break it (they once made JAX101 and JAX103 fail)."""
+    from jaxlint.engine.checker import check_source, enabled_rules
+
+    source = (
+        "import jax\n\n"
+        "def run(key, xs, every):\n"
+        "    for step, x in enumerate(xs):\n"
+        "        y = jax.random.normal(key, (3,))\n"
+        "        k = jax.random.PRNGKey(0)\n"
+        "        if step > 2:\n"
+        "            if every:\n"
+        "                print(step)\n"
+        "        elif x:\n"
+        "            pass\n"
+    )
+    settings = Settings()
+    found = check_source(source, "run.py", settings, enabled_rules(settings, "run.py"))
+    assert sorted((f.start.line, f.code) for f in found) == [(5, "JAX101"), (6, "JAX103")]

@@ -945,13 +945,13 @@ def periodic(loop: cst.CSTNode | None, node: cst.CSTNode) -> bool:
 
     def enter(current: cst.CSTNode, _field: str) -> bool:
         nonlocal found
+        if isinstance(current, cst.If):  # pushed whatever follows: `leave` pops every `If` entered
+            periodic.append(_tests_remainder(current.test))
         if found or isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             return False
         if current is node:
             found = any(periodic)
             return False
-        if isinstance(current, cst.If):
-            periodic.append(_tests_remainder(current.test))
         return True
 
     def leave(current: cst.CSTNode) -> None:
