@@ -946,7 +946,7 @@ def periodic(loop: cst.CSTNode | None, node: cst.CSTNode) -> bool:
     def enter(current: cst.CSTNode, _field: str) -> bool:
         nonlocal found
         if isinstance(current, cst.If):  # pushed whatever follows: `leave` pops every `If` entered
-            periodic.append(_tests_remainder(current.test))
+            periodic.append(tests_remainder(current.test))
         if found or isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             return False
         if current is node:
@@ -962,7 +962,8 @@ def periodic(loop: cst.CSTNode | None, node: cst.CSTNode) -> bool:
     return found
 
 
-def _tests_remainder(test: cst.BaseExpression) -> bool:
+def tests_remainder(test: cst.BaseExpression) -> bool:
+    """`step % every == 0`, `i % n == 0 or last`: the test of a periodic evaluation or log."""
     stack = [test]
     while stack:
         current = stack.pop()

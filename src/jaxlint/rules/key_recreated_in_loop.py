@@ -5,15 +5,15 @@ in test code (`test_*.py`, `*_test.py`, `conftest.py`, functions named `test*`),
 case is how tests stay reproducible and compare configurations, nor (unless `strict-key-reuse` is on)
 in a loop over entries written out in the code (`for n_agents in [2, 4, 8]:`, `for name, dl in
 {"a": dl_a, "b": dl_b}.items():`): each entry is its own experiment, run from the same seed so that
-the runs compare, nor under an `if` that tests a remainder (`if step % eval_every == 0:`): a periodic
-evaluation or sample from a fixed seed, so that successive ones differ only by the model.
+the runs compare, nor under an `if` that tests a remainder (`if step % eval_every == 0:`, also in a
+loop nested there): evaluation code, whose fixed seeds keep the evaluations comparable.
 """
 from __future__ import annotations
 
 import libcst as cst
 
 from ..rulebase.context import is_reference, name_occurrences
-from ..jaxmodel.keys import in_test_function, is_test_file, periodic
+from ..jaxmodel.keys import in_test_function, is_test_file, tests_remainder
 from ..rulebase.rule import Rule
 from ..semantic.literals import Literals
 
@@ -53,7 +53,7 @@ class KeyRecreatedInLoop(Rule):
             return
         loop = ctx.innermost_loop()
         if loop is not None and not ctx.settings.strict_key_reuse and (
-                self._over_written_out_cases(loop) or periodic(loop, node)):
+                self._over_written_out_cases(loop) or self._in_periodic_evaluation()):
             return
         if isinstance(node.func, cst.Name) and loop is not None:
             self.loop_calls.append((node.func, ctx.scope, loop))
@@ -84,6 +84,18 @@ class KeyRecreatedInLoop(Rule):
         function = ctx.function()
         if isinstance(function, cst.FunctionDef) and not _default_for_parameter(ctx.parent, function):
             self.in_function.setdefault(id(function), []).append((node, f"jax.random.{short}({text})"))
+
+    def _in_periodic_evaluation(self) -> bool:
+        """Under an `if step % eval_every == 0:` of the function: evaluation code, where a fixed seed
+        (also one per evaluated case, `for t in ts: key = PRNGKey(42)`) keeps evaluations comparable."""
+        ancestors = self.ctx.ancestors
+        for i in range(len(ancestors) - 2, 0, -1):
+            node = ancestors[i]
+            if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return False
+            if isinstance(node, cst.If) and ancestors[i + 1] is not node.test and tests_remainder(node.test):
+                return True
+        return False
 
     def _over_written_out_cases(self, loop: cst.CSTNode) -> bool:
         """A loop over configurations or inputs written out in the code: a fixed seed per entry is how
