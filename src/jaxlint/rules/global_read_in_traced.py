@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..rulebase.context import is_reference
-from ..syntax.walk import children
+from ..syntax.walk import children, target_names, walk
 from ..semantic.module_state import ModuleState
 from ..semantic.names import BUILTIN_NAMES
 from ..jaxmodel.traced import LAX_BODIES, MODES
@@ -58,11 +58,44 @@ class GlobalReadInTraced(Rule):
             return  # defined after the last rebinding: the function only ever sees the final value
         if top is not None and self._traced_before_change(name, top, state):
             return  # a script's step function, run (and traced) before the variable changes
+        if isinstance(top, cst.If) and self._defined_after_script_bindings(name, top, state):
+            return  # defined in the `__main__` block after the last assignment: sees the final value
         self.report(node, (
             f"`{name}` is a global variable {reason}, read inside a function traced by `{info.label}`: "
             f"its value at trace time is baked into the compiled code and later changes are ignored "
             f"until JAX retraces; pass `{name}` as an argument (or a `static_argnames` argument if it is "
             f"configuration)"))
+
+    def _defined_after_script_bindings(self, name: str, guard: cst.If, state: ModuleState) -> bool:
+        """A script written in its `if __name__ == "__main__":` block: a function defined there, after
+        every assignment of `name` (and none comes later, there or elsewhere), only sees its final value."""
+        if not _is_main_guard(guard) or state.last_binding.get(name) is None:
+            return False
+        index = state.statement_index.get(id(guard))
+        if index is None or any(i > index for i in state.binding_statements.get(name, ())):
+            return False
+        definition = next((a for a in self.ctx.ancestors[2:] if isinstance(a, (cst.FunctionDef, cst.Lambda))), None)
+        if not isinstance(definition, cst.FunctionDef) or not any(s is definition for s in guard.body.body):
+            return False
+        seen_definition = False
+        rebound = False
+
+        def enter(node: cst.CSTNode, _field: str) -> bool:
+            nonlocal seen_definition, rebound
+            if node is definition:
+                seen_definition = True
+                return False
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) or rebound:
+                return False
+            if seen_definition:
+                targets = ([t.target for t in node.targets] if isinstance(node, cst.Assign) else
+                           [node.target] if isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr))
+                           else [node.asname.name] if isinstance(node, cst.WithItem) and node.asname else [])
+                rebound = any(name in target_names(t) for t in targets)
+            return True
+
+        walk(guard.body, enter, lambda node: None)
+        return not rebound
 
     def _traced_afresh(self, function: cst.CSTNode) -> bool:
         """Whether the traced function is a new object each time it is traced, so that no compiled
@@ -197,6 +230,11 @@ def _function_name_occurrences(module: cst.Module) -> dict[str, list[_Occurrence
             inner = deferred or isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
             stack.extend((child, node, parent, inner) for _, child in children(node))
     return found
+
+
+def _is_main_guard(statement: cst.If) -> bool:
+    test = statement.test
+    return isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and test.left.value == "__name__"
 
 
 class _DeferredUses(list):
