@@ -85,5 +85,5 @@ def test_fresh_traces_see_current_values_and_kept_ones_go_stale(capfd):
     # step: 1*1+0; hess of sum(a*offset) is zero; shifted: 1+3, 1+6; equilibrate prints nothing
     assert printed[0] == "[1. 1. 1.]" and printed[2] == "[4. 4. 4.]" and printed[4] == "[7. 7. 7.]"
     # add_bias and amplify: the second call still uses the value of the first trace (stale)
-    assert printed[5:] == ["[1. 1. 1.]", "[1. 1. 1.]", "[2. 2. 2.]", "[2. 2. 2.]", "[2. 2. 2.]"]
+    assert printed[5:] == ["[1. 1. 1.]", "[1. 1. 1.]", "[2. 2. 2.]", "[2. 2. 2.]", "[2. 2. 2.]", "[[1. 1. 1.]]"]
     assert [line for line in out if line and not line.startswith("[")][-2:] == ["1.0", "1.0"]  # grad_fn: stale k

@@ -133,23 +133,44 @@ class GlobalReadInTraced(Rule):
         runs. Every use of the function's name must be a call or a `lax` body argument in a top-level
         statement, and `name` must not be rebound from its first use to its last.
         """
-        if not isinstance(top, cst.FunctionDef):
+        wrapper = self._wrapped_lambda(top)
+        if not isinstance(top, cst.FunctionDef) and wrapper is None:
             return False
         if state.last_binding.get(name, -1) is None:
-            return self._set_up_before_use(name, top, state)
+            return isinstance(top, cst.FunctionDef) and self._set_up_before_use(name, top, state)
         start = state.statement_index.get(id(top))
         if start is None:
             return False
         later = [i for i in state.binding_statements.get(name, ()) if i > start]
         if not later:
             return False
-        uses = self._uses.get(id(top))
-        if uses is None:
-            uses = self._uses_of(top, set())
+        if wrapper is not None:
+            if self._occurrences is None:
+                self._occurrences = _function_name_occurrences(self.ctx.module)
+            uses = _top_level_uses(self.ctx, wrapper, start, self._occurrences)
+            if isinstance(uses, _DeferredUses):
+                return False
+        else:
+            uses = self._uses.get(id(top))
+            if uses is None:
+                uses = self._uses_of(top, set())
         if uses is False:
             return False
         # traced at its first use and cached from then on: a change between two uses is missed
         return not uses or not any(uses[0] <= i <= uses[-1] for i in later)
+
+    def _wrapped_lambda(self, top: cst.CSTNode) -> str | None:
+        """`apply_repl = jax.pmap(lambda params, x: model.apply(params, x))` as a top-level statement,
+        the read being in that lambda: the name the traced lambda is run through."""
+        assignment = _transform_assignment(top)
+        if assignment is None:
+            return None
+        wrapper, call = assignment
+        function = self.ctx.function()
+        if not isinstance(function, cst.Lambda) or not any(arg.value is function for arg in call.args) \
+                or self.ctx.qualified_name(call.func) not in MODES:
+            return None
+        return wrapper
 
     def _set_up_before_use(self, name: str, top: cst.FunctionDef, state: ModuleState) -> bool:
         """A notebook or script global assigned through `global` by setup functions only: when every
