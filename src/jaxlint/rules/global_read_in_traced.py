@@ -148,7 +148,7 @@ class GlobalReadInTraced(Rule):
             if self._occurrences is None:
                 self._occurrences = _function_name_occurrences(self.ctx.module)
             uses = _top_level_uses(self.ctx, wrapper, start, self._occurrences)
-            if isinstance(uses, _DeferredUses):
+            if not uses or isinstance(uses, _DeferredUses):
                 return False
         else:
             uses = self._uses.get(id(top))
@@ -312,8 +312,8 @@ def _top_level_uses(ctx, name: str, start: int, occurrences: dict[str, list[_Occ
                     or ctx.qualified_name(grandparent.func) not in MODES:
                 return False
             through = _top_level_uses(ctx, wrapper[0], index, occurrences, depth + 1)
-            if through is False or isinstance(through, _DeferredUses):
-                return False
+            if not through or isinstance(through, _DeferredUses):
+                return False  # the wrapped function is run from elsewhere (or kept for later)
             found.extend(through)
             continue
         found.append(index)
