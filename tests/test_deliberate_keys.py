@@ -1,6 +1,8 @@
 """Key reuse that reads as deliberate (JAX101, JAX103): silent by default, reported with
 `strict-key-reuse`; and the messages of what stays reported say what the code does."""
 
+import pytest
+
 from jaxlint.engine.files import check_file
 from jaxlint.model.settings import Settings
 
@@ -62,12 +64,13 @@ def test_again_messages_match_the_two_calls():
     function jaxlint cannot see into gets the same randomness."""
     by_function = {}
     for f in findings(KEY_REUSE, "JAX101"):
-        for name in ("init_layer", "use_after_split", "module_key", "init_then_reset"):
+        for name in ("init_layer", "use_after_split", "module_key"):
             if name != "module_key" and f.start.line in lines_of(KEY_REUSE, name):
                 by_function[name] = f.message
     assert "draws start from the same random bits" in by_function["init_layer"]  # normal (n_in, n_out) vs (n_out,)
     assert "keys split from it are not independent" in by_function["use_after_split"]
-    assert "both calls get the same randomness" in by_function["init_then_reset"]
+    models = FIXTURES / "JAX101_models.py"
+    assert all("both calls get the same randomness" in f.message for f in findings(models, "JAX101"))
     same_draw = [f.message for f in findings(KEY_REUSE, "JAX101") if "`module_key`" in f.message]
     assert same_draw and "the two draws are identical" in same_draw[0]
 
@@ -92,3 +95,27 @@ def test_a_loop_with_branches_after_the_reuse_is_checked_to_the_end():
     settings = Settings()
     found = check_source(source, "run.py", settings, enabled_rules(settings, "run.py"))
     assert sorted((f.start.line, f.code) for f in found) == [(5, "JAX101"), (6, "JAX103")]
+
+
+@pytest.mark.jax
+def test_model_library_reuse_raises_under_jax_checker_where_reported():
+    """JAX's checker raises in both the reported and the deliberate functions of JAX101_models.py;
+    jaxlint reports only the first kind, at the line where JAX raises."""
+    import importlib.util
+    import traceback
+
+    import jax
+
+    path = FIXTURES / "JAX101_models.py"
+    spec = importlib.util.spec_from_file_location("fixture_JAX101_models", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    reported = {f.start.line for f in findings(path, "JAX101")}
+    for function in [*module.REPORTED, *module.DELIBERATE]:
+        with jax.debug_key_reuse(True):
+            with pytest.raises(jax.errors.KeyReuseError) as info:
+                function(*module.ARGUMENTS[function.__name__]())
+        lines = [frame.lineno for frame in traceback.extract_tb(info.value.__traceback__) if frame.filename == str(path)]
+        inside = lines_of(path, function.__name__)
+        raised = [line for line in lines if line in inside][-1]
+        assert (raised in reported) == (function in module.REPORTED), function.__name__
