@@ -1,6 +1,8 @@
 """Key reuse that reads as deliberate (JAX101, JAX103): silent by default, reported with
 `strict-key-reuse`; and the messages of what stays reported say what the code does."""
 
+import functools
+
 import pytest
 
 from jaxlint.engine.files import check_file
@@ -13,7 +15,13 @@ KEY_IN_LOOP = FIXTURES / "JAX103_key_in_loop.py"
 
 
 def findings(path, code, **settings):
-    return [f for f in check_file(str(path), Settings(**settings)).findings if f.code == code]
+    return [f for f in _checked(str(path), tuple(sorted(settings.items()))) if f.code == code]
+
+
+@functools.lru_cache(maxsize=None)
+def _checked(path, settings):
+    """The findings of a fixture, checked once per settings for all the tests here (they are slow)."""
+    return tuple(check_file(path, Settings(**dict(settings))).findings)
 
 
 def lines_of(path, function_name):
