@@ -52,6 +52,8 @@ from ..dataflow.interpreter import expressions_below
 from ..dataflow.marker import Marker
 from ..model.settings import DEFAULT_KEY_NAMES
 from .jax_names import JIT_FAMILY
+from .pending_work import CLOCKS
+from .values import STATIC_ATTRIBUTES
 from ..semantic.literals import Literals
 from ..semantic.model import SemanticModel
 from ..semantic.scopes import Scope
@@ -880,6 +882,57 @@ class KeyDomain:
             return False
         return Literals.of(self.facts.ctx).written_out(iterable, self.scope)
 
+    def _timed_again(self, first: Consumption, again: Consumption) -> bool:
+        """`f(key, x)` to compile, a clock read, then `f(key, x)` again to time it: the same call, as
+        written, with a clock read between the two (a benchmark runs the same computation twice)."""
+        code = cst.Module([]).code_for_node
+        if code(first.node) != code(again.node):
+            return False
+        within = self.scope.node
+        low, high = first.line, again.line
+        found = False
+
+        def enter(node: cst.CSTNode, _field: str) -> bool:
+            nonlocal found
+            if found or (node is not within and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda))):
+                return False
+            if isinstance(node, cst.Call) and low < self.facts.order(node) < high \
+                    and self.resolve(node.func) in CLOCKS:
+                found = True
+            return not found
+
+        walk(within, enter, lambda node: None)
+        return found
+
+    def _shape_only(self, first: Consumption) -> bool:
+        """`x = jax.random.normal(key, shape)` whose values are never read, only its shape or dtype (a
+        shape check, an example input): drawing from the key again cannot repeat anything that is used."""
+        if not first.direct or first.draw == "jax.random.split" or first.within is not self.scope.node \
+                or self.owner is None:
+            return False  # a module-level variable is there for other modules to read
+        name = None
+        for candidate, binding in self.scope.bindings.items():
+            if any(isinstance(statement, cst.Assign) and statement.value is first.node
+                   and len(statement.targets) == 1 and isinstance(statement.targets[0].target, cst.Name)
+                   for statement in binding.statements):
+                if len(binding.nodes) != 1:
+                    return False
+                name = candidate
+                break
+        if name is None:
+            return False
+        target = self.scope.bindings[name].nodes[0]
+        reads = 0
+        for occurrence, scope, parent in SemanticModel.of(self.facts.ctx).name_occurrences([name]):
+            owner = scope.lookup(name)
+            if occurrence is target or owner is None or owner[0].node is not self.scope.node:
+                continue
+            if not (isinstance(parent, cst.Attribute) and parent.value is occurrence
+                    and parent.attr.value in STATIC_ATTRIBUTES):
+                return False
+            reads += 1
+        return reads > 0  # a draw nobody reads at all is left to other rules: it may be a leftover
+
     def _dummy_input(self, first: Consumption, again: Consumption) -> bool:
         """`x = jax.random.normal(key, shape)` then `model.init(key, x)`: the draw only serves as the
         example input whose shape `init` reads, so sharing the key changes no parameter."""
@@ -921,7 +974,8 @@ class KeyDomain:
                 if kind != "loop" and self.facts.aligned(first, consumption, kind):
                     return  # the same shuffle of several arrays, on purpose: they stay aligned
                 if kind == "again" and not self.facts.strict and (
-                        _same_run_again(first, consumption) or self._dummy_input(first, consumption)):
+                        _same_run_again(first, consumption) or self._dummy_input(first, consumption)
+                        or self._timed_again(first, consumption) or self._shape_only(first)):
                     return
                 if kind == "loop" and not self.facts.strict and (
                         self._over_written_out_cases(loop) or periodic(loop, node)):
