@@ -129,6 +129,9 @@ def _varying_names(loop: cst.For | cst.While) -> set[str]:
         if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and node.value is not None:
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             bound = set().union(*(_names_read(t) for t in targets if isinstance(t, (cst.Name, cst.Tuple, cst.List))))
+            # `config["num_envs"] = n` changes `config` itself
+            bound |= {root for t in targets if isinstance(t, (cst.Subscript, cst.Attribute))
+                      for root in [_root_name(t)] if root is not None}
             read = _names_read(node.value) | (bound if isinstance(node, cst.AugAssign) else set())
             assignments.append((bound, read))
         elif isinstance(node, cst.For):
@@ -146,6 +149,13 @@ def _varying_names(loop: cst.For | cst.While) -> set[str]:
                 varying |= bound
                 changed = True
     return varying
+
+
+def _root_name(target: cst.BaseExpression) -> str | None:
+    """`config` of `config["a"]["b"]` or `cfg.model.width`."""
+    while isinstance(target, (cst.Subscript, cst.Attribute)):
+        target = target.value
+    return target.value if isinstance(target, cst.Name) else None
 
 
 def _short(qualified: str) -> str:
