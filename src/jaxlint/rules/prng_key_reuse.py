@@ -104,12 +104,13 @@ def _outcome(first: Consumption, again: cst.Call, ctx) -> str:
     if earlier is None or later is None or not later.startswith("jax.random."):
         return "both calls get the same randomness"
     splits = [d == "jax.random.split" for d in (earlier, later)]
+    # arguments compare as written only within one function: elsewhere the same text may differ
+    same = drawn is first and earlier == later and _same_arguments(drawn.node, again, ctx)
     if all(splits):
-        return "the two splits give the same keys" if _same_arguments(drawn.node, again, ctx) \
-            else "the keys of the two splits are not independent"
+        return "the two splits give the same keys" if same else "the keys of the two splits are not independent"
     if any(splits):
         return "the keys split from it are not independent of the numbers drawn from it"
-    if earlier == later and _same_arguments(drawn.node, again, ctx):
+    if same:
         return "the two draws are identical"
     return "the two draws start from the same random bits, so they are not independent"
 
