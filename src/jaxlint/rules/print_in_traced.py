@@ -125,7 +125,9 @@ class PrintInTraced(Rule):
             if isinstance(statement, cst.ExceptHandler):
                 continue  # `except TracerBoolConversionError as e`: an exception, not a tracer
             if isinstance(statement, cst.Param):
-                if statement.name.value in info.param_kinds or statement.star or info.depth > 0:
+                # no traced parameter at all: the static ones are not known (`static_argnums=NAMES`)
+                if statement.name.value in info.param_kinds or not info.param_kinds or statement.star \
+                        or info.depth > 0:
                     return False
                 continue
             if depth <= 0 or not (isinstance(statement, cst.Assign) and len(statement.targets) == 1
