@@ -47,6 +47,8 @@ class JitOfFreshClosure(Rule):
         self.pending: list[tuple[cst.CSTNode, str, str, cst.FunctionDef, list[cst.FunctionDef]]] = []
         #: module-level function name -> the names it calls outside loops (for the entry points)
         self.calls_once_by_name: dict[str, set[str]] = {}
+        #: functions that run once per process (computed at the end of the file)
+        self.entry_points: set[str] = set()
 
     def _current(self) -> tuple[cst.FunctionDef, _Body] | None:
         function = next(self.ctx.enclosing_functions(), None)
