@@ -888,21 +888,11 @@ class KeyDomain:
         code = cst.Module([]).code_for_node
         if code(first.node) != code(again.node):
             return False
-        within = self.scope.node
         low, high = first.line, again.line
-        found = False
-
-        def enter(node: cst.CSTNode, _field: str) -> bool:
-            nonlocal found
-            if found or (node is not within and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda))):
-                return False
-            if isinstance(node, cst.Call) and low < self.facts.order(node) < high \
-                    and self.resolve(node.func) in CLOCKS:
-                found = True
-            return not found
-
-        walk(within, enter, lambda node: None)
-        return found
+        # the file's recorded calls, not a walk: at module level that would walk the whole module
+        return any(scope.node is self.scope.node and low < self.facts.order(call) < high
+                   and self.resolve(call.func) in CLOCKS
+                   for call, scope, _ in SemanticModel.of(self.facts.ctx).sites_of(cst.Call))
 
     def _shape_only(self, first: Consumption) -> bool:
         """`x = jax.random.normal(key, shape)` whose values are never read, only its shape or dtype (a
