@@ -856,7 +856,8 @@ class KeyDomain:
         if short in AHEAD_OF_TIME and isinstance(node.func, cst.Attribute):
             return []  # `jax.jit(f).lower(key, x)`: compiled for the key's type, nothing drawn
         if short is None or short[:1].isupper() or INSPECTING_NAME.match(short) or short in (
-                "append", "extend", "insert", "update", "setdefault", "put", "add", "info", "debug",
+                # `state.replace(rng=rng)`, `dataclasses.replace(...)`: stored in a new record
+                "append", "extend", "insert", "update", "setdefault", "put", "add", "replace", "info", "debug",
                 "warning", "log", "write", "format"):
             return []
         if not self.facts.unknown_calls_consume:
