@@ -172,7 +172,8 @@ def test_messages_say_where_the_key_was_consumed(fixture):
     step = inspect.getsourcelines(fixture.train_epoch)[1] + 2
     assert by_function["train_epoch"] == [
         f"key `key` consumed at line {step} by `sgd_step` → `perturbed_grad` → `jax.random.normal` (line {draw}) "
-        "is used again here: the two draws are identical (JAX keys are not stateful); split it first: "
+        "is used again here: the two draws start from the same random bits, so they are not independent, as JAX "
+        "keys are not stateful; split it first: "
         "`key, subkey = jax.random.split(key)` and use `subkey`"]
     assert "by `agent.act` → `jax.random.uniform`" in by_function["rollout_step"][0]
     assert by_function["perturb_params"][0].startswith("key `key` is consumed once per leaf: `jax.tree.map`")

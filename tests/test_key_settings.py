@@ -54,14 +54,14 @@ def test_unknown_calls_can_be_taken_as_not_consuming(tmp_path):
 
 
 @pytest.mark.parametrize("text", ['key-names = "key"', 'key-names = ["my key"]', 'key-names = ["*"]',
-                                  'unknown-calls-consume-keys = "no"'])
+                                  'unknown-calls-consume-keys = "no"', 'strict-key-reuse = 1'])
 def test_key_settings_are_validated(tmp_path, text):
     from jaxlint.model.settings import ConfigError
     from jaxlint.frontends.config import load_settings
     from jaxlint.engine.registry import known_codes
 
     (tmp_path / "pyproject.toml").write_text(f"[tool.jaxlint]\n{text}\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match="key-names|unknown-calls-consume-keys"):
+    with pytest.raises(ConfigError, match="key-names|unknown-calls-consume-keys|strict-key-reuse"):
         load_settings(tmp_path, known_codes())
 
 

@@ -126,7 +126,7 @@ def test_a_message_that_names_another_line_names_its_cell(tmp_path, monkeypatch)
     ]))
     data = json.loads(check("--output-format", "json", "--select", "JAX101", "draws.ipynb").stdout)
     assert [(d["cell"], d["line"]) for d in data] == [(3, 2)]
-    assert "consumed at cell 3, line 1 is used again" in data[0]["message"]
+    assert "consumed at cell 3 (counted from 1), line 1 is used again" in data[0]["message"]
 
 
 def _rebinding_notebook(tmp_path, monkeypatch):

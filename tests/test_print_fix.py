@@ -70,3 +70,76 @@ def test_constant_print_gets_no_fix_and_says_it_runs_at_trace_time():
     [finding] = check_source(source, "a.py", settings, enabled_rules(settings, "a.py"))
     assert finding.code == "JAX301" and finding.fix is None
     assert "once per compilation" in finding.message
+
+
+STATIC_PRINTS = '''import functools
+import jax
+
+
+@functools.partial(jax.jit, static_argnums=1)
+def f(x, n):
+    print("shape", x.shape)
+    print(f"{x.shape=} {x.dtype}")
+    print("n =", n, len(x))
+    rows = x.shape[0] * n
+    print(rows)
+    print("both", x.shape, x)
+    return x
+'''
+
+
+def test_static_values_are_not_called_tracers_and_get_no_fix():
+    """`print("shape", x.shape)` shows a static value once per compilation, as its author wants when
+    watching recompiles: the message must not speak of tracers, and `jax.debug.print` (which prints
+    on every call, and shapes as arrays) is no fix for it. A print that also shows a traced value
+    keeps the tracer message and its safe fix."""
+    settings = Settings()
+    findings = check_source(STATIC_PRINTS, "a.py", settings, enabled_rules(settings, "a.py"))
+    by_line = {f.start.line: f for f in findings if f.code == "JAX301"}
+    assert sorted(by_line) == [7, 8, 9, 11, 12]
+    for line in (7, 8, 9, 11):
+        assert "static values" in by_line[line].message and "tracer" not in by_line[line].message.replace(
+            "not tracers", "")
+        assert by_line[line].fix is None
+    assert "shows tracers" in by_line[12].message
+    assert by_line[12].fix is not None and by_line[12].fix.applicability.value == "safe"
+
+
+@pytest.mark.jax
+def test_static_print_runs_once_per_compilation(capfd):
+    """What the message says, checked: the static print fires per compilation (a new shape), not per call."""
+    import jax.numpy as jnp
+
+    namespace = {}
+    exec(compile(STATIC_PRINTS, "static_prints.py", "exec"), namespace)
+    f = namespace["f"]
+    for x in (jnp.ones(2), jnp.ones(2), jnp.ones(3)):
+        f(x, 1)
+    out = capfd.readouterr().out
+    assert out.count("shape (") == 2 and "Traced" not in out.split("both")[0]
+
+
+def test_more_static_values_identity_exceptions_and_comprehensions():
+    source = '''import jax
+
+
+@jax.jit
+def f(x, m):
+    dims = max([x[a].shape[-1] for a in range(2)])
+    print("max_dim", dims)
+    print(f"Inside: {m.left is m.right = }")
+    print(f"mesh: {jax.sharding.get_abstract_mesh()}")
+    try:
+        if x > 0:
+            pass
+    except jax.errors.TracerBoolConversionError as e:
+        print(f"error: {e}")
+    print("value", m.left)
+    return x
+'''
+    settings = Settings()
+    found = {f.start.line: f for f in check_source(source, "a.py", settings, enabled_rules(settings, "a.py"))
+             if f.code == "JAX301"}
+    assert sorted(found) == [7, 8, 9, 14, 15]
+    assert all("static values" in found[line].message and found[line].fix is None for line in (7, 8, 9, 14))
+    assert "shows tracers" in found[15].message  # a field of a traced argument: traced

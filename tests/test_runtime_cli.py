@@ -108,7 +108,7 @@ def test_declared_examples_verdicts_json_and_dropping_refuted(package, run_cli):
     findings = {(f["line"], f["code"]): f for f in found if f["path"] != "explore.ipynb"}
     # A notebook's code cells run as one module (magics masked); the evidence names the cell.
     assert [(f["cell"], f["line"], f["code"], f["runtime"]["verdict"]) for f in notebook] == [(2, 3, "JAX201", "confirmed")]
-    assert notebook[0]["runtime"]["evidence"].startswith("TracerBoolConversionError at cell 3, line 3 (jax.jit trace")
+    assert notebook[0]["runtime"]["evidence"].startswith("TracerBoolConversionError at cell 3 (counted from 1), line 3 (jax.jit trace")
     for finding in findings.values():
         assert set(finding["runtime"]) == {"verdict", "evidence", "device"}
         assert finding["runtime"]["device"]

@@ -70,3 +70,20 @@ def test_grad_and_vmap_alone_see_the_new_value(fixture):
     fixture.set_gain(5.0)
     assert jnp.allclose(fixture.grad_of_scaled(w), 5.0)
     assert jnp.allclose(fixture.batched_gain(w), 5.0)
+
+
+@pytest.mark.jax
+def test_fresh_traces_see_current_values_and_kept_ones_go_stale(capfd):
+    """JAX302_fresh_traces.py, run: what is not reported reads the value current when it runs; what is
+    reported keeps the value it was traced with."""
+    import runpy
+
+    namespace = runpy.run_path(str(FIXTURES / "JAX302_fresh_traces.py"))
+    assert float(namespace["variables2"][0]) == 2.0  # traced after `scale = 2.0`
+    out = capfd.readouterr().out.split("\n")
+    printed = [line for line in out if line.startswith("[")]
+    # step: 1*1+0; hess of sum(a*offset) is zero; shifted: 1+3, 1+6; equilibrate prints nothing
+    assert printed[0] == "[1. 1. 1.]" and printed[2] == "[4. 4. 4.]" and printed[4] == "[7. 7. 7.]"
+    # add_bias and amplify: the second call still uses the value of the first trace (stale)
+    assert printed[5:] == ["[1. 1. 1.]", "[1. 1. 1.]", "[2. 2. 2.]", "[2. 2. 2.]", "[2. 2. 2.]", "[[1. 1. 1.]]"]
+    assert [line for line in out if line and not line.startswith("[")][-2:] == ["1.0", "1.0"]  # grad_fn: stale k

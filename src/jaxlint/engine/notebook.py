@@ -323,3 +323,10 @@ def _serializer(indent: str | None, separators: tuple[str, str], sort_keys: bool
             out = out.replace("\n", "\r\n")
         return out + end
     return dump
+
+
+def cell_name(index: int) -> str:
+    """How a message names the notebook cell at `index` (0-based, markdown included): counted from 1,
+    as the text output's positions and the notebook's reader count, saying so, since JSON's `cell`
+    is the 0-based index."""
+    return f"cell {index + 1} (counted from 1)"

@@ -57,9 +57,10 @@ class JoinedCells:
         return self.cells[position].index, line - self.first_lines[position] + 1
 
     def line_label(self, line: int) -> str:
-        """A line of the joined text as the user sees it: `cell N, line M`, N counted from 1."""
+        """A line of the joined text as the user sees it: `cell N (counted from 1), line M`. Messages go
+        into JSON too, whose `cell` is the 0-based index: the label says how it counts."""
         position = self._position(line)
-        return f"cell {self.cells[position].index + 1}, line {line - self.first_lines[position] + 1}"
+        return f"{nb.cell_name(self.cells[position].index)}, line {line - self.first_lines[position] + 1}"
 
     def split(self, text: str) -> list[str] | None:
         """Cell sources from a (fixed) joined text; None if the boundaries did not survive."""
@@ -142,6 +143,7 @@ def _cell_by_cell(cells: list[nb.Cell], text: str, path: str, settings: Settings
             found = check_source(cell.source, path, settings, enabled)
         except NotAnalysed as partial:
             found = partial.findings
-            skipped.append(f"cell {cell.index + 1}: {partial.reason}")
+            skipped.append(f"{nb.cell_name(cell.index)}: {partial.reason}")
         findings += [shift(f, cell.index, 0) for f in found]
     return FileResult(path, findings, original_text=text, not_analysed="; ".join(skipped) or None)
+

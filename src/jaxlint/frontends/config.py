@@ -191,6 +191,7 @@ _KEYS = {
     "enable-x64": _bool,
     "key-names": _name_patterns,
     "unknown-calls-consume-keys": _bool,
+    "strict-key-reuse": _bool,
     "runtime": lambda value, where, known: runtime_settings(value, where),
 }
 

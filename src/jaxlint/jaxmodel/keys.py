@@ -52,11 +52,14 @@ from ..dataflow.interpreter import expressions_below
 from ..dataflow.marker import Marker
 from ..model.settings import DEFAULT_KEY_NAMES
 from .jax_names import JIT_FAMILY
+from .pending_work import CLOCKS
+from .values import STATIC_ATTRIBUTES
+from ..semantic.literals import Literals
 from ..semantic.model import SemanticModel
 from ..semantic.scopes import Scope
 from ..syntax.arguments import Passing
 from ..syntax.positions import node_spans
-from ..syntax.walk import target_names
+from ..syntax.walk import target_names, walk
 from .traced import CONTAINER_ANNOTATIONS, LAX_BODIES, LAX_BRANCHES, MODES, TREE_MAPS, Callee, TracedFunctions
 
 if TYPE_CHECKING:
@@ -88,6 +91,8 @@ NON_CONSUMING_PREFIXES = (
 STORING_CALLS = frozenset({"numpyro.handlers.seed"})
 #: Called names that check or compare a key rather than draw from it (`assert_equal`, `is_valid_key`).
 INSPECTING_NAME = re.compile(r"^_*(assert|is_|has_)")
+#: Names of functions that initialise a model's parameters from a key (`model.init`, `init_params`).
+INIT_NAME = re.compile(r"^_*(init|initiali[sz]e)(_|$)|_init$")
 #: Methods of a jitted function that trace or compile it for the arguments given, without running it.
 AHEAD_OF_TIME = frozenset({"lower", "trace"})
 #: Transforms whose wrapped function receives the arguments it is called with (`jax.jit(step)(state, key)`).
@@ -214,6 +219,8 @@ class KeyFlowFacts:
         self.test_file = is_test_file(ctx.path)
         self.key_name = key_name_pattern(ctx.settings.key_names)
         self.unknown_calls_consume = ctx.settings.unknown_calls_consume_keys
+        #: report deliberate-looking reuse too (the `strict-key-reuse` setting)
+        self.strict = ctx.settings.strict_key_reuse
         self._seen: set[int] = set()
         self._carry_reuses: dict[tuple[int, int, bool], list[tuple[int | None, str, Consumption]]] = {}
         #: id(Param) -> the source of its annotation
@@ -848,7 +855,8 @@ class KeyDomain:
         if not tracked:
             return []
         reached = self.facts.callee(node.func, self.scope)
-        if reached is not None and _discarded(node, flow) and self.facts.compiled(node.func, reached, self.scope):
+        if reached is not None and not self.facts.strict and _discarded(node, flow) \
+                and self.facts.compiled(node.func, reached, self.scope):
             # a warm-up: a compiled function's only effect is its result, and this one is thrown
             # away, so the numbers it draws are never seen (`step(key, x).block_until_ready()`)
             return []
@@ -871,7 +879,8 @@ class KeyDomain:
         if short in AHEAD_OF_TIME and isinstance(node.func, cst.Attribute):
             return []  # `jax.jit(f).lower(key, x)`: compiled for the key's type, nothing drawn
         if short is None or short[:1].isupper() or INSPECTING_NAME.match(short) or short in (
-                "append", "extend", "insert", "update", "setdefault", "put", "add", "info", "debug",
+                # `state.replace(rng=rng)`, `dataclasses.replace(...)`: stored in a new record
+                "append", "extend", "insert", "update", "setdefault", "put", "add", "replace", "info", "debug",
                 "warning", "log", "write", "format"):
             return []
         if not self.facts.unknown_calls_consume:
@@ -885,6 +894,76 @@ class KeyDomain:
             if not (isinstance(loop, cst.Call) and name in self.consumed_before_map.get(id(loop), ())):
                 return loop
         return None
+
+    def _over_written_out_cases(self, loop: cst.CSTNode) -> bool:
+        """`for model in [hmm_a, hmm_b]: fit(model, key)`: each entry of a written-out list is its own
+        experiment, given the same key so that the results compare (common random numbers)."""
+        if isinstance(loop, cst.For):
+            iterable = loop.iter
+        elif isinstance(loop, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            iterable = loop.for_in.iter
+        else:
+            return False
+        return Literals.of(self.facts.ctx).written_out(iterable, self.scope)
+
+    def _timed_again(self, first: Consumption, again: Consumption) -> bool:
+        """`f(key, x)` to compile, a clock read, then `f(key, x)` again to time it: the same call, as
+        written, with a clock read between the two (a benchmark runs the same computation twice)."""
+        code = cst.Module([]).code_for_node
+        if code(first.node) != code(again.node):
+            return False
+        low, high = first.line, again.line
+        # the file's recorded calls, not a walk: at module level that would walk the whole module
+        return any(scope.node is self.scope.node and low < self.facts.order(call) < high
+                   and self.resolve(call.func) in CLOCKS
+                   for call, scope, _ in SemanticModel.of(self.facts.ctx).sites_of(cst.Call))
+
+    def _shape_only(self, first: Consumption) -> bool:
+        """`x = jax.random.normal(key, shape)` whose values are never read, only its shape or dtype (a
+        shape check, an example input): drawing from the key again cannot repeat anything that is used."""
+        if not first.direct or first.draw == "jax.random.split" or first.within is not self.scope.node \
+                or self.owner is None:
+            return False  # a module-level variable is there for other modules to read
+        name = None
+        for candidate, binding in self.scope.bindings.items():
+            if any(isinstance(statement, cst.Assign) and statement.value is first.node
+                   and len(statement.targets) == 1 and isinstance(statement.targets[0].target, cst.Name)
+                   for statement in binding.statements):
+                if len(binding.nodes) != 1:
+                    return False
+                name = candidate
+                break
+        if name is None:
+            return False
+        target = self.scope.bindings[name].nodes[0]
+        reads = 0
+        for occurrence, scope, parent in SemanticModel.of(self.facts.ctx).name_occurrences([name]):
+            owner = scope.lookup(name)
+            if occurrence is target or owner is None or owner[0].node is not self.scope.node:
+                continue
+            if not (isinstance(parent, cst.Attribute) and parent.value is occurrence
+                    and parent.attr.value in STATIC_ATTRIBUTES):
+                return False
+            reads += 1
+        return reads > 0  # a draw nobody reads at all is left to other rules: it may be a leftover
+
+    def _dummy_input(self, first: Consumption, again: Consumption) -> bool:
+        """`x = jax.random.normal(key, shape)` then `model.init(key, x)`: the draw only serves as the
+        example input whose shape `init` reads, so sharing the key changes no parameter."""
+        if not first.direct or first.draw == "jax.random.split" or again.direct:
+            return False
+        if not INIT_NAME.match(_callee_name(again.node.func) or ""):
+            return False
+        for arg in again.node.args:
+            value = arg.value
+            if value is first.node:
+                return True
+            if isinstance(value, cst.Name):
+                found = self.scope.lookup(value.value)
+                if found is not None and any(isinstance(statement, cst.Assign) and statement.value is first.node
+                                             for statement in found[1].statements):
+                    return True
+        return False
 
     def consume(self, name: str, node: cst.Call, certain: bool, direct: bool, flow: FlowInterpreter,
                 via: Consumption | None = None, draw: str | None = None) -> None:
@@ -908,6 +987,13 @@ class KeyDomain:
                     kind = "leaves" if self.facts.aligned(first, consumption, "leaves") else kind
                 if kind != "loop" and self.facts.aligned(first, consumption, kind):
                     return  # the same shuffle of several arrays, on purpose: they stay aligned
+                if kind == "again" and not self.facts.strict and (
+                        _same_run_again(first, consumption) or self._dummy_input(first, consumption)
+                        or self._timed_again(first, consumption) or self._shape_only(first)):
+                    return
+                if kind == "loop" and not self.facts.strict and (
+                        self._over_written_out_cases(loop) or periodic(loop, node)):
+                    return
                 self.facts.record(Reuse(node, name, first, loop, kind))
             return
         state[name] = KeyState(consumption, held.known, held.param)
@@ -923,6 +1009,62 @@ def _spelled(dotted: str) -> cst.BaseExpression:
     for part in parts[1:]:
         expr = cst.Attribute(expr, cst.Name(part))
     return expr
+
+
+def periodic(loop: cst.CSTNode | None, node: cst.CSTNode) -> bool:
+    """Whether `node` runs under an `if` of the loop body that tests a remainder (`if step % every ==
+    0:`): a periodic evaluation or sample, given the same key each time so that what it shows differs
+    only by the model being trained."""
+    if not isinstance(loop, (cst.For, cst.While)):
+        return False
+    periodic: list[bool] = []
+    found = False
+
+    def enter(current: cst.CSTNode, _field: str) -> bool:
+        nonlocal found
+        if isinstance(current, cst.If):  # pushed whatever follows: `leave` pops every `If` entered
+            periodic.append(tests_remainder(current.test))
+        if found or isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        if current is node:
+            found = any(periodic)
+            return False
+        return True
+
+    def leave(current: cst.CSTNode) -> None:
+        if isinstance(current, cst.If):
+            periodic.pop()
+
+    walk(loop.body, enter, leave)
+    return found
+
+
+def tests_remainder(test: cst.BaseExpression) -> bool:
+    """`step % every == 0`, `i % n == 0 or last`: the test of a periodic evaluation or log."""
+    stack = [test]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.BinaryOperation) and isinstance(current.operator, cst.Modulo):
+            return True
+        if isinstance(current, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.BinaryOperation)):
+            stack.extend(current.children)
+        elif isinstance(current, cst.ComparisonTarget):
+            stack.append(current.comparator)
+    return False
+
+
+def _same_run_again(first: Consumption, again: Consumption) -> bool:
+    """The same key handed twice to the same function (as written), one jaxlint cannot see into
+    (`mcmc.run(key, ...)` for two models, `solve(key, ...)` for two solvers) or a model initialiser
+    (`model.init(key, x)` for the online and the target network): the same computation run again from
+    the same randomness, which is how runs are made comparable or two models made to start equal."""
+    if first.direct or again.direct:
+        return False
+    code = cst.Module([]).code_for_node
+    if code(first.node.func) != code(again.node.func):
+        return False
+    unknown = first.via is None and again.via is None
+    return unknown or bool(INIT_NAME.match(_callee_name(again.node.func) or ""))
 
 
 def _over_mapping_values(loop: cst.CSTNode | None) -> bool:

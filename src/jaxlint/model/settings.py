@@ -58,6 +58,9 @@ class Settings:
     unknown_calls_consume_keys: bool = True
     #: extra source roots of the project, relative to `root` (besides it and its `src/`)
     src: tuple[str, ...] = ()
+    #: also report key reuse that reads as deliberate (JAX101, JAX103): one key for two runs of the
+    #: same computation, a draw used only as a dummy input to `init`, a fixed seed per configuration
+    strict_key_reuse: bool = False
     #: the directory patterns are relative to (where the configuration file is)
     root: str = "."
     config_path: str | None = None

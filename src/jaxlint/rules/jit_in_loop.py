@@ -4,6 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..rulebase.rule import Rule
+from ..semantic.literals import Literals
 
 
 class JitInLoop(Rule):
@@ -66,13 +67,14 @@ class JitInLoop(Rule):
                 f"wrapper and repeats the cache lookup; hoist `{jit}(...)` out of the loop and call the result"))
 
     def _per_setting(self, loop: cst.CSTNode, depends_on: cst.CSTNode) -> bool:
-        """A loop over a written-out list of settings (`for steps in [-1, 0]:`) whose jitted function uses the
-        loop variable: each setting is a different function, so one compile per setting is the design, and
-        hoisting the jit out of the loop is not possible."""
-        if not isinstance(loop, cst.For) or not _literal_collection(loop.iter, self.ctx):
+        """A loop over a written-out list of settings (`for steps in [-1, 0]:`, `for cfg in CONFIGS.values()`)
+        whose jitted function uses the loop variable, directly or through values the body computes from it
+        (`model = make_model(cfg)`, then `jax.jit(model.apply)`): each setting is a different function, so
+        one compile per setting is the design, and hoisting the jit out of the loop is not possible."""
+        if not isinstance(loop, cst.For) or not (_literal_collection(loop.iter, self.ctx)
+                                                 or Literals.of(self.ctx).written_out(loop.iter, self.ctx.scope)):
             return False
-        targets = _names_read(loop.target)
-        return bool(targets & _names_read(depends_on))
+        return bool(_varying_names(loop) & _names_read(depends_on))
 
     def _fresh_function(self, function: cst.BaseExpression, loop: cst.CSTNode) -> str | None:
         if isinstance(function, cst.Lambda):
@@ -105,13 +107,19 @@ def _built_per_iteration(loop: cst.CSTNode, function: cst.BaseExpression) -> boo
     """`init, apply = make_sim(T)` with `T` drawn in the loop, then `jax.jit(apply)`, or
     `jax.jit(make_moduli(energy_fn))` with `energy_fn` built in the loop: the function jitted is made
     from this iteration's values, so one compile per iteration is inherent and the jit cannot be hoisted."""
+    if not isinstance(loop, (cst.For, cst.While)):
+        return False
+    return bool(_names_read(function) & _varying_names(loop))
+
+
+def _varying_names(loop: cst.For | cst.While) -> set[str]:
+    """The names whose value changes from one iteration to the next: the loop variables, what the body
+    carries round the loop, and what it computes from those."""
     if isinstance(loop, cst.For):
         varying = _names_read(loop.target)
-        body = loop.body
-    elif isinstance(loop, cst.While):
-        varying, body = set(), loop.body
     else:
-        return False
+        varying = set()
+    body = loop.body
     assignments = []
     stack = [body]
     while stack:
@@ -121,6 +129,9 @@ def _built_per_iteration(loop: cst.CSTNode, function: cst.BaseExpression) -> boo
         if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and node.value is not None:
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             bound = set().union(*(_names_read(t) for t in targets if isinstance(t, (cst.Name, cst.Tuple, cst.List))))
+            # `config["num_envs"] = n` changes `config` itself
+            bound |= {root for t in targets if isinstance(t, (cst.Subscript, cst.Attribute))
+                      for root in [_root_name(t)] if root is not None}
             read = _names_read(node.value) | (bound if isinstance(node, cst.AugAssign) else set())
             assignments.append((bound, read))
         elif isinstance(node, cst.For):
@@ -137,7 +148,14 @@ def _built_per_iteration(loop: cst.CSTNode, function: cst.BaseExpression) -> boo
             if read & varying and not bound <= varying:
                 varying |= bound
                 changed = True
-    return bool(_names_read(function) & varying)
+    return varying
+
+
+def _root_name(target: cst.BaseExpression) -> str | None:
+    """`config` of `config["a"]["b"]` or `cfg.model.width`."""
+    while isinstance(target, (cst.Subscript, cst.Attribute)):
+        target = target.value
+    return target.value if isinstance(target, cst.Name) else None
 
 
 def _short(qualified: str) -> str:

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..jaxmodel.keys import is_test_file
+from ..jaxmodel.keys import INIT_NAME, is_test_file
 from ..rulebase.rule import Rule
 from .jit_in_loop import _short
 
@@ -14,6 +14,8 @@ ONE_SHOT_FUNCTIONS = frozenset({
     "main", "__init__", "__post_init__", "setup", "__main__", "setUp", "setUpClass", "train",
 })
 ONE_SHOT_PREFIXES = ("test", "init", "setup", "set_up", "create", "build", "benchmark", "bench_", "run_", "main")
+#: Entry points that training frameworks call once per process, from another module (`main.py`).
+ENTRY_POINT_NAMES = frozenset({"train_and_evaluate", "train_and_eval", "evaluate_and_train"})
 
 
 @dataclass
@@ -43,6 +45,10 @@ class JitOfFreshClosure(Rule):
         self.test_file = is_test_file(ctx.path)
         #: findings waiting for the end of the file: (node, jit, what, function, functions around it)
         self.pending: list[tuple[cst.CSTNode, str, str, cst.FunctionDef, list[cst.FunctionDef]]] = []
+        #: module-level function name -> the names it calls outside loops (for the entry points)
+        self.calls_once_by_name: dict[str, set[str]] = {}
+        #: functions that run once per process (computed at the end of the file)
+        self.entry_points: set[str] = set()
 
     def _current(self) -> tuple[cst.FunctionDef, _Body] | None:
         function = next(self.ctx.enclosing_functions(), None)
@@ -65,7 +71,7 @@ class JitOfFreshClosure(Rule):
             return
         for decorator in node.decorators:
             transform = self.ctx.jax.jit_transform(decorator.decorator, self.ctx)
-            if transform and not self.ctx.inside_jitted_function():
+            if transform and not self.ctx.inside_jitted_function() and not INIT_NAME.match(node.name.value):
                 body.jitted[node.name.value] = (decorator.decorator, _short(transform), f"`{node.name.value}`, defined here,")
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -86,6 +92,8 @@ class JitOfFreshClosure(Rule):
         if application is None or ctx.innermost_loop() is not None or ctx.inside_jitted_function():
             return
         transform, wrapped = application
+        if _initialiser(wrapped):
+            return  # `jax.jit(init_model, backend="cpu")()`: parameters are initialised once per model
         fresh = self._fresh(wrapped, body)
         if fresh is None:
             return
@@ -124,18 +132,40 @@ class JitOfFreshClosure(Rule):
         body = self.bodies.pop(id(original_node), None)
         if body is None:
             return
+        binding = self.ctx.module_scope.bindings.get(original_node.name.value)
+        if binding is not None and any(node is original_node for node in binding.nodes):  # a module-level function
+            self.calls_once_by_name.setdefault(original_node.name.value, set()).update(body.called_once - body.called_in_loop)
         for name, (node, jit, fresh) in body.jitted.items():
             if name in body.called_once and name not in body.called_in_loop and name not in body.escapes:
                 self._candidate(node, jit, fresh, original_node, body)
 
     def _candidate(self, node: cst.CSTNode, jit: str, fresh: str, function: cst.FunctionDef, body: _Body) -> None:
-        if not _one_shot(function.name.value):
-            self.pending.append((node, jit, fresh, function, body.outer))
+        self.pending.append((node, jit, fresh, function, body.outer))
 
     def finish(self) -> None:
+        if not self.pending:
+            return
+        self.entry_points = self._entry_points()
         for node, jit, fresh, function, outer in self.pending:
-            if not self._runs_few_times(function, outer):
+            if not self._one_shot(function.name.value) and not self._runs_few_times(function, outer):
                 self._report(node, jit, fresh)
+
+    def _one_shot(self, name: str) -> bool:
+        return _one_shot(name) or name in self.entry_points
+
+    def _entry_points(self) -> set[str]:
+        """Functions of the module that run once per process: the framework entry points
+        (`train_and_evaluate`), the one-shot names (`main`), and what any of those calls outside a loop,
+        transitively (`main` → `single_run`)."""
+        entries = set(ENTRY_POINT_NAMES) | {name for name in self.calls_once_by_name if _one_shot(name)}
+        frontier = list(entries)
+        while frontier:
+            for called in self.calls_once_by_name.get(frontier.pop(), ()):
+                if called not in entries and called in self.calls_once_by_name and not any(
+                        called in calls for calls in self.loop_calls.values()):
+                    entries.add(called)
+                    frontier.append(called)
+        return entries
 
     def _runs_few_times(self, function: cst.FunctionDef, outer: list[cst.FunctionDef]) -> bool:
         """A helper defined inside a one-shot function (a test, `main`) and not called in a loop there runs
@@ -147,7 +177,7 @@ class JitOfFreshClosure(Rule):
                 return True
         names = {function.name.value}
         for enclosing in outer:
-            if _one_shot(enclosing.name.value):
+            if self._one_shot(enclosing.name.value):
                 inner_loops = set().union(*(self.loop_calls.get(id(f), set()) for f in outer[:outer.index(enclosing) + 1]))
                 return not names & inner_loops
             names.add(enclosing.name.value)
@@ -168,6 +198,12 @@ class JitOfFreshClosure(Rule):
             f"`{jit}` of {fresh} is made and called on every call of the enclosing function: a new function "
             f"object each time, so JAX traces and compiles it again on every call; jit it once at module level "
             f"(or in a factory whose result is kept) and pass varying values as arguments"))
+
+
+def _initialiser(wrapped: cst.BaseExpression) -> bool:
+    """A function named like a parameter initialiser (`init_model`, `model.init`): run once per model."""
+    name = wrapped.value if isinstance(wrapped, cst.Name) else wrapped.attr.value if isinstance(wrapped, cst.Attribute) else None
+    return name is not None and bool(INIT_NAME.match(name))
 
 
 def _one_shot(name: str) -> bool:

@@ -2,15 +2,20 @@
 
 Not reported when the key only feeds `jax.random.fold_in(key, i)` (a different key per iteration), nor
 in test code (`test_*.py`, `*_test.py`, `conftest.py`, functions named `test*`), where a fixed seed per
-case is how tests stay reproducible and compare configurations.
+case is how tests stay reproducible and compare configurations, nor (unless `strict-key-reuse` is on)
+in a loop over entries written out in the code (`for n_agents in [2, 4, 8]:`, `for name, dl in
+{"a": dl_a, "b": dl_b}.items():`): each entry is its own experiment, run from the same seed so that
+the runs compare, nor under an `if` that tests a remainder (`if step % eval_every == 0:`, also in a
+loop nested there): evaluation code, whose fixed seeds keep the evaluations comparable.
 """
 from __future__ import annotations
 
 import libcst as cst
 
 from ..rulebase.context import is_reference, name_occurrences
-from ..jaxmodel.keys import in_test_function, is_test_file
+from ..jaxmodel.keys import in_test_function, is_test_file, tests_remainder
 from ..rulebase.rule import Rule
+from ..semantic.literals import Literals
 
 KEY_MAKERS = frozenset({"jax.random.key", "jax.random.PRNGKey"})
 
@@ -47,6 +52,9 @@ class KeyRecreatedInLoop(Rule):
         if self.test_file or in_test_function(ctx.scope):
             return
         loop = ctx.innermost_loop()
+        if loop is not None and not ctx.settings.strict_key_reuse and (
+                self._over_written_out_cases(loop) or self._in_periodic_evaluation()):
+            return
         if isinstance(node.func, cst.Name) and loop is not None:
             self.loop_calls.append((node.func, ctx.scope, loop))
         callee = ctx.qualified_name(node.func)
@@ -76,6 +84,29 @@ class KeyRecreatedInLoop(Rule):
         function = ctx.function()
         if isinstance(function, cst.FunctionDef) and not _default_for_parameter(ctx.parent, function):
             self.in_function.setdefault(id(function), []).append((node, f"jax.random.{short}({text})"))
+
+    def _in_periodic_evaluation(self) -> bool:
+        """Under an `if step % eval_every == 0:` of the function: evaluation code, where a fixed seed
+        (also one per evaluated case, `for t in ts: key = PRNGKey(42)`) keeps evaluations comparable."""
+        ancestors = self.ctx.ancestors
+        for i in range(len(ancestors) - 2, 0, -1):
+            node = ancestors[i]
+            if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return False
+            if isinstance(node, cst.If) and ancestors[i + 1] is not node.test and tests_remainder(node.test):
+                return True
+        return False
+
+    def _over_written_out_cases(self, loop: cst.CSTNode) -> bool:
+        """A loop over configurations or inputs written out in the code: a fixed seed per entry is how
+        the entries' runs are made comparable (reported only with `strict-key-reuse`)."""
+        if isinstance(loop, cst.For):
+            iterable = loop.iter
+        elif isinstance(loop, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            iterable = loop.for_in.iter
+        else:
+            return False
+        return Literals.of(self.ctx).written_out(iterable, self.ctx.scope)
 
     def finish(self) -> None:
         if self.named:

@@ -6,6 +6,7 @@ import libcst as cst
 
 from ..jaxmodel.keys import Consumption, KeyFlowFacts, Reuse
 from ..rulebase.rule import Rule
+from ..syntax.walk import target_names, walk
 
 #: How many calls deep a message follows a key into the functions that consume it.
 MAX_CHAIN = 4
@@ -34,6 +35,14 @@ class PrngKeyReuse(Rule):
                     f"every leaf draws the same numbers; split one key per leaf "
                     f"(`keys = jax.random.split({name}, len(leaves))`, "
                     f"`jax.tree_util.tree_unflatten(treedef, keys)`) and map over the keys as a second tree"))
+            elif reuse.kind == "loop" and _rebound_in(reuse.loop, name):
+                # the body rebinds the key (`rng, _ = split(rng)`), so iterations do not repeat each
+                # other: what is reused is the key of one iteration, consumed again by the next
+                self.report(reuse.node, (
+                    f"key `{name}` consumed at {self._consumed_at(facts, reuse.first)} is consumed again here "
+                    f"in the next iteration of the loop ({self._label(facts, reuse.loop)}), before the body "
+                    f"rebinds it: {_outcome(reuse.first, reuse.node, self.ctx)}; draw only from keys split "
+                    f"off for one use ({split}, then draw from `{fresh}`)"))
             elif reuse.kind == "loop":
                 kind = "comprehension" if not isinstance(reuse.loop, (cst.For, cst.While)) else "loop"
                 self.report(reuse.node, (
@@ -42,8 +51,9 @@ class PrngKeyReuse(Rule):
                     f"{split}, or `jax.random.fold_in({name}, i)`"))
             else:
                 self.report(reuse.node, (
-                    f"key `{name}` consumed at {self._consumed_at(facts, reuse.first)} is used again here: the two "
-                    f"draws are identical (JAX keys are not stateful); split it first: {split} and use `{fresh}`"))
+                    f"key `{name}` consumed at {self._consumed_at(facts, reuse.first)} is used again here: "
+                    f"{_outcome(reuse.first, reuse.node, self.ctx)}, as JAX keys are not stateful; split it first: "
+                    f"{split} and use `{fresh}`"))
 
     def _consumed_at(self, facts: KeyFlowFacts, first: Consumption) -> str:
         """`line 16`, or `line 16 by `step` → `sample` → `jax.random.normal` (line 8)` when the key was
@@ -82,3 +92,58 @@ def _named_nodes(reuses: list[Reuse]) -> list[cst.CSTNode]:
                 nodes.append(consumption.node)
             consumption, depth = consumption.via, depth + 1
     return nodes
+
+
+def _outcome(first: Consumption, again: cst.Call, ctx) -> str:
+    """What the second use of a key does, in words true for the two calls: the same draw made twice
+    is identical; other draws, and a split and a draw, start from the same random bits."""
+    drawn = first
+    while drawn.via is not None:
+        drawn = drawn.via
+    earlier = drawn.draw if drawn.direct else None
+    later = ctx.qualified_name(again.func)
+    if earlier is None or later is None or not later.startswith("jax.random."):
+        return "both calls get the same randomness"
+    splits = [d == "jax.random.split" for d in (earlier, later)]
+    # arguments compare as written only within one function: elsewhere the same text may differ
+    same = drawn is first and earlier == later and _same_arguments(drawn.node, again, ctx)
+    if all(splits):
+        return "the two splits give the same keys" if same else "the keys of the two splits are not independent"
+    if any(splits):
+        return "the keys split from it are not independent of the numbers drawn from it"
+    if same:
+        return "the two draws are identical"
+    return "the two draws start from the same random bits, so they are not independent"
+
+
+def _same_arguments(a: cst.Call, b: cst.Call, ctx) -> bool:
+    """The same arguments after the key, as written."""
+    code = ctx.module.code_for_node
+    return [code(arg) for arg in a.args[1:]] == [code(arg) for arg in b.args[1:]]
+
+
+def _rebound_in(loop: cst.CSTNode | None, name: str) -> bool:
+    """Whether a loop's body assigns `name` (`rng, _ = jax.random.split(rng)`): then the key differs
+    from one iteration to the next."""
+    if not isinstance(loop, (cst.For, cst.While)):
+        return False
+    found = False
+
+    def enter(node: cst.CSTNode, _field: str) -> bool:
+        nonlocal found
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) or found:
+            return False
+        targets = ()
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+            targets = [node.target]
+        elif isinstance(node, (cst.For, cst.NamedExpr)):
+            targets = [node.target]
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            targets = [node.asname.name]
+        found = any(name in target_names(t) for t in targets)
+        return not found
+
+    walk(loop.body, enter, lambda node: None)
+    return found

@@ -111,13 +111,15 @@ class _Notebook:
                        end=Position(finding.end.line + offset, finding.end.column), cell=None)
 
     def cell_line(self, line: int, last: int | None = None) -> str:
-        """`cell 3, line 2` (cells counted from 1, markdown included) for a line of the joined module,
-        or `cell 3, lines 2-4` for a range."""
+        """`cell 3 (counted from 1), line 2` (markdown cells included) for a line of the joined module,
+        or `cell 3 (counted from 1), lines 2-4` for a range: as static messages name cells."""
+        from ..engine.notebook import cell_name
+
         position = max((i for i, first in enumerate(self.first_lines) if first <= line), default=0)
         offset = self.first_lines[position] - 1
         if last is None:
-            return f"cell {self.cells[position].index + 1}, line {line - offset}"
-        return f"cell {self.cells[position].index + 1}, lines {line - offset}-{last - offset}"
+            return f"{cell_name(self.cells[position].index)}, line {line - offset}"
+        return f"{cell_name(self.cells[position].index)}, lines {line - offset}-{last - offset}"
 
     def translate(self, evidence: str) -> str:
         """Evidence from the worker speaks of lines of the joined module: name cells instead."""

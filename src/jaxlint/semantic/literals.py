@@ -58,6 +58,29 @@ class Literals:
             return values is not None and all(isinstance(v, SEQUENCE_DISPLAYS) for v in values)
         return False
 
+    def written_out(self, iterable: cst.BaseExpression, scope: Scope, depth: int = 2) -> bool:
+        """Whether a loop goes over entries written out in the code, each its own case (configurations
+        to compare, inputs to evaluate): a list, tuple, set or dict display or a comprehension over one,
+        a name bound only to those, their `.items()`/`.values()`/`.keys()`, and `zip`/`enumerate`/
+        `itertools.product` of them. Never a `range` (steps, epochs) nor what a call returns (a data
+        loader)."""
+        if isinstance(iterable, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
+            return True
+        if isinstance(iterable, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            return depth > 0 and self.written_out(iterable.for_in.iter, scope, depth - 1)
+        if isinstance(iterable, cst.Name):
+            values = self.values_of(iterable.value, scope)
+            return depth > 0 and values is not None and all(self.written_out(v, scope, depth - 1) for v in values)
+        if isinstance(iterable, cst.Call) and not any(arg.star or arg.keyword for arg in iterable.args):
+            func = iterable.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("items", "values", "keys") and not iterable.args:
+                return self.written_out(func.value, scope, depth)
+            name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+            if name in ("zip", "enumerate", "product", "reversed", "sorted") and iterable.args:
+                return all(self.written_out(arg.value, scope, depth) for arg in iterable.args
+                           if not (name == "enumerate" and arg is not iterable.args[0]))
+        return False
+
     def integer(self, expr: cst.BaseExpression, scope: Scope) -> int | None:
         """The value of an integer constant expression: literals, `-n`, `+ - * //` of constants, and
         names bound exactly once, at module level, to such an expression."""

@@ -53,6 +53,8 @@ class ModuleState:
     _values: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
     #: name -> indices of the top-level statements that bind it at module level
     binding_statements: dict[str, list[int]] = field(default_factory=dict)
+    #: name -> the functions (and classes) that assign it through `global`
+    global_setters: dict[str, list[cst.CSTNode]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, ctx: "SourceFile") -> "ModuleState":
@@ -80,10 +82,11 @@ class ModuleState:
             elif any(not _exclusive(a.path, b.path) for i, a in enumerate(sites) for b in sites[i + 1:]):
                 state.reassigned[name] = "assigned more than once at module level"
             state.last_binding[name] = max(site.statement for site in sites)
-        for function, name in _global_assignments(SemanticModel.of(file)) if file is not None else ():
+        for owner, name in _global_assignments(SemanticModel.of(file)) if file is not None else ():
             if name not in state.definitions:
-                state.reassigned[name] = f"assigned in `{function}` through `global {name}`"
+                state.reassigned[name] = f"assigned in `{owner.name.value}` through `global {name}`"
                 state.last_binding[name] = None
+                state.global_setters.setdefault(name, []).append(owner)
         for name in state.definitions:
             state.reassigned.pop(name, None)
         return state
@@ -199,16 +202,16 @@ class _ModuleBindings:
                     self.state.definitions.add(alias.name.value)
 
 
-def _global_assignments(model: SemanticModel) -> list[tuple[str, str]]:
-    """(function name, variable) for each module variable a function assigns through `global`, the
+def _global_assignments(model: SemanticModel) -> list[tuple[cst.FunctionDef | cst.ClassDef, str]]:
+    """(function, variable) for each module variable a function assigns through `global`, the
     functions (and classes) in the order their definitions end."""
     declared: dict[int, tuple[cst.FunctionDef | cst.ClassDef, set[str]]] = {}
     for node, scope, _ in model.sites_of(cst.Global):
         if isinstance(scope.node, _NESTED_SCOPES):  # a statement's scope is the def or class around it
             declared.setdefault(id(scope.node), (scope.node, set()))[1].update(item.name.value for item in node.names)
-    found: list[tuple[str, str]] = []
+    found: list[tuple[cst.FunctionDef | cst.ClassDef, str]] = []
     for owner, names in sorted(declared.values(), key=lambda item: model.end_order[id(item[0])]):
-        found.extend((owner.name.value, name) for name in sorted(names & _bound_directly(owner)))
+        found.extend((owner, name) for name in sorted(names & _bound_directly(owner)))
     return found
 
 
