@@ -2,8 +2,8 @@
 
 It runs forked from its keeper (keeper.py), which set its limits, reads its output and kills
 whatever it leaves running. It writes one JSON line per event to the events file as it goes
-(`ready`, `imported`, `start`, `result`, `done`), so that the launcher knows how far it got if the
-process dies: a crash, a hang killed at the time limit or an `os._exit` in the user's code costs
+(`ready`, `skipped` for each top-level statement that failed and was skipped, `imported`, `start`,
+`result`, `done`), so that the launcher knows how far it got if the process dies: a crash, a hang killed at the time limit or an `os._exit` in the user's code costs
 the finding it happened in, not the others. A call of `os._exit` by the user's code is recorded
 (`exit-call`, with the line) before the process ends; a bug of the worker's own is reported by
 the keeper's wrapper as an `internal` event.
