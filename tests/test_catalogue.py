@@ -4,7 +4,7 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from jaxlint.catalogue.rule_docs import FIELDS, load_catalogue, read_entry, render_pages
+from jaxlint.catalogue.rule_docs import FIELDS, RUNTIME_CHECKS, CatalogueError, load_catalogue, read_entry, render_pages
 from jaxlint.frontends.cli import main
 from jaxlint.model.settings import Settings
 from jaxlint.engine.checker import check_source, enabled_rules
@@ -80,3 +80,61 @@ def test_rules_command_lists_every_rule():
     assert result.exit_code == 0
     listed = [line.split()[0] for line in result.stdout.splitlines()]
     assert listed == sorted(DOCS)
+
+
+# -- the [runtime] table: what runtime mode does with a rule's findings ---------------------------
+def test_every_entry_says_how_runtime_mode_checks_it():
+    static = {code for code, doc in DOCS.items() if doc.runtime.check == "static"}
+    assert static == {"JAX000", "JAX205", "JAX402", "JAX503", "JAX504", "JAX601", "JAX602"}
+    for code, doc in DOCS.items():
+        assert doc.runtime.check in RUNTIME_CHECKS, code
+        assert bool(doc.runtime.raises) == (doc.runtime.check == "raises"), code
+        assert (doc.runtime.behaviour is not None) == (doc.runtime.check in ("behaviour", "key-reuse-checker")), code
+
+
+ENTRY = """
+code = "JAX999"
+name = "example"
+severity = "error"
+summary = "s"
+why = "w"
+bad = "b"
+good = "g"
+fix = "f"
+references = ["https://example.org"]
+"""
+
+
+@pytest.mark.parametrize("table, message", [
+    ("", "missing fields ['runtime']"),
+    ('[runtime]\ncheck = "sometimes"\n', "check must be one of"),
+    ('[runtime]\ncheck = "raises"\n', "`raises` is required"),
+    ('[runtime]\ncheck = "raises"\nraises = []\n', "names no exception"),
+    ('[runtime]\ncheck = "static"\nraises = [{ exception = "TypeError" }]\n', "`raises` is required"),
+    ('[runtime]\ncheck = "raises"\nraises = [{ exception = "Type Error" }]\n', "each of `raises`"),
+    ('[runtime]\ncheck = "raises"\nraises = [{ exception = "TypeError", message = "(" }]\n', "not a regular expression"),
+    ('[runtime]\ncheck = "behaviour"\n', "`behaviour` is required"),
+    ('[runtime]\ncheck = "static"\nbehaviour = "print"\n', "`behaviour` is required"),
+    ('[runtime]\ncheck = "static"\nwhen = "always"\n', "unknown fields ['when']"),
+])
+def test_a_malformed_runtime_table_is_an_error_naming_the_file(tmp_path, table, message):
+    path = tmp_path / "JAX999-example.toml"
+    path.write_text(ENTRY + table, encoding="utf-8")
+    with pytest.raises(CatalogueError) as info:
+        read_entry(path)
+    assert message in str(info.value) and str(path) in str(info.value)
+
+
+def test_runtime_docs_tables_agree_with_the_catalogue():
+    """docs/runtime.md is written by hand: its exception table and its list of rules that are not
+    run must say what the catalogue says."""
+    text = (ROOT / "docs" / "runtime.md").read_text(encoding="utf-8")
+    raising = {code: doc.runtime.raises for code, doc in DOCS.items() if doc.runtime.check == "raises"}
+    section = text[text.index("### What JAX raises"):text.index("## Verdicts")]
+    rows = dict(re.findall(r"^\| (JAX\d{3}) \|(.*)\|$", section, re.M))
+    assert set(rows) == set(raising)
+    for code, raises in raising.items():
+        for exception, _ in raises:
+            assert f"`{exception}" in rows[code], (code, exception)
+    not_run = re.search(r"The other rules \(([^)]*)\)", text).group(1)
+    assert set(re.findall(r"JAX\d{3}", not_run)) == {c for c, d in DOCS.items() if not d.runtime.runs}

@@ -13,6 +13,7 @@ The other tests here are fast and need no worker: input specs, annotations, the 
 from __future__ import annotations
 
 import inspect
+import re
 import textwrap
 from pathlib import Path
 
@@ -284,3 +285,75 @@ def test_the_parent_side_never_imports_jax(tmp_path):
         """)
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert result.stdout.split() == ["1", "['f']", "False"], result.stderr
+
+
+def test_runtime_mode_takes_each_rule_s_check_from_the_catalogue_only(tmp_path):
+    """No table of rule codes in the runtime package: the planner hands the worker the catalogue's
+    `[runtime]` table with each finding, and that is all the worker routes by."""
+    import ast
+
+    from jaxlint.catalogue.rule_docs import load_catalogue
+
+    for file in sorted((ROOT / "src" / "jaxlint" / "runtime").rglob("*.py")):
+        tree = ast.parse(file.read_text(encoding="utf-8"))
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
+                      and node.body and isinstance(node.body[0], ast.Expr)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                assert not re.search(r"\bJAX\d{3}\b", node.value), f"{file.name}:{node.lineno}: {node.value!r}"
+    catalogue = load_catalogue()
+    for code, doc in catalogue.items():
+        assert runs_at_runtime(code) == (doc.runtime.check != "static")
+    path = tmp_path / "m.py"
+    path.write_text("import jax\n\n@jax.jit\ndef f(x):\n    if x > 0:\n        return x\n    print(x)\n    return -x\n")
+    findings = check_file(str(path), Settings()).findings
+    assert sorted(f.code for f in findings) == ["JAX201", "JAX301"]
+    plan = plan_module(str(path), list(enumerate(findings)), Settings(root=str(tmp_path)), {}, ())
+    for entry in plan.payload["findings"]:
+        assert entry["check"] == catalogue[entry["code"]].runtime.as_plan()
+
+
+def test_a_failing_top_level_statement_is_skipped_and_says_what_it_left_undefined():
+    """units.py runs in the worker, but needs no JAX: the statement runner alone."""
+    from jaxlint.runtime.units import global_reads, run_units
+
+    source = textwrap.dedent('''\
+        """The module's docstring."""
+        from __future__ import annotations
+        import os, not_an_installed_package as pkg, sys
+        from os import no_such_name
+        from os.no_such_module import thing
+        DATA = open("no-such-file.csv").read()
+        class Model(pkg.Base):
+            pass
+        def helper(x) -> Undefined:
+            return pkg.scale(x) + len(DATA)
+        def user(x):
+            return helper(x)
+        def plain(x):
+            return os.sep
+        AFTER = [value for value in range(3)]
+        ''')
+    namespace = {"__name__": "subject"}
+    result = run_units(namespace, source, "subject.py")
+    assert result.fatal is None
+    assert namespace["__doc__"] == "The module's docstring."
+    assert namespace["helper"].__annotations__ == {"return": "Undefined"}  # the __future__ flag holds
+    assert namespace["AFTER"] == [0, 1, 2] and "value" not in namespace and "os" in namespace
+    assert [(f.line, type(f.error).__name__, f.names, f.package) for f in result.failures] == [
+        (3, "ModuleNotFoundError", ("pkg", "sys"), "not_an_installed_package"),
+        (4, "ImportError", ("no_such_name",), None),  # os is installed: not a missing package
+        (5, "ModuleNotFoundError", ("thing",), None),
+        (6, "FileNotFoundError", ("DATA",), None),
+        (7, "NameError", ("Model",), None),
+    ]
+    assert result.unbound["Model"].root is result.failures[0]  # its base class came from the package
+    module_code = compile(source, "subject.py", "exec")
+    codes = {c.co_name: c for c in module_code.co_consts if isinstance(c, type(module_code))}
+    assert {"pkg", "DATA", "helper"} <= global_reads(codes["user"], module_code)  # through the helper
+    assert not global_reads(codes["plain"], module_code) & set(result.unbound)
+    for ending in ("import sys\nsys.exit(3)\nLATER = 1\n", "raise MemoryError\nLATER = 1\n", "def broken(:\n"):
+        namespace = {"__name__": "subject"}
+        result = run_units(namespace, "FIRST = 1\n" + ending, "subject.py")
+        assert result.fatal is not None and "LATER" not in namespace, ending

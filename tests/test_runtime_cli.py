@@ -3,7 +3,8 @@
 The package imports a sibling module relatively (so it must be imported as `pkg.model`), declares
 example inputs in pyproject.toml and in `jaxlint_examples.py`, and has a finding whose function
 traces cleanly with the chosen inputs (the flagged line is not reached), which is `not-reproduced`.
-A notebook beside it is run as its joined code cells.
+A notebook beside it is run as its joined code cells, one of which imports a package that is not
+installed.
 """
 from __future__ import annotations
 
@@ -79,6 +80,11 @@ NOTEBOOK = {
          "source": ["%matplotlib inline\n", "import jax\n"]},
         {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
          "source": ["@jax.jit\n", "def relu(x):\n", "    if x > 0:\n", "        return x\n", "    return -x\n"]},
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+         "source": ["import not_an_installed_plotter as plotter\n"]},
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+         "source": ["@jax.jit\n", "def shown(x):\n", "    plotter.show(x)\n", "    if x > 0:\n", "        return x\n",
+                    "    return -x\n"]},
     ],
     "metadata": {"kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"},
                  "language_info": {"name": "python"}},
@@ -106,9 +112,17 @@ def test_declared_examples_verdicts_json_and_dropping_refuted(package, run_cli):
     found = json.loads(result.stdout)
     notebook = [f for f in found if f["path"] == "explore.ipynb"]
     findings = {(f["line"], f["code"]): f for f in found if f["path"] != "explore.ipynb"}
-    # A notebook's code cells run as one module (magics masked); the evidence names the cell.
-    assert [(f["cell"], f["line"], f["code"], f["runtime"]["verdict"]) for f in notebook] == [(2, 3, "JAX201", "confirmed")]
+    # A notebook's code cells run as one module (magics masked); the evidence names the cell. The
+    # cell whose import fails is skipped: the function that needs it says which package to install.
+    assert [(f["cell"], f["line"], f["code"], f["runtime"]["verdict"]) for f in notebook] == [
+        (2, 3, "JAX201", "confirmed"), (4, 4, "JAX201", "inconclusive")]
     assert notebook[0]["runtime"]["evidence"].startswith("TracerBoolConversionError at cell 3 (counted from 1), line 3 (jax.jit trace")
+    assert notebook[1]["runtime"]["evidence"] == (
+        "needs `plotter`, from `not_an_installed_plotter`, which is not installed (ModuleNotFoundError at cell 4 "
+        "(counted from 1), line 1): install `not_an_installed_plotter` to confirm this finding")
+    assert "Runtime: install `not_an_installed_plotter` to confirm this finding.\n" in result.stderr
+    assert "Runtime: explore.ipynb: cell 4 (counted from 1), line 1 raised ModuleNotFoundError: No module named " \
+           "'not_an_installed_plotter' and was skipped; the rest of the notebook was still run.\n" in result.stderr
     for finding in findings.values():
         assert set(finding["runtime"]) == {"verdict", "evidence", "device"}
         assert finding["runtime"]["device"]
@@ -123,12 +137,12 @@ def test_declared_examples_verdicts_json_and_dropping_refuted(package, run_cli):
     assert method["verdict"] == "confirmed" and "example from jaxlint_examples.py" in method["evidence"], method
     refuted = findings[(26, "JAX201")]["runtime"]
     assert refuted["verdict"] == "not-reproduced" and "line 26 was not reached" in refuted["evidence"], refuted
-    assert "Runtime on " in result.stderr and "3 confirmed, 1 not reproduced, 1 inconclusive" in result.stderr
+    assert "Runtime on " in result.stderr and "3 confirmed, 1 not reproduced, 2 inconclusive" in result.stderr
 
     dropped = run_cli("check", "--runtime", "--runtime-drop-refuted", "--no-cache", ".", cwd=package)
     assert dropped.returncode == 1
     lines = dropped.stdout.splitlines()
-    assert len(lines) == 4 and not any(":26:" in line for line in lines)
+    assert len(lines) == 5 and not any(":26:" in line for line in lines)
     assert any(line.endswith("]") and "[confirmed: TracerBoolConversionError at line 10" in line for line in lines)
     assert "(1 not reproduced dropped)" in dropped.stderr
     # Nothing written into the user's tree by the workers (the static cache is off here).

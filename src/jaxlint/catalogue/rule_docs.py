@@ -1,6 +1,11 @@
-"""The rule catalogue: one TOML file per rule under `rules/`, read at run time."""
+"""The rule catalogue: one TOML file per rule under `rules/`, read at run time.
+
+Each entry's `[runtime]` table is the one place that says what `jaxlint check --runtime` does with
+the rule's findings (`RuntimeCheck`).
+"""
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
@@ -13,11 +18,34 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-FIELDS = ("code", "name", "severity", "summary", "why", "bad", "good", "fix", "references")
+FIELDS = ("code", "name", "severity", "summary", "why", "bad", "good", "fix", "references", "runtime")
+#: What runtime mode does with a rule's findings (the `check` of its `[runtime]` table):
+#: `raises`: JAX raises one of the `raises` exceptions at the flagged line;
+#: `key-reuse-checker`: JAX's key-reuse checker raises there, else the `behaviour` check decides;
+#: `behaviour`: the named behaviour check of runtime mode decides;
+#: `static`: nothing to run (the code works; it is slow, deprecated or unclear).
+RUNTIME_CHECKS = ("raises", "key-reuse-checker", "behaviour", "static")
 
 
 class CatalogueError(Exception):
     pass
+
+
+@dataclass(frozen=True)
+class RuntimeCheck:
+    check: str  # one of RUNTIME_CHECKS
+    #: (exception class name, anywhere in the raised exception's MRO; regular expression its
+    #: message must match, or None)
+    raises: tuple[tuple[str, str | None], ...] = ()
+    behaviour: str | None = None  # the name of a behaviour check of runtime mode
+
+    @property
+    def runs(self) -> bool:
+        return self.check != "static"
+
+    def as_plan(self) -> dict:
+        """What the runtime worker is told (JSON-ready)."""
+        return {"check": self.check, "raises": [list(r) for r in self.raises], "behaviour": self.behaviour}
 
 
 @dataclass(frozen=True)
@@ -31,6 +59,7 @@ class RuleDoc:
     good: str
     fix: str
     references: tuple[str, ...]
+    runtime: RuntimeCheck
     path: Path
 
     @property
@@ -72,8 +101,46 @@ def read_entry(path: Path) -> RuleDoc:
         good=data["good"].strip("\n"),
         fix=data["fix"].strip(),
         references=tuple(data["references"]),
+        runtime=_runtime_check(data["runtime"], path),
         path=path,
     )
+
+
+def _runtime_check(table: object, path: Path) -> RuntimeCheck:
+    def bad(why: str) -> CatalogueError:
+        return CatalogueError(f"{path}: [runtime] {why}")
+
+    if not isinstance(table, dict):
+        raise bad("must be a table")
+    unknown = sorted(set(table) - {"check", "raises", "behaviour"})
+    if unknown:
+        raise bad(f"unknown fields {unknown}")
+    check = table.get("check")
+    if check not in RUNTIME_CHECKS:
+        raise bad(f"check must be one of {list(RUNTIME_CHECKS)}, not {check!r}")
+    raises = table.get("raises")
+    if (raises is not None) != (check == "raises"):
+        raise bad("`raises` is required with check = \"raises\" and only there")
+    exceptions = []
+    for item in raises or []:
+        if not isinstance(item, dict) or set(item) - {"exception", "message"} \
+                or not isinstance(item.get("exception"), str) or not item["exception"].isidentifier():
+            raise bad(f"each of `raises` is {{ exception = \"ClassName\", message = 'regex' }}, not {item!r}")
+        message = item.get("message")
+        if message is not None:
+            try:
+                re.compile(message)
+            except (re.error, TypeError) as exc:
+                raise bad(f"message {message!r} is not a regular expression: {exc}") from exc
+        exceptions.append((item["exception"], message))
+    if check == "raises" and not exceptions:
+        raise bad("`raises` names no exception")
+    behaviour = table.get("behaviour")
+    if (behaviour is not None) != (check in ("behaviour", "key-reuse-checker")):
+        raise bad("`behaviour` is required with check = \"behaviour\" or \"key-reuse-checker\" and only there")
+    if behaviour is not None and (not isinstance(behaviour, str) or not behaviour):
+        raise bad(f"behaviour must be a name, not {behaviour!r}")
+    return RuntimeCheck(check, tuple(exceptions), behaviour)
 
 
 @lru_cache(maxsize=None)
@@ -98,8 +165,24 @@ def render_text(doc: RuleDoc) -> str:
         f"## Example\n\n```python\n{doc.bad}\n```\n\n"
         f"## Use instead\n\n```python\n{doc.good}\n```\n\n"
         f"## Fix\n\n{doc.fix}\n\n"
+        f"## Runtime mode\n\n{render_runtime(doc.runtime)}\n\n"
         f"## References\n\n{refs}\n"
     )
+
+
+def render_runtime(runtime: RuntimeCheck) -> str:
+    """What `jaxlint check --runtime` does with the rule's findings, in a sentence."""
+    if runtime.check == "static":
+        return ("Not run: the code works (it is slow, deprecated or unclear), so running it proves nothing. "
+                "Findings keep the static verdict and get no `runtime` object.")
+    if runtime.check == "key-reuse-checker":
+        return ("Confirmed when JAX's key-reuse checker (`jax.debug_key_reuse`) raises `KeyReuseError` at the "
+                f"flagged line; otherwise the `{runtime.behaviour}` behaviour check decides.")
+    if runtime.check == "behaviour":
+        return f"Decided by the `{runtime.behaviour}` behaviour check (see docs/runtime.md)."
+    names = [f"`{name}`" + (f" (message matching `{message}`)" if message else "") for name, message in runtime.raises]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+    return f"Confirmed when JAX raises {listed} at the flagged line."
 
 
 def render_pages(docs: dict[str, RuleDoc]) -> dict[str, str]:

@@ -178,13 +178,15 @@ def _confirm(findings, options, device, drop, project=None):
     from ..runtime import RuntimeOptions, confirm, drop_refuted, summary_line as runtime_summary_line
 
     settings = resolve_settings(options)
+    notes: list[str] = []
     try:
         checked = confirm(findings, settings, RuntimeOptions(device=device, jobs=options.jobs,
-                                                             progress=options.progress), project)
+                                                             progress=options.progress), project, notes)
     except Exception as exc:  # a bug in runtime mode: say so, do not print a traceback
         _fail(f"runtime mode failed: {type(exc).__name__}: {exc} (please report this)")
     kept = drop_refuted(checked) if drop else checked
-    return kept, runtime_summary_line(checked, dropped=len(checked) - len(kept))
+    summary = runtime_summary_line(checked, dropped=len(checked) - len(kept))
+    return kept, "\n".join([summary, *(f"Runtime: {note}." for note in notes)])
 
 
 def _fail(message: str) -> None:

@@ -37,10 +37,11 @@ def jax_available() -> bool:
 
 
 def confirm(findings: Sequence[Finding], settings: Settings, options: RuntimeOptions,
-            project=None) -> list[Finding]:
+            project=None, notes: list[str] | None = None) -> list[Finding]:
     """The findings, in the same order, those of the runtime families with `runtime` set.
     `project`: the `ProjectSession` they were found in: a function traced by a caller in another
-    module is planned as traced, with the parameters that caller traces."""
+    module is planned as traced, with the parameters that caller traces. `notes`, when given,
+    gets a line for each top-level statement (notebook: cell) that failed and was skipped."""
     from .launcher import RuntimeRun, allow_runs, stop_all
     from .planner import plan_module, runs_at_runtime
 
@@ -79,6 +80,8 @@ def confirm(findings: Sequence[Finding], settings: Settings, options: RuntimeOpt
                     device = result.device or fallback_device
                     for index, (verdict, evidence) in result.verdicts.items():
                         verdicts[index] = _runtime(verdict, evidence, device)
+                    if notes is not None:
+                        notes.extend(_skipped_notes(plan, result.skipped))
                     if progress:
                         progress.step()
             except BaseException:  # Ctrl-C: the workers are in their own sessions and would run on
@@ -90,6 +93,17 @@ def confirm(findings: Sequence[Finding], settings: Settings, options: RuntimeOpt
     if progress:
         progress.done()
     return [replace(f, runtime=verdicts[i]) if i in verdicts else f for i, f in enumerate(findings)]
+
+
+def _skipped_notes(plan, skipped: list[tuple[int, str]]) -> list[str]:
+    """`m.py: line 4 raised ...` for each failed statement (`cell 3, line 2` in a notebook)."""
+    lines = []
+    for line, error in skipped:
+        where = plan.notebook.cell_line(line) if plan.notebook is not None else f"line {line}"
+        rest = "notebook" if plan.notebook is not None else "module"
+        error = error if len(error) <= 120 else error[:117] + "..."
+        lines.append(f"{plan.path}: {where} raised {error} and was skipped; the rest of the {rest} was still run")
+    return lines
 
 
 def settings_x64(settings: Settings) -> bool:
@@ -106,7 +120,10 @@ def drop_refuted(findings: Sequence[Finding]) -> list[Finding]:
 
 
 def summary_line(findings: Sequence[Finding], dropped: int = 0) -> str:
-    """`Runtime on cpu:0: 5 confirmed, 1 not reproduced, 2 inconclusive; 3 findings of static-only rules.`"""
+    """`Runtime on cpu:0: 5 confirmed, 1 not reproduced, 2 inconclusive; 3 findings of static-only rules.`,
+    then a line per package that findings need and that is not installed."""
+    from .missing import install_lines
+
     counts = Counter(f.runtime["verdict"] for f in findings if f.runtime)
     devices = sorted({f.runtime.get("device", "") for f in findings if f.runtime} - {""})
     parts = [f"{counts.get(v, 0)} {v.replace('-', ' ')}" for v in VERDICTS]
@@ -116,7 +133,10 @@ def summary_line(findings: Sequence[Finding], dropped: int = 0) -> str:
         line += f" ({dropped} not reproduced dropped)"
     if static:
         line += f"; {static} finding{'s' if static != 1 else ''} of rules with no runtime check"
-    return line + "."
+    lines = [line + "."]
+    lines += [f"Runtime: {text}." for text in install_lines(f.runtime["evidence"] for f in findings
+                                                           if f.runtime and f.runtime["verdict"] == "inconclusive")]
+    return "\n".join(lines)
 
 
 class _Progress:

@@ -1,4 +1,5 @@
-"""Confirming the rules whose mistakes JAX turns into an exception (JAX201-204, JAX401, JAX403).
+"""Confirming the rules whose mistakes JAX turns into an exception (`check = "raises"` in their
+catalogue entry, which names the exceptions).
 
 The flagged function is run the way the static analysis says JAX runs it:
 - traced abstractly (jit family, lax bodies, vmap, checkpoint …): `jax.jit(f).trace(...)`, which
@@ -9,36 +10,29 @@ The flagged function is run the way the static analysis says JAX runs it:
 A finding is confirmed when JAX raises one of the rule's predicted exceptions and the innermost
 frame of the flagged function in the traceback is on the flagged line. The predictions were
 checked against JAX (see tests/fixtures/*: RUNTIME_CHECKS); a plain `TypeError`/`IndexError`
-must also carry JAX's message, so an unrelated mistake on the same line is not taken for it.
+must also carry JAX's message (the entry's `message` pattern), so an unrelated mistake on the
+same line is not taken for it.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Optional, Sequence, Tuple
 
 from .subject import Inputs, Outcome, Subject, runnable_inputs
 from .tracebacks import describe, lines_run, raised_at, raised_on
 
-#: rule -> (exception class name in the MRO, message pattern or None)
-PREDICTED: dict[str, tuple[tuple[str, str | None], ...]] = {
-    "JAX201": (("ConcretizationTypeError", None),),  # TracerBoolConversionError is a subclass
-    "JAX202": (("TracerIntegerConversionError", None), ("ConcretizationTypeError", None),
-               ("TypeError", r"integer scalar arrays|[Tt]racer")),  # range() of a float tracer
-    "JAX203": (("ConcretizationTypeError", None), ("TracerIntegerConversionError", None),
-               ("TracerArrayConversionError", None), ("TypeError", r"concrete|[Tt]racer")),
-    "JAX204": (("NonConcreteBooleanIndexError", None), ("ConcretizationTypeError", None),
-               ("IndexError", r"static|concrete")),
-    "JAX401": (("TypeError", r"immutable|does not support item assignment"),
-               ("AttributeError", r"__delitem__")),  # `del x[i]`
-    "JAX403": (("TypeError", r"requires ndarray or scalar arguments|as an abstract array"),),
-}
-ERROR_RULES = frozenset(PREDICTED)
 ABSTRACT_MODES = ("jit", "lax", "vmap", "abstract")
 
 
-def predicted(code: str, exc: BaseException) -> bool:
+#: What a rule predicts: (exception class name in the MRO, message pattern or None), from the
+#: `raises` of its catalogue entry.
+Raises = Sequence[Tuple[str, Optional[str]]]
+
+
+def predicted(raises: Raises, exc: BaseException) -> bool:
     names = {cls.__name__ for cls in type(exc).__mro__}
-    for name, pattern in PREDICTED.get(code, ()):
+    for name, pattern in raises:
         if name in names and (pattern is None or re.search(pattern, str(exc))):
             return True
     return False
@@ -110,8 +104,9 @@ def _vjp(jax, fn, args: tuple, kwargs: dict) -> None:
     jax.vjp(partial, *(args[i] for i in positions))
 
 
-def confirm(subject: Subject, cache: dict | None = None) -> Outcome:
-    """confirmed / not-reproduced / inconclusive for one error-family finding."""
+def confirm(subject: Subject, raises: Raises, cache: dict | None = None) -> Outcome:
+    """confirmed / not-reproduced / inconclusive for a finding whose rule predicts that JAX raises
+    one of `raises`."""
     candidates = runnable_inputs(subject)
     if isinstance(candidates, Outcome):
         return candidates
@@ -124,7 +119,7 @@ def confirm(subject: Subject, cache: dict | None = None) -> Outcome:
         if result.error is None:
             clean.append((inputs, result))
             continue
-        if predicted(subject.code, result.error) and raised_on(result.error, subject.path, span, within):
+        if predicted(raises, result.error) and raised_on(result.error, subject.path, span, within):
             line = raised_at(result.error, subject.path, within)
             return Outcome("confirmed", f"{type(result.error).__name__} at line {line} "
                                         f"({_through(result.how, subject)}; {inputs.description})")

@@ -66,6 +66,8 @@ class ModuleResult:
     #: finding index -> (verdict, evidence)
     verdicts: dict[int, tuple[str, str]] = field(default_factory=dict)
     device: str | None = None
+    #: top-level statements that raised while the module was imported and were skipped: (line, error)
+    skipped: list[tuple[int, str]] = field(default_factory=list)
 
 
 class RuntimeRun:
@@ -179,6 +181,7 @@ def _run_all(result: ModuleResult, payload: dict, scratch: str, directory: str, 
             return
         result.device = run.device or result.device
         result.verdicts.update(run.verdicts)
+        result.skipped = result.skipped or run.skipped  # each worker imports the module again
         if _STOPPED.is_set():
             _all_remaining(result, entries, start, _INTERRUPTED)
             return
@@ -206,6 +209,7 @@ def _all_remaining(result: ModuleResult, entries: list[dict], start: int, reason
 class _Run:
     verdicts: dict[int, tuple[str, str]] = field(default_factory=dict)
     device: str | None = None
+    skipped: list[tuple[int, str]] = field(default_factory=list)
     ready: bool = False
     current: int | None = None
     finished: bool = False
@@ -313,6 +317,8 @@ def _read_events(path: str, run: _Run) -> None:
             elif kind == "result":
                 run.verdicts[event["index"]] = (event["verdict"], event["evidence"])
                 run.current = None
+            elif kind == "skipped":
+                run.skipped.append((event.get("line"), event.get("error", "")))
             elif kind == "done":
                 run.finished = True
             elif kind == "fatal":

@@ -16,20 +16,18 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from ..catalogue.rule_docs import RuntimeCheck, load_catalogue
 from ..model.settings import Settings
 from ..model.finding import Finding, Position
 
-#: Rules whose findings the worker confirms by letting JAX raise the predicted exception.
-ERROR_RULES = frozenset({"JAX201", "JAX202", "JAX203", "JAX204", "JAX401", "JAX403"})
-#: Rules with no runtime meaning: their findings keep the static verdict and get no `runtime`.
-STATIC_ONLY = frozenset({"JAX000", "JAX205", "JAX402", "JAX503", "JAX504", "JAX601", "JAX602"})
+def runtime_check(code: str) -> RuntimeCheck | None:
+    """What runtime mode does with findings of `code`, as its catalogue entry says (None: not run)."""
+    doc = load_catalogue().get(code)
+    return doc.runtime if doc is not None and doc.runtime.runs else None
 
 
 def runs_at_runtime(code: str) -> bool:
-    """Runtime mode checks the tracing, randomness and side-effect families, JAX401-403, JAX501-502."""
-    if code in STATIC_ONLY:
-        return False
-    return code.startswith(("JAX1", "JAX2", "JAX3")) or code in {"JAX401", "JAX403", "JAX501", "JAX502"}
+    return runtime_check(code) is not None
 
 
 @dataclass
@@ -72,7 +70,7 @@ def plan_module(path: str, findings: list[tuple[int, Finding]], settings: Settin
         entries.append({
             "index": index, "code": finding.code, "message": finding.message,
             "line": finding.start.line, "end_line": finding.end.line, "column": finding.start.column,
-            "function": function,
+            "function": function, "check": runtime_check(finding.code).as_plan(),
         })
     plan.payload = {
         "path": str(Path(path).resolve()), "module": name, "roots": roots, "findings": entries,

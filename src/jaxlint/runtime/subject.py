@@ -8,7 +8,9 @@ What the worker guarantees when it calls a confirmer:
 - JAX is imported, traceback filtering is off (`jax_traceback_filtering="off"`), the default
   device is the one chosen with `--device`; its name is `device`. Key-reuse checking is off.
 - The module was imported once, by its package name (`module.__name__` is what the user's code
-  imports), with bytecode writing off and the working directory a scratch directory. A notebook
+  imports), with bytecode writing off and the working directory a scratch directory. Its
+  top-level statements ran one by one (units.py): one that raised an `Exception` was skipped,
+  so names it would have bound may be missing from the module. A notebook
   is run as its code cells joined (IPython lines masked, as the static check reads them): `path`
   is the .ipynb, `source` and `line` are in the joined text (linecache holds it for `path`), and
   the module is named `__jaxlint_notebook__`; the parent turns "line N" in the evidence into
@@ -32,10 +34,10 @@ What the worker guarantees when it calls a confirmer:
 
 Module-level findings (`function`, `python_function`, `qualname` and `inputs` are None): when a
 module has a module-level JAX101 finding, the worker first imports it under
-`jax.debug_key_reuse(True)`; when that import (or any import) raises, `extra["import_error"]` is
+`jax.debug_key_reuse(True)`; when the import is ended by an exception, `extra["import_error"]` is
 `{"type": class name, "message": str, "lines": [lines of this file in the traceback, innermost
-last]}`. After a failed checked import the module is imported again with checking off, and
-`module` is that second import, or None if it failed too. A confirmer that needs to watch
+last]}`. After a checked import in which a statement raised, the module is imported again with
+checking off, and `module` is that second import, or None if it was ended early. A confirmer that needs to watch
 module-level code run again may execute `source` compiled with `path` as the file name in a
 fresh namespace (`{"__name__": "__jaxlint_rerun__"}`); it must not replace `module`.
 

@@ -2,8 +2,8 @@
 
 It runs forked from its keeper (keeper.py), which set its limits, reads its output and kills
 whatever it leaves running. It writes one JSON line per event to the events file as it goes
-(`ready`, `imported`, `start`, `result`, `done`), so that the launcher knows how far it got if the
-process dies: a crash, a hang killed at the time limit or an `os._exit` in the user's code costs
+(`ready`, `skipped` for each top-level statement that failed and was skipped, `imported`, `start`,
+`result`, `done`), so that the launcher knows how far it got if the process dies: a crash, a hang killed at the time limit or an `os._exit` in the user's code costs
 the finding it happened in, not the others. A call of `os._exit` by the user's code is recorded
 (`exit-call`, with the line) before the process ends; a bug of the worker's own is reported by
 the keeper's wrapper as an `internal` event.
@@ -109,75 +109,122 @@ def _select_device(jax, wanted: str | None) -> str:
 
 # -- importing the module -----------------------------------------------------------------------
 def _import(plan: dict, events: Events, jax) -> State:
-    """Import the module by its package name; with module-level JAX101 findings, first with
-    JAX's key-reuse checker on (see subject.py for what a confirmer may rely on)."""
+    """Import the module by its package name, statement by statement (units.py); with module-level
+    findings that JAX's key-reuse checker decides (JAX101), first with that checker on (see
+    subject.py for what a confirmer may rely on)."""
     for root in reversed(plan["roots"]):
         if root not in sys.path:
             sys.path.insert(0, root)
-    state: State = {"module": None, "import_error": None, "cache": {}}
-    checked = any(e["function"] is None and e["code"] == "JAX101" for e in plan["findings"])
+    state: State = {"module": None, "import_error": None, "cache": {}, "checked_errors": [], "units": None}
+    checked = any(e["function"] is None and e["check"]["check"] == "key-reuse-checker" for e in plan["findings"])
     events.write(event="importing")
     if checked:
         before = set(sys.modules)
         with jax.debug_key_reuse(True):
-            module, error = _load(plan)
-        if error is not None:
-            state["import_error"] = _error_record(error, plan["path"])
-            state["checked_import_error"] = error
+            module, error, units = _load(plan)
+        state["checked_errors"] = _raised(error, units)
+        if state["checked_errors"]:
+            # Import again with checking off: what the module defines must not depend on the checker.
             for name in set(sys.modules) - before:  # what the failed import left half-made
                 del sys.modules[name]
-            module, error = _load(plan)
+            module, error, units = _load(plan)
     else:
-        module, error = _load(plan)
+        module, error, units = _load(plan)
     if error is not None:
         state["import_error"] = _error_record(error, plan["path"])
-        state["unchecked_import_error"] = error
+    state["fatal_import_error"] = error
+    state["units"] = units
+    for failure in units.failures if units is not None else ():
+        events.write(event="skipped", line=failure.line,
+                     error=_one_line(f"{type(failure.error).__name__}: {failure.error}")[:300])
     state["module"] = module
     state["examples"], state["examples_error"] = _examples(plan)
     events.write(event="imported", ok=module is not None)
     return state
 
 
+def _raised(error: BaseException | None, units) -> list[BaseException]:
+    """Every exception an import raised: the skipped statements', then the one that ended it."""
+    raised = [failure.error for failure in units.failures] if units is not None else []
+    return raised + ([error] if error is not None else [])
+
+
 #: The planner's prefix for a file that cannot be imported by name (`train.old.py`, `01_intro.py`).
 BY_PATH_PREFIX = "__jaxlint_path__."
 
 
-def _load(plan: dict) -> tuple[types.ModuleType | None, BaseException | None]:
+def _load(plan: dict):
+    """(module or None, the exception that ended the import or None, the UnitRun or None)."""
     name, path = plan["module"], plan["path"]
     if plan.get("source") is not None:
         return _load_source(name, path, plan["source"])
     try:
         if name.startswith(BY_PATH_PREFIX):
-            return _load_file(name, path), None
+            return _load_units(name, path)
         top = name.split(".")[0]
         clash = sys.modules.get(top)
         if clash is not None and not _under(getattr(clash, "__file__", None), plan["roots"]):
             # The name is taken in this process (a standard-library module, or jaxlint's own
             # dependencies): load the file under a private name; relative imports then fail.
-            return _load_file(f"__jaxlint_subject__.{name}", path), None
-        module = importlib.import_module(name)
+            return _load_units(f"__jaxlint_subject__.{name}", path)
+        parent, _, child = name.rpartition(".")
+        if parent:
+            importlib.import_module(parent)  # its packages, as an import runs them (a failure ends it)
+        module = sys.modules.get(name)
+        if module is not None:  # its package imported it already
+            units = None
+        else:
+            spec = importlib.util.find_spec(name)
+            if spec is None or not spec.origin or os.path.realpath(spec.origin) != os.path.realpath(path):
+                return _load_units(f"__jaxlint_subject__.{name}", path)  # another module shadows it
+            module, error, units = _run_module(name, spec, path)
+            if error is not None:
+                return None, error, units
+            if parent:
+                setattr(sys.modules[parent], child, module)
         file = getattr(module, "__file__", None)
         if file is None or os.path.realpath(file) != os.path.realpath(path):
-            return _load_file(f"__jaxlint_subject__.{name}", path), None  # another module shadows it
-        return module, None
+            return _load_units(f"__jaxlint_subject__.{name}", path)  # another module shadows it
+        return module, None, units
     except BaseException as exc:  # noqa: B036 - SystemExit and KeyboardInterrupt at import too
-        return None, exc
+        return None, exc, None
 
 
-def _load_source(name: str, path: str, source: str) -> tuple[types.ModuleType | None, BaseException | None]:
+def _load_units(name: str, path: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    return _run_module(name, spec, path)
+
+
+def _run_module(name: str, spec, path: str):
+    """Make the module from its spec and run its code unit by unit, as its loader would run it whole."""
+    from .units import run_units
+
+    with open(path, "rb") as handle:
+        source = importlib.util.decode_source(handle.read())
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    units = run_units(module.__dict__, source, path)
+    if units.fatal is not None:
+        sys.modules.pop(name, None)  # as a failed import leaves it
+        return None, units.fatal, units
+    return sys.modules.get(name, module), None, units
+
+
+def _load_source(name: str, path: str, source: str):
     """A notebook: its joined code cells run as a module, with the notebook's path as file name
     (so tracebacks name it) and the joined text registered as its lines."""
     import linecache
+
+    from .units import run_units
 
     linecache.cache[path] = (len(source), None, source.splitlines(keepends=True), path)
     module = types.ModuleType(name)
     module.__file__ = path
     sys.modules[name] = module
-    try:
-        exec(compile(source, path, "exec"), module.__dict__)  # noqa: S102 - the user's notebook, in the worker
-    except BaseException as exc:  # noqa: B036
-        return None, exc
-    return module, None
+    units = run_units(module.__dict__, source, path)
+    if units.fatal is not None:
+        return None, units.fatal, units
+    return module, None, units
 
 
 def _load_file(name: str, path: str) -> types.ModuleType:
@@ -238,14 +285,52 @@ def _check(entry: dict, plan: dict, state: State) -> tuple[str, str]:
         outcome = _outcome(entry, plan, state)
     except BaseException as exc:  # noqa: B036 - one failing check must not cost the others
         return "inconclusive", f"the {entry['code']} check failed: {type(exc).__name__}: {exc}"
+    if outcome.verdict == "inconclusive" and entry["function"] is not None:
+        needed = _needed_failure(entry["function"], plan, state)
+        if needed is not None:
+            return "inconclusive", needed
     return outcome.verdict, outcome.evidence
 
 
+def _needed_failure(facts: dict, plan: dict, state: State) -> str | None:
+    """Why an inconclusive finding could not be checked, when its function reads a name that a
+    skipped top-level statement left undefined (a package that is not installed, most often)."""
+    from .missing import needs_package
+    from .units import global_reads
+
+    units = state.get("units")
+    if units is None or not units.unbound:
+        return None
+    _compiled(plan, state)
+    reads: set[str] = set()
+    for function in (facts, facts.get("outer")):  # the outer one: called to reach a nested one
+        if function:
+            lines = {function["first_line"], function["def_line"]}
+            code = next((c for c in state["codes"] if c.co_name == function["name"] and c.co_firstlineno in lines),
+                        None)
+            reads |= global_reads(code, state.get("module_code")) if code is not None else set()
+            reads.add(function["qualname"].split(".")[0])  # a class or def that itself failed
+    hits = sorted(((units.unbound[name], name) for name in reads if name in units.unbound),
+                  key=lambda hit: (hit[0].root.line, hit[1]))
+    if not hits:
+        return None
+    failure, name = hits[0]
+    while failure.cause is not None:  # the name that the first failure of the chain left undefined
+        name, failure = failure.error.name, failure.cause
+    root = failure
+    error = f"{type(root.error).__name__} at line {root.line}"
+    if root.package is not None:
+        return needs_package(root.package, name, error)
+    return (f"needs `{name}`, which the module does not define: line {root.line} raised "
+            f"{type(root.error).__name__}: {_one_line(str(root.error))[:160]} and was skipped while importing it")
+
+
 def _outcome(entry: dict, plan: dict, state: State):
+    """What the finding's rule predicts (`entry["check"]`, from its catalogue entry), tried."""
     from . import errors, keys
     from .subject import Outcome
 
-    code = entry["code"]
+    check = entry["check"]
     if state.get("examples_error"):
         return Outcome("inconclusive", state["examples_error"])
     if entry["function"] is None:
@@ -255,21 +340,21 @@ def _outcome(entry: dict, plan: dict, state: State):
     subject, reason = _subject(entry, plan, state)
     if subject is None:
         return Outcome("inconclusive", reason)
-    if code in errors.ERROR_RULES:
-        return errors.confirm(subject, state["cache"])
-    if code == "JAX101":
+    if check["check"] == "raises":
+        return errors.confirm(subject, check["raises"], state["cache"])
+    if check["check"] == "key-reuse-checker":
         mine = keys.confirm(subject)
         if mine.verdict == "confirmed":
             return mine
-        fallback = _behaviour(code, subject, state)
+        fallback = _behaviour(check, subject, state)
         if fallback is None or (fallback.verdict != "confirmed" and mine.verdict == "not-reproduced"):
             return mine
         return fallback
-    return _behaviour(code, subject, state) or Outcome("inconclusive", "no runtime check for this rule yet")
+    return _behaviour(check, subject, state) or Outcome("inconclusive", "no runtime check for this rule yet")
 
 
-def _behaviour(code: str, subject, state: State):
-    """The behaviour confirmer for `code`, if the behaviour package provides one."""
+def _behaviour(check: dict, subject, state: State):
+    """The outcome of the behaviour check the rule names, if the behaviour package provides it."""
     from .subject import Outcome
 
     if "confirmers" not in state:
@@ -281,7 +366,8 @@ def _behaviour(code: str, subject, state: State):
         except Exception as exc:  # noqa: BLE001 - a broken package must not take down the others
             state["confirmers"] = {}
             state["confirmers_error"] = f"{type(exc).__name__}: {exc}"
-    confirmer = state["confirmers"].get(code)
+    code = subject.code
+    confirmer = state["confirmers"].get(check.get("behaviour"))
     if confirmer is None:
         if state.get("confirmers_error"):
             return Outcome("inconclusive", f"the behaviour checks could not be loaded: {state['confirmers_error']}")
@@ -317,30 +403,40 @@ def _module_level(entry: dict, plan: dict, state: State):
     """A finding outside any function: judged by what importing the module did."""
     from . import errors
     from .subject import Outcome
-    from .tracebacks import raised_on
+    from .tracebacks import frames_in, raised_on
 
-    code, span = entry["code"], (entry["line"], max(entry["end_line"], entry["line"]))
-    if code in errors.ERROR_RULES or code == "JAX101":
-        error = state.get("checked_import_error") if code == "JAX101" else state.get("unchecked_import_error")
-        if code == "JAX101" and error is None:
-            error = state.get("unchecked_import_error")
-        checker = " with jax.debug_key_reuse on" if code == "JAX101" else ""
-        if error is None and code == "JAX101":
+    check, span = entry["check"], (entry["line"], max(entry["end_line"], entry["line"]))
+    keyed = check["check"] == "key-reuse-checker"
+    if check["check"] == "raises" or keyed:
+        fatal = state.get("fatal_import_error")
+        raised = (state["checked_errors"] if keyed else []) or _raised(fatal, state["units"])
+        checker = " with jax.debug_key_reuse on" if keyed else ""
+        here = [error for error in raised if raised_on(error, plan["path"], span, module_level=True)]
+        for error in here:
+            expected = type(error).__name__ == "KeyReuseError" if keyed else errors.predicted(check["raises"], error)
+            if expected:
+                return Outcome("confirmed", f"{type(error).__name__} at line {entry['line']} "
+                                            f"while importing the module{checker}")
+        if here:
+            error = here[0]
+            return Outcome("inconclusive", f"line {entry['line']} raised another error while importing the module: "
+                                           f"{type(error).__name__}: {_one_line(str(error))[:200]}")
+        stopped = frames_in(fatal, plan["path"], module_level=True) if fatal is not None else []
+        if fatal is not None and (not stopped or stopped[-1][0] < entry["line"]):
+            return Outcome("inconclusive", f"the import failed elsewhere: {_import_reason(state)}")
+        # The flagged statement ran and raised nothing.
+        if keyed:
             # The checker saw nothing; legacy keys escape it, so compare the draws themselves.
-            compared = _behaviour(code, _module_subject(entry, plan, state), state)
+            compared = _behaviour(check, _module_subject(entry, plan, state), state)
             if compared is not None and compared.verdict == "confirmed":
                 return compared
-        if error is None and code == "JAX101" and "PRNGKey" in _source(plan, state):
-            return Outcome("inconclusive", "the module imported cleanly, but it makes legacy jax.random.PRNGKey "
-                                           "keys, which JAX's key-reuse checker does not track")
-        if error is None:
+            if "PRNGKey" in _source(plan, state):
+                return Outcome("inconclusive", "the module imported cleanly, but it makes legacy jax.random.PRNGKey "
+                                               "keys, which JAX's key-reuse checker does not track")
+        if not raised:
             return Outcome("not-reproduced", f"the module imported cleanly{checker}")
-        expected = type(error).__name__ == "KeyReuseError" if code == "JAX101" else errors.predicted(code, error)
-        if expected and raised_on(error, plan["path"], span, module_level=True):
-            return Outcome("confirmed", f"{type(error).__name__} at line {entry['line']} "
-                                        f"while importing the module{checker}")
-        return Outcome("inconclusive", f"the import failed elsewhere: {_import_reason(state)}")
-    return _behaviour(code, _module_subject(entry, plan, state), state) or Outcome(
+        return Outcome("not-reproduced", f"line {entry['line']} ran without error while importing the module{checker}")
+    return _behaviour(check, _module_subject(entry, plan, state), state) or Outcome(
         "inconclusive", "no runtime check for this rule yet")
 
 
@@ -489,14 +585,20 @@ def _unwrap(obj: Any, path: str, facts: dict) -> Any:
     return None
 
 
-def _rebuild(facts: dict, plan: dict, state: State) -> tuple[Any, str | None]:
-    """A nested function or lambda rebuilt from the module's compiled code, if it is self-contained."""
+def _compiled(plan: dict, state: State) -> None:
+    """The module's source compiled once: every code object in it (`codes`), and the module's own."""
     if "codes" not in state:
         try:
-            state["codes"] = list(_all_codes(compile(_source(plan, state), plan["path"], "exec")))
+            state["module_code"] = compile(_source(plan, state), plan["path"], "exec")
+            state["codes"] = list(_all_codes(state["module_code"]))
         except (SyntaxError, ValueError) as exc:
             state["codes"] = []
             state["codes_error"] = str(exc)
+
+
+def _rebuild(facts: dict, plan: dict, state: State) -> tuple[Any, str | None]:
+    """A nested function or lambda rebuilt from the module's compiled code, if it is self-contained."""
+    _compiled(plan, state)
     lines = {facts["first_line"], facts["def_line"]}
     name = facts["name"]
     code = next((c for c in state["codes"] if c.co_name == name and c.co_firstlineno in lines), None)

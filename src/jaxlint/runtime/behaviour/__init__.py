@@ -2,7 +2,8 @@
 rule predicts (a trace-time-only effect, a stale global, a leaked tracer, a recompilation, a repeated
 draw), where the error families wait for an exception instead.
 
-`CONFIRMERS` maps a rule code to its confirmer. Each runs inside the worker process, never writes
+`CONFIRMERS` maps a behaviour name, as the `behaviour` of a rule's catalogue entry names it, to
+its confirmer. Each runs inside the worker process, never writes
 files, keeps its calls few and small, and turns anything unexpected into an `inconclusive` outcome.
 """
 from __future__ import annotations
@@ -16,16 +17,16 @@ from .stateful_rng import confirm_stateful_rng
 from .trace_time import confirm_impure, confirm_print
 
 CONFIRMERS: dict[str, Confirmer] = {
-    "JAX101": confirm_key_reuse,  # the fallback after JAX's own key-reuse checker
-    "JAX102": confirm_stateful_rng,
-    "JAX103": confirm_key_recreated,
-    "JAX104": confirm_key_broadcast,
-    "JAX301": confirm_print,
-    "JAX302": confirm_stale_global,
-    "JAX303": confirm_mutation,
-    "JAX304": confirm_impure,
-    "JAX501": confirm_jit_in_loop,
-    "JAX502": confirm_fresh_closure,
+    "key-reuse": confirm_key_reuse,  # the fallback after JAX's own key-reuse checker
+    "stateful-rng": confirm_stateful_rng,
+    "key-recreated": confirm_key_recreated,
+    "key-broadcast": confirm_key_broadcast,
+    "trace-time-print": confirm_print,
+    "stale-global": confirm_stale_global,
+    "state-mutation": confirm_mutation,
+    "trace-time-call": confirm_impure,
+    "compiles-in-loop": confirm_jit_in_loop,
+    "fresh-closure": confirm_fresh_closure,
 }
 
 __all__ = ["CONFIRMERS"]

@@ -311,15 +311,23 @@ def module_level(subject: Subject) -> bool:
 
 def rerun_module(subject: Subject) -> None:
     """Execute the module's code again in a fresh namespace, under its own file name (for findings
-    outside any function). The imported module is left as it is."""
+    outside any function). The imported module is left as it is. As in the import, a failing
+    statement elsewhere is skipped (units.py); one that fails on the flagged lines raises."""
+    from ..units import run_units
+
     source = source_text(subject)
     if not source:
         raise Inconclusive("module-level finding: the module's source is not available to run again")
-    code = compile(source, subject.path, "exec", dont_inherit=True)
     namespace = {"__name__": "__jaxlint_rerun__", "__file__": subject.path, "__builtins__": builtins}
     out, err = io.StringIO(), io.StringIO()
     with quiet_io(out, err):
-        exec(code, namespace)  # noqa: S102 - the worker's contract for module-level findings
+        result = run_units(namespace, source, subject.path)
+    if result.fatal is not None:
+        raise result.fatal
+    flagged = (subject.line, max(subject.end_line, subject.line))
+    for failure in result.failures:
+        if failure.line <= flagged[1] and failure.end_line >= flagged[0]:
+            raise failure.error
 
 
 def runner(subject: Subject) -> tuple[Callable[[], Any], str]:
