@@ -76,8 +76,19 @@ def main() -> None:
 @click.option("--no-cache", is_flag=True, help="Analyse every file, ignoring and not writing the cache.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only: no summary, no progress.")
+@click.option("--config", "config_path", type=click.Path(), default=None, metavar="PATH",
+              help="Use this configuration file (its [tool.jaxlint] table) instead of the one found from the first path.")
+@click.option("--isolated", is_flag=True, help="Ignore every configuration file: defaults and the command line only.")
+@click.option("--extend-exclude", multiple=True, metavar="PATTERNS", help="Exclude these too (gitignore syntax, comma-separated or repeated).")
+@click.option("--force-exclude", is_flag=True,
+              help="Apply the exclusions to files named on the command line too (always done; accepted for tools that pass it).")
+@click.option("--severity", type=click.Choice(["info", "warning", "error"]), default="info", show_default=True,
+              help="Only findings at or above this severity make the exit status 1 (all are printed).")
+@click.option("--show-files", is_flag=True, help="List the files that would be checked, then exit.")
+@click.option("--show-settings", is_flag=True, help="Print the settings in effect (and where they come from), then exit.")
 def check(paths, select, ignore, extend_select, output_format, fix, diff, statistics, runtime, device,
-          runtime_drop_refuted, jobs, no_cache, exit_zero, quiet) -> None:
+          runtime_drop_refuted, jobs, no_cache, exit_zero, quiet, config_path, isolated, extend_exclude,
+          force_exclude, severity, show_files, show_settings) -> None:
     """Check PATHS (files or directories; default: the current directory)."""
     from .runner import RunOptions, run
 
@@ -98,7 +109,13 @@ def check(paths, select, ignore, extend_select, output_format, fix, diff, statis
         paths=list(paths) or ["."], select=_codes(select), ignore=_codes(ignore),
         extend_select=_codes(extend_select), fix=fix, diff=diff, jobs=jobs or os.cpu_count() or 1,
         use_cache=not no_cache, progress=not quiet and _interactive(),
+        config=config_path, isolated=isolated, extend_exclude=_codes(extend_exclude),
     )
+    if config_path and isolated:
+        _fail("--config and --isolated contradict each other: give one")
+    if show_files or show_settings:
+        _show(options, show_files, show_settings)
+        sys.exit(EXIT_CLEAN)
     outcome = run(options)
     raise_if_stopped()
     for line in outcome.problems:
@@ -141,7 +158,36 @@ def check(paths, select, ignore, extend_select, output_format, fix, diff, statis
             click.echo(runtime_summary, err=True)
     if outcome.fatal:
         sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
+    counted = [f for f in findings if _SEVERITY_RANK[f.severity.value] >= _SEVERITY_RANK[severity]]
+    sys.exit(EXIT_FINDINGS if counted and not exit_zero else EXIT_CLEAN)
+
+
+_SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
+def _show(options, files: bool, settings: bool) -> None:
+    """--show-files / --show-settings: what a run would check, with which settings."""
+    import json
+    from dataclasses import asdict
+
+    from .config import ConfigError
+    from .discovery import discover
+    from .runner import resolve_settings
+
+    try:
+        resolved = resolve_settings(options)
+    except ConfigError as exc:
+        _fail(str(exc))
+    if settings:
+        values = asdict(resolved)
+        click.echo(f"# configuration: {resolved.config_path or 'none (defaults)'}")
+        click.echo(json.dumps(values, indent=2, sort_keys=True, default=list))
+    if files:
+        found, problems = discover(options.paths, exclude=resolved.exclude, root=resolved.root)
+        for problem in problems:
+            click.echo(f"jaxlint: {problem.path}: {problem.message}", err=True)
+        for path in found:
+            click.echo(path)
 
 
 @main.command("rule")

@@ -75,6 +75,18 @@ def load_settings(start: str | Path, known_codes: Iterable[str]) -> Settings:
     return settings_from_table(table, path, known_codes)
 
 
+def load_settings_file(path: str | Path, known_codes: Iterable[str]) -> Settings:
+    """`--config PATH`: the [tool.jaxlint] table of that file (a pyproject.toml, or any TOML file
+    holding the table); its directory is the project root."""
+    path = Path(path).resolve()
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such configuration file")
+    tools = _read_pyproject(path).get("tool", {})
+    if not isinstance(tools, dict) or "jaxlint" not in tools:
+        raise ConfigError(f"{path}: no [tool.jaxlint] table")
+    return settings_from_table(tools["jaxlint"], path, known_codes)
+
+
 def settings_from_table(table: dict[str, Any], path: Path, known_codes: Iterable[str]) -> Settings:
     known = sorted(known_codes)
     where = f"{path} [tool.jaxlint]"
@@ -87,6 +99,8 @@ def settings_from_table(table: dict[str, Any], path: Path, known_codes: Iterable
                               "target_jax_version": installed_jax_version()}
     for key, value in table.items():
         values[key.replace("-", "_")] = _KEYS[key](value, f"{where}: {key}", known)
+    # `extend-exclude` adds to `exclude` (for a shared configuration's own additions)
+    values["exclude"] = (*values.get("exclude", ()), *values.pop("extend_exclude", ()))
     settings = Settings(**values)
     check_selects_a_rule(settings, known, f"{where}: select")
     return settings
@@ -184,6 +198,7 @@ _KEYS = {
     "extend-select": _codes,
     "per-file-ignores": _per_file_ignores,
     "exclude": _patterns,
+    "extend-exclude": _patterns,
     "src": _strings,
     "extra-traced-decorators": _dotted_names,
     "loop-unroll-threshold": _positive_int,
@@ -197,9 +212,13 @@ _KEYS = {
 
 
 def with_overrides(settings: Settings, known: Iterable[str], *, select=None, ignore=None,
-                   extend_select=None) -> Settings:
+                   extend_select=None, extend_exclude=None) -> Settings:
     """Command-line options: --select replaces the configured selection, the others add to it."""
     changes: dict[str, Any] = {}
+    if extend_exclude:
+        for pattern in extend_exclude:
+            _patterns([pattern], "--extend-exclude", known)
+        settings = replace(settings, exclude=(*settings.exclude, *extend_exclude))
     if select:
         changes["select"] = validate_codes(select, "--select", known)
     if ignore:

@@ -27,6 +27,11 @@ class RunOptions:
     jobs: int = 1
     use_cache: bool = True
     progress: bool = False
+    #: `--config PATH`: this configuration file instead of the one found from the first path
+    config: str | None = None
+    #: `--isolated`: no configuration file at all
+    isolated: bool = False
+    extend_exclude: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -51,10 +56,17 @@ class RunOutcome:
 def resolve_settings(options: RunOptions) -> Settings:
     from ..api import known_codes
 
+    from .config import installed_jax_version, load_settings_file
+
     known = known_codes()
-    settings = load_settings(options.paths[0] if os.path.exists(options.paths[0]) else ".", known)
+    if options.isolated:
+        settings = Settings(target_jax_version=installed_jax_version())
+    elif options.config is not None:
+        settings = load_settings_file(options.config, known)
+    else:
+        settings = load_settings(options.paths[0] if os.path.exists(options.paths[0]) else ".", known)
     return with_overrides(settings, known, select=options.select, ignore=options.ignore,
-                          extend_select=options.extend_select)
+                          extend_select=options.extend_select, extend_exclude=options.extend_exclude)
 
 
 def run(options: RunOptions) -> RunOutcome:
