@@ -16,7 +16,7 @@ from ..semantic.walk_state import Walker
 from ..syntax.positions import Span, node_spans
 from ..model.finding import Applicability, Edit, Finding, Fix, Position, TraceLocation
 from ..syntax.fixes import apply_fixes
-from ..syntax.noqa import source_lines, suppressed
+from ..syntax.noqa import file_suppressed, source_lines, suppressed, suppressed_in_file
 from .deep_stack import call_with_deep_stack, stack_depth_available
 from .parsing import NotParsed, Parsed, keeps_rewritten, libcst_parse, nesting_beyond, python_tree
 from .registry import all_rules
@@ -187,7 +187,9 @@ def _unsuppressed(findings: list[Finding], source: str) -> list[Finding]:
     if not findings:
         return findings
     lines = source_lines(source)
-    return [f for f in findings if not suppressed(f.code, lines, f.start.line)]
+    in_file = file_suppressed(lines)
+    return [f for f in findings if not suppressed(f.code, lines, f.start.line)
+            and not suppressed_in_file(f.code, in_file)]
 
 
 def syntax_error(source: str, path: str) -> Finding | None:

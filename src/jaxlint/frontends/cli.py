@@ -84,11 +84,13 @@ def main() -> None:
               help="Apply the exclusions to files named on the command line too (always done; accepted for tools that pass it).")
 @click.option("--severity", type=click.Choice(["info", "warning", "error"]), default="info", show_default=True,
               help="Only findings at or above this severity make the exit status 1 (all are printed).")
+@click.option("--add-noqa", is_flag=True,
+              help="Add `# noqa: CODES` to every line with findings (to adopt jaxlint on existing code), then exit.")
 @click.option("--show-files", is_flag=True, help="List the files that would be checked, then exit.")
 @click.option("--show-settings", is_flag=True, help="Print the settings in effect (and where they come from), then exit.")
 def check(paths, select, ignore, extend_select, output_format, fix, diff, statistics, runtime, device,
           runtime_drop_refuted, jobs, no_cache, exit_zero, quiet, config_path, isolated, extend_exclude,
-          force_exclude, severity, show_files, show_settings) -> None:
+          force_exclude, severity, add_noqa, show_files, show_settings) -> None:
     """Check PATHS (files or directories; default: the current directory)."""
     from .runner import RunOptions, run
 
@@ -109,8 +111,12 @@ def check(paths, select, ignore, extend_select, output_format, fix, diff, statis
         paths=list(paths) or ["."], select=_codes(select), ignore=_codes(ignore),
         extend_select=_codes(extend_select), fix=fix, diff=diff, jobs=jobs or os.cpu_count() or 1,
         use_cache=not no_cache, progress=not quiet and _interactive(),
-        config=config_path, isolated=isolated, extend_exclude=_codes(extend_exclude),
+        config=config_path, isolated=isolated, extend_exclude=_codes(extend_exclude), add_noqa=add_noqa,
     )
+    if add_noqa and (fix or diff or runtime):
+        _fail("--add-noqa cannot be combined with --fix, --diff or --runtime")
+    if add_noqa:
+        options.use_cache = False
     if config_path and isolated:
         _fail("--config and --isolated contradict each other: give one")
     if show_files or show_settings:
@@ -125,6 +131,13 @@ def check(paths, select, ignore, extend_select, output_format, fix, diff, statis
 
     from .output import render, statistics as render_statistics, summary_line
     from ..engine.registry import all_rules
+
+    if add_noqa:
+        files = len({r.path for r in outcome.results if r.fixed_count})
+        if not quiet:
+            click.echo(f"Added {outcome.fixed} noqa comment{'s' if outcome.fixed != 1 else ''} "
+                       f"in {files} file{'s' if files != 1 else ''}.", err=True)
+        sys.exit(EXIT_ERROR if outcome.fatal else EXIT_CLEAN)
 
     if diff:
         text = b"".join(outcome.diffs)

@@ -47,8 +47,12 @@ class JaxlintChecker:
         except Exception as exc:  # a plugin that raises stops flake8's whole run
             yield 1, 0, f"JAX000 jaxlint could not check this file: {type(exc).__name__}: {exc}", type(self)
             return
-        for finding in findings:
-            yield finding.start.line, finding.start.column - 1, f"{finding.code} {finding.message}", type(self)
+        from ..syntax.noqa import file_suppressed, suppressed_in_file
+
+        in_file = file_suppressed(self.lines) if findings else frozenset()
+        for finding in findings:  # `# noqa` on a line is flake8's own; `# jaxlint: noqa` is ours
+            if not suppressed_in_file(finding.code, in_file):
+                yield finding.start.line, finding.start.column - 1, f"{finding.code} {finding.message}", type(self)
 
 
 @lru_cache(maxsize=64)

@@ -32,6 +32,8 @@ class RunOptions:
     #: `--isolated`: no configuration file at all
     isolated: bool = False
     extend_exclude: list[str] = field(default_factory=list)
+    #: `--add-noqa`: write `# noqa: CODES` on every line with findings instead of reporting them
+    add_noqa: bool = False
 
 
 @dataclass
@@ -104,6 +106,8 @@ def run(options: RunOptions) -> RunOutcome:
         progress.done()
     if fixing:
         _write_or_show_fixes(outcome, show=options.diff)
+    elif options.add_noqa:
+        _add_noqa_comments(outcome)
     for result in outcome.results:
         if result.not_analysed:  # valid Python: a note, which changes no exit status
             outcome.problems.append(f"{result.path}: not analysed: {result.not_analysed}")
@@ -289,6 +293,39 @@ def project_session(plan: ProjectPlan | None, settings: Settings, reported: tupl
     if settled:
         session.settle(reported)
     return session
+
+
+def _add_noqa_comments(outcome: RunOutcome) -> None:
+    """`--add-noqa`: each file's lines with findings get `# noqa: CODES`, written like a fix."""
+    from .add_noqa import annotate
+
+    writer = FixWriter()
+    for result in outcome.results:
+        if not result.findings or result.internal_error or result.not_analysed or result.original_text is None:
+            continue
+        if result.path.endswith(".ipynb"):
+            outcome.problems.append(f"{result.path}: --add-noqa leaves notebooks as they are")
+            continue
+        annotated = annotate(result.original_text, result.findings)
+        if annotated is None:
+            outcome.problems.append(f"{result.path}: no noqa comments added: they would change the code")
+            continue
+        for line in annotated.refused:
+            outcome.problems.append(f"{result.path}:{line}: no noqa comment added: the line continues "
+                                    "in a string or after a backslash")
+        if annotated.added == 0:
+            continue
+        data = read_bytes(result.path)
+        if isinstance(data, Finding):
+            outcome.problems.append(f"{result.path}: {data.message}")
+            continue
+        result.fixed_text, result.original_bytes, result.fixed_count = annotated.text, data, annotated.added
+        done = writer.write(result)
+        if isinstance(done, NotWritten):
+            outcome.problems.append(f"{result.path}: {done.message}")
+            outcome.fatal = outcome.fatal or done.error
+        else:
+            outcome.fixed += done
 
 
 def _write_or_show_fixes(outcome: RunOutcome, show: bool) -> None:
