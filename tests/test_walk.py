@@ -7,6 +7,7 @@ import pytest
 
 from jaxlint.model.settings import Settings
 from jaxlint.rulebase.context import FileContext
+from jaxlint.semantic.source_file import SourceFile
 from jaxlint.semantic.walk_state import Walker
 from jaxlint.syntax.walk import NODE_TYPES, _ORDER, _SKIPPED_NAMES, _SKIPPED_PREFIXES, children, walk
 
@@ -84,8 +85,10 @@ for _type in ("Name", "Call", "Attribute", "FunctionDef", "Lambda", "ClassDef", 
 def test_walker_run_is_walk_with_enter_and_leave(name: str, source: str):
     module = cst.parse_module(source)
 
+    file = SourceFile(name, source, module, Settings())
+
     def record(run) -> list:
-        ctx = FileContext(name, source, module, Settings())
+        ctx = FileContext.for_file(file)
         log: list = []
         walker = Walker(ctx, [_Recorder(ctx, log)])
         run(walker)
@@ -95,3 +98,7 @@ def test_walker_run_is_walk_with_enter_and_leave(name: str, source: str):
     by_methods = record(lambda walker: walk(module, walker.enter, walker.leave))
     assert by_methods
     assert record(lambda walker: walker.run(module)) == by_methods
+    # the rules' walk replays the semantic model's: the same calls, scopes and ancestors
+    events: list = []
+    assert record(lambda walker: walker.run(module, events)) == by_methods
+    assert record(lambda walker: walker.replay(events)) == by_methods

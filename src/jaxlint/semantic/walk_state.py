@@ -146,21 +146,31 @@ class Walker:
         #: visitors that raised, with the exception; they are dropped for the rest of the file
         self.failures: list[tuple[object, BaseException]] = []
 
-    def run(self, module: cst.Module) -> None:
-        """`walk(module, self.enter, self.leave)`, with `enter` and `leave` written into the loop.
+    def run(self, module: cst.Module, events: list | None = None) -> None:
+        """`walk(module, self.enter, self.leave)`, with `enter` and `leave` written into the loop;
+        `events` (if given) receives what `replay` needs to walk the tree again without reading it.
 
         Every walk of every file goes through here, and calling two methods per node was a third
         of the cost of the walk. The loop is `facts.walk.walk`'s; the two copies below are `enter`
         and `leave`, which stay the reference.
+
+        The events, in walk order: a node where it is entered, None where the innermost node
+        entered is left, and a `Scope` where the current scope changes (before the node whose
+        field starts it is entered, after the node that ends it is left).
         """
         ctx = self.ctx
         ancestors = ctx.ancestors
         visitors, leavers, scope_owners, call = self.visitors, self.leavers, self.scope_owners, self._call
         enumerators = ENUMERATORS
+        if events is None:
+            events = []
+        record = events.append
         self.enter(module, "")
+        record(module)
         enumerator = enumerators[type(module)]
         if enumerator is None:
             self.leave(module)
+            record(None)
             return
         stack: list[tuple[cst.CSTNode, Iterator]] = [(module, enumerator(module))]
         while stack:
@@ -171,10 +181,13 @@ class Walker:
                 if field == "body" and ancestors and type(ancestors[-1]) in _SCOPE_OWNER_TYPES:
                     ctx.scope = Scope(ancestors[-1], ctx.scope)
                     scope_owners.append(child)
+                    record(ctx.scope)
                 elif kind in _COMPREHENSION_TYPES:
                     ctx.scope = Scope(child, ctx.scope)
                     scope_owners.append(child)
+                    record(ctx.scope)
                 ancestors.append(child)
+                record(child)
                 handlers_ = visitors.get(kind)
                 if handlers_:
                     for handler in handlers_:  # `_call`, written out: it runs for most nodes
@@ -190,18 +203,49 @@ class Walker:
                 if kind in leavers:
                     call(leavers, child)
                 ancestors.pop()
+                record(None)
                 if scope_owners and scope_owners[-1] is child:
                     scope_owners.pop()
                     ctx.scope = ctx.scope.parent
+                    record(ctx.scope)
             else:
                 stack.pop()
                 # leave(node)
                 if type(node) in leavers:
                     call(leavers, node)
                 ancestors.pop()
+                record(None)
                 if scope_owners and scope_owners[-1] is node:
                     scope_owners.pop()
                     ctx.scope = ctx.scope.parent
+                    record(ctx.scope)
+
+    def replay(self, events: list) -> None:
+        """The walk `run` recorded in `events`, again, for this walker's visitors: the same handler
+        calls in the same order, with the same scopes (the very `Scope` objects) and ancestors,
+        without reading the tree (no child enumerators, no tests of fields)."""
+        ctx = self.ctx
+        ancestors = ctx.ancestors
+        visitors, leavers, call = self.visitors, self.leavers, self._call
+        scope_type = Scope
+        for item in events:
+            if item is None:
+                if type(ancestors[-1]) in leavers:
+                    call(leavers, ancestors[-1])
+                ancestors.pop()
+                continue
+            kind = type(item)
+            if kind is scope_type:
+                ctx.scope = item
+                continue
+            ancestors.append(item)
+            handlers_ = visitors.get(kind)
+            if handlers_:
+                for handler in handlers_:  # `_call`, written out: it runs for most nodes
+                    try:
+                        handler(item)
+                    except Exception as exc:  # noqa: BLE001 - as in `_call`
+                        self._drop(handler.__self__, exc)
 
     def _call(self, table: dict[type, list[Callable]], node: cst.CSTNode) -> None:
         for handler in table.get(type(node), ()):
