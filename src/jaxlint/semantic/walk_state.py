@@ -40,6 +40,10 @@ class WalkState:
         #: id(node) -> the answer of `function` / `innermost_loop` scanning from the node's parent up
         self._functions: dict[int, cst.CSTNode | None] = {}
         self._loops: dict[int, cst.CSTNode | None] = {}
+        #: the last answer of `function`, for the node it was asked at (several rules ask at each call)
+        self._function_at: tuple[cst.CSTNode | None, int, cst.CSTNode | None] = (None, -1, None)
+        #: the file's name resolver's answers, read here first (rules ask about most calls and names)
+        self._answers = file.names.answers
 
     def _scan(self, step: Callable[[list, int], object], memo: dict[int, object]) -> object:
         """The first decision of `step(ancestors, index)` from the parent of the current node up
@@ -69,11 +73,24 @@ class WalkState:
 
     def qualified_name(self, node: cst.BaseExpression) -> str | None:
         """`jnp.sum` -> `jax.numpy.sum` as seen from the current scope; None when unknown."""
+        # `NameResolver.qualified_name`'s memo, probed here: most questions were asked before
+        answer = self._answers.get(id(node))
+        if answer is not None and answer[0] is self.scope:
+            return answer[1]
         return self.file.names.qualified_name(node, self.scope)
 
     def function(self) -> cst.FunctionDef | cst.Lambda | None:
         """The innermost function or lambda around the current node."""
         ancestors = self.ancestors
+        depth = len(ancestors)
+        at, at_depth, found = self._function_at
+        if at_depth == depth and at is ancestors[-1]:
+            return found
+        found = self._function(ancestors)
+        self._function_at = (ancestors[-1] if ancestors else None, depth, found)
+        return found
+
+    def _function(self, ancestors: list[cst.CSTNode]) -> cst.FunctionDef | cst.Lambda | None:
         index = len(ancestors) - 2
         for index in range(index, max(index - _NEAR, -1), -1):
             node = ancestors[index]
