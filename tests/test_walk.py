@@ -61,6 +61,24 @@ def test_children_and_walk_match_the_reference(name: str, source: str):
     walk(module, lambda node, field: events.append(("enter", id(node), field)) or True,
          lambda node: events.append(("leave", id(node))))
     assert events == expected_events
+    # without `leave`: the same nodes entered, in the same order
+    entered: list = []
+    walk(module, lambda node, field: entered.append(("enter", id(node), field)) or True, None)
+    assert entered == [event for event in expected_events if event[0] == "enter"]
+
+
+@pytest.mark.parametrize("with_leave", [True, False])
+def test_a_walk_skips_the_children_of_a_node_enter_refuses(with_leave: bool):
+    module = cst.parse_module("def f(a):\n    return g(a, [b for b in a])\nx = h(1)\n")
+    entered: list = []
+
+    def enter(node, field) -> bool:
+        entered.append(type(node).__name__)
+        return type(node) is not cst.Call
+
+    walk(module, enter, (lambda node: None) if with_leave else None)
+    assert entered.count("Call") == 2 and "Arg" not in entered and "ListComp" not in entered
+    assert entered[:3] == ["Module", "FunctionDef", "Name"]
 
 
 class _Recorder:

@@ -181,7 +181,7 @@ class _BindingCollector:
         self.log: list[tuple[Binding, int]] = []
 
     def visit(self, node: cst.CSTNode) -> None:
-        walk(node, self._enter, _ignore)
+        walk(node, self._enter, None)
 
     def _enter(self, node: cst.CSTNode, field: str) -> bool:
         kind = type(node)
@@ -354,10 +354,6 @@ def catches_missing_api(handler: cst.ExceptHandler) -> bool:
 
 
 _BUILTIN_MISSING_API = frozenset(f"builtins.{name}" for name in MISSING_API_ERRORS)
-
-
-def _ignore(node: cst.CSTNode) -> None:
-    return None
 
 
 def _no_method(self, node: cst.CSTNode) -> None:
