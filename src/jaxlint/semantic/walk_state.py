@@ -42,6 +42,7 @@ class WalkState:
         self._loops: dict[int, cst.CSTNode | None] = {}
         #: the last answer of `function`, for the node it was asked at (several rules ask at each call)
         self._function_at: tuple[cst.CSTNode | None, int, cst.CSTNode | None] = (None, -1, None)
+        self._loop_at: tuple[cst.CSTNode | None, int, cst.CSTNode | None] = (None, -1, None)
         #: the file's name resolver's answers, read here first (rules ask about most calls and names)
         self._answers = file.names.answers
 
@@ -84,7 +85,7 @@ class WalkState:
         ancestors = self.ancestors
         depth = len(ancestors)
         at, at_depth, found = self._function_at
-        if at_depth == depth and at is ancestors[-1]:
+        if at_depth == depth and depth and at is ancestors[-1]:
             return found
         found = self._function(ancestors)
         self._function_at = (ancestors[-1] if ancestors else None, depth, found)
@@ -118,7 +119,14 @@ class WalkState:
 
         Stops at the enclosing function: a loop around a `def` does not run its body.
         """
-        return self._scan(_loop_step, self._loops)
+        ancestors = self.ancestors
+        depth = len(ancestors)
+        at, at_depth, found = self._loop_at
+        if at_depth == depth and depth and at is ancestors[-1]:
+            return found
+        found = self._scan(_loop_step, self._loops)
+        self._loop_at = (ancestors[-1] if ancestors else None, depth, found)
+        return found
 
 
 def _function_step(chain: list[cst.CSTNode], index: int) -> object:
