@@ -73,6 +73,8 @@ class SemanticModel:
         self.events: list = []
         state = WalkState(file)
         walker = Walker(state, [_Recorder(self, state)])
+        #: id(function, lambda, class or comprehension) -> its scope, as the walk and its replay have it
+        self.scopes: dict[int, Scope] = walker.scopes
         walker.run(file.module, self.events)
         if walker.failures:  # a partial record would silently change every fact built on it
             raise walker.failures[0][1]

@@ -168,6 +168,8 @@ class Walker:
             for node_type, method in handlers(type(rule), "leave_"):
                 self.leavers.setdefault(node_type, []).append(getattr(rule, method))
         self.scope_owners: list[cst.CSTNode] = []
+        #: id(function, lambda, class or comprehension) -> the scope this walk made for it
+        self.scopes: dict[int, Scope] = {}
         #: visitors that raised, with the exception; they are dropped for the rest of the file
         self.failures: list[tuple[object, BaseException]] = []
 
@@ -186,6 +188,7 @@ class Walker:
         ctx = self.ctx
         ancestors = ctx.ancestors
         visitors, leavers, scope_owners, call = self.visitors, self.leavers, self.scope_owners, self._call
+        scopes = self.scopes
         enumerators = ENUMERATORS
         if events is None:
             events = []
@@ -204,11 +207,11 @@ class Walker:
                 # enter(child, field)
                 kind = type(child)
                 if field == "body" and ancestors and type(ancestors[-1]) in _SCOPE_OWNER_TYPES:
-                    ctx.scope = Scope(ancestors[-1], ctx.scope)
+                    ctx.scope = scopes[id(ancestors[-1])] = Scope(ancestors[-1], ctx.scope)
                     scope_owners.append(child)
                     record(ctx.scope)
                 elif kind in _COMPREHENSION_TYPES:
-                    ctx.scope = Scope(child, ctx.scope)
+                    ctx.scope = scopes[id(child)] = Scope(child, ctx.scope)
                     scope_owners.append(child)
                     record(ctx.scope)
                 ancestors.append(child)
@@ -290,10 +293,10 @@ class Walker:
         ancestors = ctx.ancestors
         kind = type(node)
         if field == "body" and ancestors and type(ancestors[-1]) in _SCOPE_OWNER_TYPES:
-            ctx.scope = Scope(ancestors[-1], ctx.scope)
+            ctx.scope = self.scopes[id(ancestors[-1])] = Scope(ancestors[-1], ctx.scope)
             self.scope_owners.append(node)
         elif kind in _COMPREHENSION_TYPES:
-            ctx.scope = Scope(node, ctx.scope)
+            ctx.scope = self.scopes[id(node)] = Scope(node, ctx.scope)
             self.scope_owners.append(node)
         ancestors.append(node)
         if kind in self.visitors:
