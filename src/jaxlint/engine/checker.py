@@ -1,4 +1,4 @@
-"""Checking and fixing Python source text: parse it once, walk it once with every enabled rule."""
+"""Checking and fixing Python source text: parse it once, walk it once, replay that walk to every enabled rule."""
 from __future__ import annotations
 
 import ast

@@ -96,8 +96,9 @@ class Scope:
     @property
     def bindings(self) -> dict[str, Binding]:
         if self._bindings is None:
-            # Several walks of a file make their own Scope for the same function (the rules' walk,
-            # the traced-functions walk, ...): the names it binds are collected once.
+            # Several parts of the analysis make their own Scope for the same function (the
+            # semantic walk, name origins, a walk outside a check, ...): the names it binds are
+            # collected once.
             key = (id(self.node), self.module_scope().may_have_walrus)
             collected = self.collected.get(key)
             if collected is None:
