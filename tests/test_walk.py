@@ -8,7 +8,7 @@ import pytest
 from jaxlint.model.settings import Settings
 from jaxlint.rulebase.context import FileContext
 from jaxlint.semantic.source_file import SourceFile
-from jaxlint.semantic.walk_state import Walker
+from jaxlint.semantic.walk_state import Walker, _loop_step
 from jaxlint.syntax.walk import NODE_TYPES, _ORDER, _SKIPPED_NAMES, _SKIPPED_PREFIXES, children, walk
 
 from conftest import FIXTURES, ROOT
@@ -120,3 +120,41 @@ def test_walker_run_is_walk_with_enter_and_leave(name: str, source: str):
     events: list = []
     assert record(lambda walker: walker.run(module, events)) == by_methods
     assert record(lambda walker: walker.replay(events)) == by_methods
+
+
+class _WhereAsker:
+    """Asks where each node is, twice, against answers worked out afresh from the ancestors."""
+
+    def __init__(self, ctx: FileContext, log: list) -> None:
+        self.ctx = ctx
+        self.log = log
+
+    def _ask(self, node: cst.CSTNode) -> None:
+        ctx = self.ctx
+        fresh_function = ctx._function(list(ctx.ancestors))
+        fresh_loop = ctx._scan(_loop_step, {})
+        for _ in range(2):
+            assert ctx.function() is fresh_function
+            assert ctx.innermost_loop() is fresh_loop
+        self.log.append((id(node), id(fresh_function), id(fresh_loop)))
+
+
+for _type in ("Name", "Call", "FunctionDef", "Lambda", "For", "While", "ListComp", "CompFor", "IndentedBlock"):
+    setattr(_WhereAsker, f"visit_{_type}", _WhereAsker._ask)
+    setattr(_WhereAsker, f"leave_{_type}", _WhereAsker._ask)
+
+
+@pytest.mark.parametrize("name, source", list(_modules()), ids=lambda v: v if len(v) < 40 else "")
+def test_questions_at_a_node_answer_as_asked_afresh(name: str, source: str):
+    """`function` and `innermost_loop` keep their last answer for the node asked at: never one of
+    another node, in a walk or in its replay."""
+    module = cst.parse_module(source)
+    file = SourceFile(name, source, module, Settings())
+    events: list = []
+    logs = []
+    for run in (lambda walker: walker.run(module, events), lambda walker: walker.replay(events)):
+        ctx = FileContext.for_file(file)
+        log: list = []
+        run(Walker(ctx, [_WhereAsker(ctx, log)]))
+        logs.append(log)
+    assert logs[0] and logs[0] == logs[1]
