@@ -160,3 +160,35 @@ def test_questions_at_a_node_answer_as_asked_afresh(name: str, source: str):
         assert not walker.failures  # a handler that raises is dropped, not raised
         logs.append(log)
     assert logs[0] and logs[0] == logs[1]
+
+
+class _NameCollector:
+    def __init__(self, ctx: FileContext, wanted) -> None:
+        self.ctx = ctx
+        self.wanted = wanted
+        self.seen: list[tuple[str, int]] = []
+
+    def names_wanted(self):
+        if isinstance(self.wanted, Exception):
+            raise self.wanted
+        return self.wanted
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.seen.append((node.value, id(self.ctx.parent)))
+
+
+def test_a_replay_calls_visit_name_on_the_spellings_wanted_only():
+    source = "import os\ndef f(x, environ):\n    return os.environ[x] + environ + g(x)\n"
+    module = cst.parse_module(source)
+    file = SourceFile("m.py", source, module, Settings())
+    events: list = []
+    everything = _NameCollector(FileContext.for_file(file), None)
+    Walker(everything.ctx, [everything]).run(module, events)
+    ctx = FileContext.for_file(file)
+    some, every, broken = _NameCollector(ctx, {"x", "environ"}), _NameCollector(ctx, None), \
+        _NameCollector(ctx, ValueError("no spellings"))
+    walker = Walker(ctx, [some, every, broken])
+    walker.replay(events)
+    assert every.seen == everything.seen and len(every.seen) == 10
+    assert some.seen == [seen for seen in everything.seen if seen[0] in {"x", "environ"}] and len(some.seen) == 6
+    assert broken.seen == [] and [(visitor, str(exc)) for visitor, exc in walker.failures] == [(broken, "no spellings")]

@@ -5,7 +5,7 @@ or a fact's own collector) and keeping the state current; `syntax.walk` is the p
 """
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from typing import Callable, Container, Iterator
 
 import libcst as cst
 
@@ -251,11 +251,16 @@ class Walker:
     def replay(self, events: list) -> None:
         """The walk `run` recorded in `events`, again, for this walker's visitors: the same handler
         calls in the same order, with the same scopes (the very `Scope` objects) and ancestors,
-        without reading the tree (no child enumerators, no tests of fields)."""
+        without reading the tree (no child enumerators, no tests of fields).
+
+        A visitor with a `names_wanted()` method (asked here, once) has its `visit_Name` called on
+        the Names of those spellings only (all of them for None)."""
         ctx = self.ctx
         ancestors = ctx.ancestors
         visitors, leavers, call = self.visitors, self.leavers, self._call
         scope_type = Scope
+        name_type = cst.Name
+        names = self._name_handlers()
         for item in events:
             if item is None:
                 if type(ancestors[-1]) in leavers:
@@ -263,6 +268,18 @@ class Walker:
                 ancestors.pop()
                 continue
             kind = type(item)
+            if kind is name_type:
+                ancestors.append(item)
+                if names:
+                    spelling = item.value
+                    for handler, wanted in names:
+                        if wanted is None or spelling in wanted:
+                            try:
+                                handler(item)
+                            except Exception as exc:  # noqa: BLE001 - as in `_call`
+                                self._drop(handler.__self__, exc)
+                                names[:] = [pair for pair in names if pair[0].__self__ is not handler.__self__]
+                continue
             if kind is scope_type:
                 ctx.scope = item
                 continue
@@ -274,6 +291,20 @@ class Walker:
                         handler(item)
                     except Exception as exc:  # noqa: BLE001 - as in `_call`
                         self._drop(handler.__self__, exc)
+
+    def _name_handlers(self) -> list[tuple[Callable, Container[str] | None]]:
+        """(visit_Name, the spellings it wants or None) of each visitor, in dispatch order; a visitor
+        whose `names_wanted` raises is dropped, as if its handler had."""
+        pairs: list[tuple[Callable, Container[str] | None]] = []
+        for handler in list(self.visitors.get(cst.Name, ())):
+            wanted_of = getattr(handler.__self__, "names_wanted", None)
+            try:
+                wanted = wanted_of() if wanted_of is not None else None
+            except Exception as exc:  # noqa: BLE001 - as in `_call`
+                self._drop(handler.__self__, exc)
+                continue
+            pairs.append((handler, wanted))
+        return pairs
 
     def _call(self, table: dict[type, list[Callable]], node: cst.CSTNode) -> None:
         for handler in table.get(type(node), ()):
