@@ -7,7 +7,8 @@ import pytest
 
 from jaxlint.model.settings import Settings
 from jaxlint.rulebase.context import FileContext
-from jaxlint.semantic.walk_state import Walker
+from jaxlint.semantic.source_file import SourceFile
+from jaxlint.semantic.walk_state import Walker, _loop_step
 from jaxlint.syntax.walk import NODE_TYPES, _ORDER, _SKIPPED_NAMES, _SKIPPED_PREFIXES, children, walk
 
 from conftest import FIXTURES, ROOT
@@ -60,6 +61,24 @@ def test_children_and_walk_match_the_reference(name: str, source: str):
     walk(module, lambda node, field: events.append(("enter", id(node), field)) or True,
          lambda node: events.append(("leave", id(node))))
     assert events == expected_events
+    # without `leave`: the same nodes entered, in the same order
+    entered: list = []
+    walk(module, lambda node, field: entered.append(("enter", id(node), field)) or True, None)
+    assert entered == [event for event in expected_events if event[0] == "enter"]
+
+
+@pytest.mark.parametrize("with_leave", [True, False])
+def test_a_walk_skips_the_children_of_a_node_enter_refuses(with_leave: bool):
+    module = cst.parse_module("def f(a):\n    return g(a, [b for b in a])\nx = h(1)\n")
+    entered: list = []
+
+    def enter(node, field) -> bool:
+        entered.append(type(node).__name__)
+        return type(node) is not cst.Call
+
+    walk(module, enter, (lambda node: None) if with_leave else None)
+    assert entered.count("Call") == 2 and "Arg" not in entered and "ListComp" not in entered
+    assert entered[:3] == ["Module", "FunctionDef", "Name"]
 
 
 class _Recorder:
@@ -84,8 +103,10 @@ for _type in ("Name", "Call", "Attribute", "FunctionDef", "Lambda", "ClassDef", 
 def test_walker_run_is_walk_with_enter_and_leave(name: str, source: str):
     module = cst.parse_module(source)
 
+    file = SourceFile(name, source, module, Settings())
+
     def record(run) -> list:
-        ctx = FileContext(name, source, module, Settings())
+        ctx = FileContext.for_file(file)
         log: list = []
         walker = Walker(ctx, [_Recorder(ctx, log)])
         run(walker)
@@ -95,3 +116,79 @@ def test_walker_run_is_walk_with_enter_and_leave(name: str, source: str):
     by_methods = record(lambda walker: walk(module, walker.enter, walker.leave))
     assert by_methods
     assert record(lambda walker: walker.run(module)) == by_methods
+    # the rules' walk replays the semantic model's: the same calls, scopes and ancestors
+    events: list = []
+    assert record(lambda walker: walker.run(module, events)) == by_methods
+    assert record(lambda walker: walker.replay(events)) == by_methods
+
+
+class _WhereAsker:
+    """Asks where each node is, twice, against answers worked out afresh from the ancestors."""
+
+    def __init__(self, ctx: FileContext, log: list) -> None:
+        self.ctx = ctx
+        self.log = log
+
+    def _ask(self, node: cst.CSTNode) -> None:
+        ctx = self.ctx
+        fresh_function = ctx._function(list(ctx.ancestors))
+        fresh_loop = ctx._scan(_loop_step, {})
+        for _ in range(2):
+            assert ctx.function() is fresh_function
+            assert ctx.innermost_loop() is fresh_loop
+        self.log.append((id(node), id(fresh_function), id(fresh_loop)))
+
+
+for _type in ("Name", "Call", "FunctionDef", "Lambda", "For", "While", "ListComp", "CompFor", "IndentedBlock"):
+    setattr(_WhereAsker, f"visit_{_type}", _WhereAsker._ask)
+    setattr(_WhereAsker, f"leave_{_type}", _WhereAsker._ask)
+
+
+@pytest.mark.parametrize("name, source", list(_modules()), ids=lambda v: v if len(v) < 40 else "")
+def test_questions_at_a_node_answer_as_asked_afresh(name: str, source: str):
+    """`function` and `innermost_loop` keep their last answer for the node asked at: never one of
+    another node, in a walk or in its replay."""
+    module = cst.parse_module(source)
+    file = SourceFile(name, source, module, Settings())
+    events: list = []
+    logs = []
+    for run in (lambda walker: walker.run(module, events), lambda walker: walker.replay(events)):
+        ctx = FileContext.for_file(file)
+        log: list = []
+        walker = Walker(ctx, [_WhereAsker(ctx, log)])
+        run(walker)
+        assert not walker.failures  # a handler that raises is dropped, not raised
+        logs.append(log)
+    assert logs[0] and logs[0] == logs[1]
+
+
+class _NameCollector:
+    def __init__(self, ctx: FileContext, wanted) -> None:
+        self.ctx = ctx
+        self.wanted = wanted
+        self.seen: list[tuple[str, int]] = []
+
+    def names_wanted(self):
+        if isinstance(self.wanted, Exception):
+            raise self.wanted
+        return self.wanted
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.seen.append((node.value, id(self.ctx.parent)))
+
+
+def test_a_replay_calls_visit_name_on_the_spellings_wanted_only():
+    source = "import os\ndef f(x, environ):\n    return os.environ[x] + environ + g(x)\n"
+    module = cst.parse_module(source)
+    file = SourceFile("m.py", source, module, Settings())
+    events: list = []
+    everything = _NameCollector(FileContext.for_file(file), None)
+    Walker(everything.ctx, [everything]).run(module, events)
+    ctx = FileContext.for_file(file)
+    some, every, broken = _NameCollector(ctx, {"x", "environ"}), _NameCollector(ctx, None), \
+        _NameCollector(ctx, ValueError("no spellings"))
+    walker = Walker(ctx, [some, every, broken])
+    walker.replay(events)
+    assert every.seen == everything.seen and len(every.seen) == 10
+    assert some.seen == [seen for seen in everything.seen if seen[0] in {"x", "environ"}] and len(some.seen) == 6
+    assert broken.seen == [] and [(visitor, str(exc)) for visitor, exc in walker.failures] == [(broken, "no spellings")]

@@ -1,10 +1,12 @@
-"""A file is walked twice, whatever the rules ask: once to build its semantic model, once by the rules.
+"""A file is walked once, whatever the rules ask: to build its semantic model, whose recorded walk
+the rules' handlers are then replayed over.
 
 Every fact reads the `SemanticModel` (or walks a function body, a statement) instead of walking the
 whole module for itself. Here the entry points of a walk are counted while each fixture and example
-is checked with every rule enabled: `syntax.walk.walk`, `Walker.run` (the model's walk, the rules'
-walk, or another), and libcst's own `Module.visit` (what `MetadataWrapper` providers use). A fact
-that adds a whole-module walk of its own fails this test.
+is checked with every rule enabled: `syntax.walk.walk`, `Walker.run` (the model's walk, or another),
+`Walker.replay` (the rules' replay, or another), and libcst's own `Module.visit` (what
+`MetadataWrapper` providers use). A fact that adds a whole-module walk of its own fails this test,
+and so does a rules' walk that reads the tree again instead of replaying the model's.
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ FILES = sorted(p for p in [*FIXTURES.glob("*.py"), *(FIXTURES / "notebooks").glo
                            *(ROOT / "examples").glob("*.py"), *(ROOT / "examples").glob("*.ipynb")]
                if not p.name.startswith("JAX000"))
 SEMANTIC = "the semantic model's walk"
-RULES = "the rules' walk"
+RULES = "the rules' replay of it"
 
 
 def _import_analysis_modules() -> None:
@@ -48,14 +50,14 @@ def _caller(depth: int = 2) -> str:
     return f"{Path(frame.f_code.co_filename).name}:{frame.f_code.co_name}"
 
 
-def _walker_kind(walker: walk_state.Walker) -> str:
+def _walker_kind(walker: walk_state.Walker, how: str) -> str:
     owners = {handler.__self__ for table in (walker.visitors, walker.leavers)
               for handlers in table.values() for handler in handlers}
-    if owners and all(type(owner).__module__ == "jaxlint.semantic.model" for owner in owners):
+    if how == "run" and owners and all(type(owner).__module__ == "jaxlint.semantic.model" for owner in owners):
         return SEMANTIC
-    if owners and all(isinstance(owner, Rule) for owner in owners):
+    if how == "replay" and owners and all(isinstance(owner, Rule) for owner in owners):
         return RULES
-    return f"Walker.run of {sorted(type(owner).__name__ for owner in owners)} from {_caller(3)}"
+    return f"Walker.{how} of {sorted(type(owner).__name__ for owner in owners)} from {_caller(3)}"
 
 
 @pytest.fixture
@@ -76,12 +78,19 @@ def module_walks(monkeypatch) -> Counter:
 
     original_run = walk_state.Walker.run
 
-    def counting_run(self, module):
+    def counting_run(self, module, events=None):
         if isinstance(module, cst.Module):
-            counts[_walker_kind(self)] += 1
-        return original_run(self, module)
+            counts[_walker_kind(self, "run")] += 1
+        return original_run(self, module, events)
 
     monkeypatch.setattr(walk_state.Walker, "run", counting_run)
+    original_replay = walk_state.Walker.replay
+
+    def counting_replay(self, events):
+        counts[_walker_kind(self, "replay")] += 1
+        return original_replay(self, events)
+
+    monkeypatch.setattr(walk_state.Walker, "replay", counting_replay)
     original_visit = cst.Module.visit
 
     def counting_visit(self, visitor):
@@ -93,7 +102,7 @@ def module_walks(monkeypatch) -> Counter:
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_one_semantic_walk_and_the_rule_walk(path: Path, module_walks: Counter) -> None:
+def test_one_semantic_walk_and_the_rules_replay(path: Path, module_walks: Counter) -> None:
     result = check_file(str(path), Settings(select=("JAX",)))
     assert result.internal_error is None
     # a notebook is checked as one module made of its code cells
@@ -114,3 +123,14 @@ def test_a_fact_with_a_walk_of_its_own_is_counted(module_walks: Counter, monkeyp
     check_file(str(ROOT / "examples" / "training.py"), Settings(select=("JAX",)))
     assert module_walks[SEMANTIC] == 1 and module_walks[RULES] == 1
     assert module_walks["walk from test_walk_count.py:collect_with_a_walk"] == 1
+
+
+def test_a_rules_walk_over_the_tree_is_counted(module_walks: Counter, monkeypatch) -> None:
+    """The counting itself: rules walking the tree again, not replaying the model's walk, is another walk."""
+    from jaxlint.engine import checker
+
+    monkeypatch.setattr(checker, "_recorded_walk", lambda file: None)
+    result = check_file(str(ROOT / "examples" / "training.py"), Settings(select=("JAX",)))
+    assert result.findings  # the findings do not depend on how the rules are walked
+    assert RULES not in module_walks
+    assert [kind for kind in module_walks if kind.startswith("Walker.run of [") and kind.endswith("checker.py:_run_rules")]

@@ -756,7 +756,7 @@ def _captures(pattern: cst.MatchPattern) -> list[tuple[cst.CSTNode, cst.Name]]:
             found.append((node.rest, node.rest))
         return not isinstance(node, cst.BaseExpression)
 
-    walk(pattern, enter, lambda node: None)
+    walk(pattern, enter, None)
     return found
 
 

@@ -229,7 +229,7 @@ class ReachingBindings:
         back per node: only names matter here), and hands the interpreter what binds or runs
         elsewhere: `:=`, lambdas, comprehensions."""
         self._flow = flow
-        walk(node, self._enter, _ignore)
+        walk(node, self._enter, None)
         return EXPRESSION
 
     def _enter(self, node: cst.CSTNode, field: str) -> bool:
@@ -334,9 +334,5 @@ def _names_in(node: cst.CSTNode) -> set[int]:
             found.add(id(child))
         return True
 
-    walk(node, enter, _ignore)
+    walk(node, enter, None)
     return found
-
-
-def _ignore(node: cst.CSTNode) -> None:
-    return None

@@ -1,4 +1,4 @@
-"""Checking and fixing Python source text: parse it once, walk it once with every enabled rule."""
+"""Checking and fixing Python source text: parse it once, walk it once, replay that walk to every enabled rule."""
 from __future__ import annotations
 
 import ast
@@ -11,6 +11,7 @@ import libcst as cst
 
 from ..model.settings import PARSE_ERROR_CODE, RELEVANT_WORDS, Settings
 from ..rulebase.context import FileContext
+from ..semantic.model import SemanticModel
 from ..semantic.source_file import SourceFile
 from ..semantic.walk_state import Walker
 from ..syntax.positions import Span, node_spans
@@ -215,7 +216,11 @@ def _run_rules(file: SourceFile, module: cst.Module, path: str, rule_classes: li
     ctx = FileContext.for_file(file)
     rules = [cls(ctx) for cls in rule_classes]
     walker = Walker(ctx, rules)
-    walker.run(module)
+    events = _recorded_walk(file)
+    if events is not None:
+        walker.replay(events)
+    else:
+        walker.run(module)
     failed = {id(rule) for rule, _ in walker.failures}
     for rule in rules:
         if id(rule) not in failed:
@@ -236,6 +241,15 @@ def _run_rules(file: SourceFile, module: cst.Module, path: str, rule_classes: li
         them = "them" if len(too_deep) > 1 else "it"
         raise NotAnalysed(f"{', '.join(too_deep)} skipped: the code is nested too deeply for {them}", findings)
     return findings
+
+
+def _recorded_walk(file: SourceFile) -> list | None:
+    """The semantic model's walk of the file, which the rules' walk replays; None when the model
+    cannot be built (the rules then walk the tree, and those asking for the model fail as before)."""
+    try:
+        return SemanticModel.of(file).events
+    except Exception:  # noqa: BLE001 - reported by the rules that need the model, not here
+        return None
 
 
 def _findings(ctx: FileContext, module: cst.Module, path: str) -> list[Finding]:

@@ -271,7 +271,7 @@ class Dispatch:
                 other = qname is None or not (qname in KEY_FUNCTIONS or _SCALAR_TYPES.match(qname))
             return not other
 
-        walk(expr, enter, _ignore)
+        walk(expr, enter, None)
         return other
 
     def _compiled(self, call: cst.Call, scope: Scope) -> bool:
@@ -344,10 +344,6 @@ class Dispatch:
             first = annotation.slice[0].slice
             annotation = first.value if isinstance(first, cst.Index) else annotation
         return self.ctx.names.qualified_name(annotation, scope) in ARRAY_ANNOTATIONS
-
-
-def _ignore(node: cst.CSTNode) -> None:
-    pass
 
 
 def _is_def(origin) -> bool:

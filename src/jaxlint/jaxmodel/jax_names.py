@@ -27,6 +27,9 @@ PARTIAL = frozenset({"functools.partial"})
 class JaxNames:
     def __init__(self, settings: Settings) -> None:
         self.jit_family = JIT_FAMILY | frozenset(settings.extra_traced_decorators)
+        #: id(call) -> (the scope it was asked in, `jit_application`'s answer): several rules ask
+        #: about each call of a file, at the same node
+        self._applications: dict[int, tuple[object, tuple[str, cst.BaseExpression] | None]] = {}
 
     def jit_transform(self, expr: cst.BaseExpression, ctx: "WalkState") -> str | None:
         """The jit-like transform an expression applies when called on a function, or None.
@@ -47,6 +50,14 @@ class JaxNames:
 
     def jit_application(self, call: cst.Call, ctx: "WalkState") -> tuple[str, cst.BaseExpression] | None:
         """For `jax.jit(f, …)` or `partial(jax.jit, …)(f)`: the transform and the function given to it."""
+        known = self._applications.get(id(call))
+        if known is not None and known[0] is ctx.scope:
+            return known[1]
+        answer = self._jit_application(call, ctx)
+        self._applications[id(call)] = (ctx.scope, answer)
+        return answer
+
+    def _jit_application(self, call: cst.Call, ctx: "WalkState") -> tuple[str, cst.BaseExpression] | None:
         positional = [a for a in call.args if a.keyword is None and not a.star]
         if not positional:
             return None

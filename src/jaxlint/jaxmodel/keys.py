@@ -1134,7 +1134,7 @@ def _index_draws(within: cst.CSTNode) -> set[int]:
             index_expressions.extend(arg.value for arg in node.args)
         return True
 
-    walk(within, enter, lambda node: None)
+    walk(within, enter, None)
     found: set[int] = set()
 
     def mark(node: cst.CSTNode, field: str) -> bool:
@@ -1145,7 +1145,7 @@ def _index_draws(within: cst.CSTNode) -> set[int]:
         return True
 
     for expression in index_expressions:
-        walk(expression, mark, lambda node: None)
+        walk(expression, mark, None)
     return found
 
 
@@ -1188,7 +1188,7 @@ def _may_name_key_or_array(annotation: cst.BaseExpression) -> bool:
             found[0] = True
         return not found[0]
 
-    walk(annotation, enter, lambda node: None)
+    walk(annotation, enter, None)
     return found[0]
 
 
@@ -1370,7 +1370,7 @@ def _closed_over_draws(facts: KeyFlowFacts, function: FunctionNode) -> list[tupl
         return True
 
     body = function.body
-    walk(body, enter, lambda node: None)
+    walk(body, enter, None)
     return draws
 
 
@@ -1403,7 +1403,7 @@ def _bound_to_key(facts: KeyFlowFacts, owner: Scope, target: cst.CSTNode) -> boo
             return False
         return not isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) or node is owner.node
 
-    walk(owner.node, enter, lambda node: None)
+    walk(owner.node, enter, None)
     return result[0]
 
 

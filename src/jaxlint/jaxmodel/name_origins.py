@@ -503,7 +503,7 @@ class NameOrigins:
                     names.add(node.value.value)
                 return True
 
-            walk(function.body, enter, _ignore)
+            walk(function.body, enter, None)
             if self.references_in_file:
                 # a `jax.Ref` has `.shape` and `.dtype` too: only `.at` tells an array from it
                 names = {n for n in names if n in self._at_users(function)}
@@ -518,7 +518,7 @@ class NameOrigins:
                 users.add(node.value.value)
             return True
 
-        walk(function.body, enter, _ignore)
+        walk(function.body, enter, None)
         return users
 
     def _collect(self, scope: Scope) -> dict[str, list[Origin]]:
@@ -569,10 +569,6 @@ def _dict_value(display: cst.Dict, key: str) -> cst.BaseExpression | None:
         if isinstance(element.key, cst.SimpleString) and element.key.raw_value == key:
             found = element.value
     return found
-
-
-def _ignore(node: cst.CSTNode) -> None:
-    return None
 
 
 def _attribute_targets(target: cst.BaseExpression) -> Iterator[str]:

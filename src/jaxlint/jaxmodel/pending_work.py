@@ -502,7 +502,7 @@ class PendingWork:
                     names.add(node.value)
                 return True
 
-            walk(function.body, enter, _ignore)
+            walk(function.body, enter, None)
             found = self._free_names[id(function)] = frozenset(names)
         return found
 
@@ -547,12 +547,8 @@ def _node_ids(node: cst.CSTNode) -> frozenset[int]:
         found.add(id(child))
         return True
 
-    walk(node, enter, _ignore)
+    walk(node, enter, None)
     return frozenset(found)
-
-
-def _ignore(node: cst.CSTNode) -> None:
-    pass
 
 
 def _root_name(expr: cst.BaseExpression) -> str | None:

@@ -337,7 +337,8 @@ class TracedFunctions:
     # -- collection -----------------------------------------------------------------------------
     def _collect(self) -> None:
         # a visitor replayed over the file's semantic record: no walk of its own
-        SemanticModel.of(self.ctx).replay(_Collector(self))
+        model = SemanticModel.of(self.ctx)
+        model.replay(_Collector(self, model.scopes))
 
     def application(self, call: cst.Call, scope: Scope) -> tuple[_Application, list[cst.BaseExpression]] | None:
         """A transform applied to functions by this call, and the function expressions it is given."""
@@ -1379,18 +1380,25 @@ class _Collector:
 
     ctx: ReplayState
 
-    def __init__(self, traced: TracedFunctions) -> None:
+    def __init__(self, traced: TracedFunctions, scopes: dict[int, Scope]) -> None:
         self.traced = traced
+        #: the scopes of the semantic model's walk, which the rules' replay of it shares: a name is
+        #: then resolved once for both (the resolver remembers one scope per node)
+        self.scopes = scopes
         #: id(Call) -> the name it is assigned to (`fast = jax.jit(f)`)
         self._assigned_to: dict[int, cst.Name] = {}
 
+    def _scope(self, node: cst.FunctionDef | cst.Lambda | cst.ClassDef) -> Scope:
+        scope = self.scopes.get(id(node))
+        return scope if scope is not None else Scope(node, self.ctx.scope)
+
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.traced.classes[id(node)] = _Class(node, Scope(node, self.ctx.scope))
+        self.traced.classes[id(node)] = _Class(node, self._scope(node))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         traced, scope = self.traced, self.ctx.scope
         traced.functions.append(node)
-        traced.scopes[id(node)] = Scope(node, scope)
+        traced.scopes[id(node)] = self._scope(node)
         if scope.kind == "class":
             cls = traced.classes.get(id(scope.node))
             if cls is not None:
@@ -1404,7 +1412,7 @@ class _Collector:
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self.traced.functions.append(node)
-        self.traced.scopes[id(node)] = Scope(node, self.ctx.scope)
+        self.traced.scopes[id(node)] = self._scope(node)
 
     def visit_Call(self, node: cst.Call) -> None:
         traced, scope = self.traced, self.ctx.scope

@@ -79,6 +79,8 @@ class Settings:
                          if code == PARSE_ERROR_CODE or longest(selected, code) > longest(ignore, code))
 
     def ignores_for(self, path: str) -> list[str]:
+        if not self.per_file_ignores:
+            return []  # no path to resolve (a system call per directory of it)
         relative = _relative_posix(path, self.root)
         codes: list[str] = []
         for pattern, pattern_codes in self.per_file_ignores:

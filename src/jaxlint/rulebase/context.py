@@ -80,7 +80,10 @@ class FileContext(WalkState):
 
     def trace_info(self) -> "TraceInfo | None":
         """How the function around the current node is traced, or None if it is not."""
-        return self.traced.info(self.function())
+        # `self.traced.info(self.function())`, written out: most rules ask at every call
+        traced = self._traced if self._traced is not None else self.traced
+        function = self.function()
+        return traced.infos.get(id(function)) if function is not None else None
 
     def kind(self, expr: cst.BaseExpression) -> "Kind":
         """The kind of value an expression in the current function holds (traced array, …)."""

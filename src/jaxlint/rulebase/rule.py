@@ -1,7 +1,7 @@
 """The base every rule derives from: a rule names its code and the nodes it looks at."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Container
 
 import libcst as cst
 
@@ -32,6 +32,12 @@ class Rule:
 
     def report(self, node: cst.CSTNode, message: str, fix: NodeFix | None = None) -> None:
         self.ctx.add_finding(self, node, message, fix)
+
+    def names_wanted(self) -> Container[str] | None:
+        """The spellings of the Names `visit_Name` does anything with (None: every Name), asked once
+        before the rules' replay of the walk, which then calls `visit_Name` on those only: a third
+        of a file's nodes are Names, and most rules that visit them look for a few spellings."""
+        return None
 
     def finish(self) -> None:
         """Called once after the walk; rules that decide at the end of the file report here."""

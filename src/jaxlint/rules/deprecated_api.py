@@ -169,11 +169,15 @@ class DeprecatedApi(Rule):
         root = node.value
         while type(root) is cst.Attribute:
             root = root.value
-        if type(root) is cst.Name and root.value in self._path_roots():
+        if type(root) is cst.Name and root.value in (self._roots or self._path_roots()):
             self._check_chain(node, root)
 
+    def names_wanted(self) -> frozenset[str] | None:
+        roots = self._path_roots()
+        return None if roots is _EVERY_NAME else roots
+
     def visit_Name(self, node: cst.Name) -> None:
-        if node.value not in self._path_roots():
+        if node.value not in (self._roots or self._path_roots()):
             return  # a parameter, a local value: never a path into JAX
         parent = self.ctx.parent
         if type(parent) is cst.Attribute and parent.value is node:

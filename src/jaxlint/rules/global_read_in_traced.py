@@ -27,6 +27,11 @@ class GlobalReadInTraced(Rule):
         self._uses: dict[int, list[int] | bool] = {}
         self._occurrences: dict[str, list[_Occurrence]] | None = None
 
+    def names_wanted(self) -> dict[str, str]:
+        if self._reassigned is None:
+            self._reassigned = ModuleState.of(self.ctx).reassigned
+        return self._reassigned
+
     def visit_Name(self, node: cst.Name) -> None:
         ctx = self.ctx
         name = node.value

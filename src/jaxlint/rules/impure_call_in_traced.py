@@ -27,6 +27,8 @@ LOG_FUNCTIONS = frozenset(f"logging.{m}" for m in LOG_METHODS) | frozenset(
     f"absl.logging.{m}" for m in (*LOG_METHODS, "vlog", "log_every_n", "log_first_n", "log_every_n_seconds"))
 LOGGER_FACTORIES = frozenset({"logging.getLogger", "absl.logging.get_absl_logger"})
 ENVIRON = "os.environ"
+#: the only Name spelling `visit_Name` looks at
+_ENVIRON_NAME = frozenset({"environ"})
 #: The last component of every callee above: a cheap test before resolving names.
 CANDIDATE_NAMES = frozenset(
     name.rsplit(".", 1)[1]
@@ -75,6 +77,9 @@ class ImpureCallInTraced(Rule):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value == "environ" and self.ctx.qualified_name(node) == ENVIRON:
             self._environ(node)
+
+    def names_wanted(self) -> frozenset[str]:
+        return _ENVIRON_NAME
 
     def visit_Name(self, node: cst.Name) -> None:
         if node.value == "environ" and is_reference(node, self.ctx.parent) and self.ctx.qualified_name(node) == ENVIRON:

@@ -51,8 +51,8 @@ class JitOfFreshClosure(Rule):
         self.entry_points: set[str] = set()
 
     def _current(self) -> tuple[cst.FunctionDef, _Body] | None:
-        function = next(self.ctx.enclosing_functions(), None)
-        if not isinstance(function, cst.FunctionDef):
+        function = self.ctx.function()  # the innermost of `enclosing_functions`
+        if type(function) is not cst.FunctionDef:
             return None
         body = self.bodies.get(id(function))
         if body is None:

@@ -74,7 +74,7 @@ class Containers:
             return not isinstance(child, cst.BaseExpression)
 
         for body in bodies:
-            walk(body, enter, _ignore)
+            walk(body, enter, None)
         bindings = scope.bindings
         return {name for name, count in assigned.items()
                 if name in bindings and len(bindings[name].nodes) == count}
@@ -85,7 +85,3 @@ class Containers:
         if isinstance(value, cst.Call):
             return self.ctx.names.qualified_name(value.func, scope) in CONTAINER_CALLS
         return False
-
-
-def _ignore(node: cst.CSTNode) -> None:
-    return None

@@ -46,10 +46,10 @@ class InstanceAttributes:
                     targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else (
                         [small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign)) else [])
                     for target in targets:
-                        walk(target, self._class_name, _ignore)
-                walk(statement, self._enter_other, _ignore)
+                        walk(target, self._class_name, None)
+                walk(statement, self._enter_other, None)
             else:
-                walk(statement, self._enter_other, _ignore)
+                walk(statement, self._enter_other, None)
 
     def values(self, attribute: str) -> list[tuple[cst.BaseExpression, cst.FunctionDef]] | None:
         """Every value assigned to `self.<attribute>`, when that is all that sets it; else None."""
@@ -89,7 +89,7 @@ class InstanceAttributes:
 
         def enter(node: cst.CSTNode, field: str) -> bool:
             if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                walk(node, self._enter_other, _ignore)
+                walk(node, self._enter_other, None)
                 return False
             if isinstance(node, cst.Name) and node.value in _DYNAMIC:
                 self.dynamic = True
@@ -114,8 +114,4 @@ class InstanceAttributes:
             return True
 
         for statement in body:
-            walk(statement, enter, _ignore)
-
-
-def _ignore(node: cst.CSTNode) -> None:
-    return None
+            walk(statement, enter, None)

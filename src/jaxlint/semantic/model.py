@@ -10,7 +10,9 @@ walks it once, on first use, and keeps, in source order:
 * the pre-order index of each call, and the functions with a call written directly in them;
 * per function: the identifiers written directly in it (its header included, nested functions
   left out), and the `name.attribute` uses in its body (nested functions included);
-* every Name with its scope and parent (`name_occurrences`).
+* every Name with its scope and parent (`name_occurrences`);
+* the walk itself (`events`): every node entered and left and every change of scope, which
+  `Walker.replay` plays back to the rules instead of a second walk of the tree.
 
 It knows nothing of JAX: the facts read what they need from it.
 """
@@ -67,9 +69,13 @@ class SemanticModel:
         self.end_order: dict[int, int] = {}
         #: (Name, scope, parent) for every Name of the file, in source order
         self.names: list[tuple[cst.Name, Scope, cst.CSTNode]] = []
+        #: the walk itself, for `Walker.replay`: the rules' walk is a replay of it
+        self.events: list = []
         state = WalkState(file)
         walker = Walker(state, [_Recorder(self, state)])
-        walker.run(file.module)
+        #: id(function, lambda, class or comprehension) -> its scope, as the walk and its replay have it
+        self.scopes: dict[int, Scope] = walker.scopes
+        walker.run(file.module, self.events)
         if walker.failures:  # a partial record would silently change every fact built on it
             raise walker.failures[0][1]
 

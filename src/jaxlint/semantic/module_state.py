@@ -243,9 +243,5 @@ def _bound_directly(owner: cst.FunctionDef | cst.ClassDef) -> set[str]:
             bind(node.name)
         return True
 
-    walk(owner.body, enter, _ignore)
+    walk(owner.body, enter, None)
     return bound
-
-
-def _ignore(node: cst.CSTNode) -> None:
-    return None

@@ -48,17 +48,17 @@ class NameResolver:
         self._resolving: set[Binding] = set()
         #: id(node) -> (the scope it was resolved in, the answer): several rules ask about the same
         #: call's function at the same node; the scope is kept (and so kept alive) to check it
-        self._answers: dict[int, tuple[Scope, str | None]] = {}
+        self.answers: dict[int, tuple[Scope, str | None]] = {}
         self._aliases = old_path_aliases()
 
     def qualified_name(self, node: cst.BaseExpression, scope: Scope) -> str | None:
-        answer = self._answers.get(id(node))
+        answer = self.answers.get(id(node))
         if answer is not None and answer[0] is scope:
             return answer[1]
         resolved = self._qualify(node, scope)
         if resolved is not None:
             resolved = canonical_path(resolved, self._aliases)
-        self._answers[id(node)] = (scope, resolved)
+        self.answers[id(node)] = (scope, resolved)
         return resolved
 
     def written_name(self, node: cst.BaseExpression, scope: Scope) -> str | None:

@@ -98,8 +98,9 @@ class Scope:
     @property
     def bindings(self) -> dict[str, Binding]:
         if self._bindings is None:
-            # Several walks of a file make their own Scope for the same function (the rules' walk,
-            # the traced-functions walk, ...): the names it binds are collected once.
+            # Several parts of the analysis make their own Scope for the same function (the
+            # semantic walk, name origins, a walk outside a check, ...): the names it binds are
+            # collected once.
             key = (id(self.node), self.module_scope().may_have_walrus)
             collected = self.collected.get(key)
             if collected is None:
@@ -199,7 +200,7 @@ class _BindingCollector:
         self.log: list[tuple[Binding, int]] = []
 
     def visit(self, node: cst.CSTNode) -> None:
-        walk(node, self._enter, _ignore)
+        walk(node, self._enter, None)
 
     def _enter(self, node: cst.CSTNode, field: str) -> bool:
         kind = type(node)
@@ -372,10 +373,6 @@ def catches_missing_api(handler: cst.ExceptHandler) -> bool:
 
 
 _BUILTIN_MISSING_API = frozenset(f"builtins.{name}" for name in MISSING_API_ERRORS)
-
-
-def _ignore(node: cst.CSTNode) -> None:
-    return None
 
 
 def _no_method(self, node: cst.CSTNode) -> None:

@@ -5,7 +5,7 @@ or a fact's own collector) and keeping the state current; `syntax.walk` is the p
 """
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from typing import Callable, Container, Iterator
 
 import libcst as cst
 
@@ -40,6 +40,11 @@ class WalkState:
         #: id(node) -> the answer of `function` / `innermost_loop` scanning from the node's parent up
         self._functions: dict[int, cst.CSTNode | None] = {}
         self._loops: dict[int, cst.CSTNode | None] = {}
+        #: the last answer of `function`, for the node it was asked at (several rules ask at each call)
+        self._function_at: tuple[cst.CSTNode | None, int, cst.CSTNode | None] = (None, -1, None)
+        self._loop_at: tuple[cst.CSTNode | None, int, cst.CSTNode | None] = (None, -1, None)
+        #: the file's name resolver's answers, read here first (rules ask about most calls and names)
+        self._answers = file.names.answers
 
     def _scan(self, step: Callable[[list, int], object], memo: dict[int, object]) -> object:
         """The first decision of `step(ancestors, index)` from the parent of the current node up
@@ -69,6 +74,10 @@ class WalkState:
 
     def qualified_name(self, node: cst.BaseExpression) -> str | None:
         """`jnp.sum` -> `jax.numpy.sum` as seen from the current scope; None when unknown."""
+        # `NameResolver.qualified_name`'s memo, probed here: most questions were asked before
+        answer = self._answers.get(id(node))
+        if answer is not None and answer[0] is self.scope:
+            return answer[1]
         return self.file.names.qualified_name(node, self.scope)
 
     def written_name(self, node: cst.BaseExpression) -> str | None:
@@ -78,6 +87,15 @@ class WalkState:
     def function(self) -> cst.FunctionDef | cst.Lambda | None:
         """The innermost function or lambda around the current node."""
         ancestors = self.ancestors
+        depth = len(ancestors)
+        at, at_depth, found = self._function_at
+        if at_depth == depth and depth and at is ancestors[-1]:
+            return found
+        found = self._function(ancestors)
+        self._function_at = (ancestors[-1] if ancestors else None, depth, found)
+        return found
+
+    def _function(self, ancestors: list[cst.CSTNode]) -> cst.FunctionDef | cst.Lambda | None:
         index = len(ancestors) - 2
         for index in range(index, max(index - _NEAR, -1), -1):
             node = ancestors[index]
@@ -105,7 +123,14 @@ class WalkState:
 
         Stops at the enclosing function: a loop around a `def` does not run its body.
         """
-        return self._scan(_loop_step, self._loops)
+        ancestors = self.ancestors
+        depth = len(ancestors)
+        at, at_depth, found = self._loop_at
+        if at_depth == depth and depth and at is ancestors[-1]:
+            return found
+        found = self._scan(_loop_step, self._loops)
+        self._loop_at = (ancestors[-1] if ancestors else None, depth, found)
+        return found
 
 
 def _function_step(chain: list[cst.CSTNode], index: int) -> object:
@@ -147,24 +172,37 @@ class Walker:
             for node_type, method in handlers(type(rule), "leave_"):
                 self.leavers.setdefault(node_type, []).append(getattr(rule, method))
         self.scope_owners: list[cst.CSTNode] = []
+        #: id(function, lambda, class or comprehension) -> the scope this walk made for it
+        self.scopes: dict[int, Scope] = {}
         #: visitors that raised, with the exception; they are dropped for the rest of the file
         self.failures: list[tuple[object, BaseException]] = []
 
-    def run(self, module: cst.Module) -> None:
-        """`walk(module, self.enter, self.leave)`, with `enter` and `leave` written into the loop.
+    def run(self, module: cst.Module, events: list | None = None) -> None:
+        """`walk(module, self.enter, self.leave)`, with `enter` and `leave` written into the loop;
+        `events` (if given) receives what `replay` needs to walk the tree again without reading it.
 
         Every walk of every file goes through here, and calling two methods per node was a third
         of the cost of the walk. The loop is `facts.walk.walk`'s; the two copies below are `enter`
         and `leave`, which stay the reference.
+
+        The events, in walk order: a node where it is entered, None where the innermost node
+        entered is left, and a `Scope` where the current scope changes (before the node whose
+        field starts it is entered, after the node that ends it is left).
         """
         ctx = self.ctx
         ancestors = ctx.ancestors
         visitors, leavers, scope_owners, call = self.visitors, self.leavers, self.scope_owners, self._call
+        scopes = self.scopes
         enumerators = ENUMERATORS
+        if events is None:
+            events = []
+        record = events.append
         self.enter(module, "")
+        record(module)
         enumerator = enumerators[type(module)]
         if enumerator is None:
             self.leave(module)
+            record(None)
             return
         stack: list[tuple[cst.CSTNode, Iterator]] = [(module, enumerator(module))]
         while stack:
@@ -173,12 +211,15 @@ class Walker:
                 # enter(child, field)
                 kind = type(child)
                 if field == "body" and ancestors and type(ancestors[-1]) in _SCOPE_OWNER_TYPES:
-                    ctx.scope = Scope(ancestors[-1], ctx.scope)
+                    ctx.scope = scopes[id(ancestors[-1])] = Scope(ancestors[-1], ctx.scope)
                     scope_owners.append(child)
+                    record(ctx.scope)
                 elif kind in _COMPREHENSION_TYPES:
-                    ctx.scope = Scope(child, ctx.scope)
+                    ctx.scope = scopes[id(child)] = Scope(child, ctx.scope)
                     scope_owners.append(child)
+                    record(ctx.scope)
                 ancestors.append(child)
+                record(child)
                 handlers_ = visitors.get(kind)
                 if handlers_:
                     for handler in handlers_:  # `_call`, written out: it runs for most nodes
@@ -194,18 +235,80 @@ class Walker:
                 if kind in leavers:
                     call(leavers, child)
                 ancestors.pop()
+                record(None)
                 if scope_owners and scope_owners[-1] is child:
                     scope_owners.pop()
                     ctx.scope = ctx.scope.parent
+                    record(ctx.scope)
             else:
                 stack.pop()
                 # leave(node)
                 if type(node) in leavers:
                     call(leavers, node)
                 ancestors.pop()
+                record(None)
                 if scope_owners and scope_owners[-1] is node:
                     scope_owners.pop()
                     ctx.scope = ctx.scope.parent
+                    record(ctx.scope)
+
+    def replay(self, events: list) -> None:
+        """The walk `run` recorded in `events`, again, for this walker's visitors: the same handler
+        calls in the same order, with the same scopes (the very `Scope` objects) and ancestors,
+        without reading the tree (no child enumerators, no tests of fields).
+
+        A visitor with a `names_wanted()` method (asked here, once) has its `visit_Name` called on
+        the Names of those spellings only (all of them for None)."""
+        ctx = self.ctx
+        ancestors = ctx.ancestors
+        visitors, leavers, call = self.visitors, self.leavers, self._call
+        scope_type = Scope
+        name_type = cst.Name
+        names = self._name_handlers()
+        for item in events:
+            if item is None:
+                if type(ancestors[-1]) in leavers:
+                    call(leavers, ancestors[-1])
+                ancestors.pop()
+                continue
+            kind = type(item)
+            if kind is name_type:
+                ancestors.append(item)
+                if names:
+                    spelling = item.value
+                    for handler, wanted in names:
+                        if wanted is None or spelling in wanted:
+                            try:
+                                handler(item)
+                            except Exception as exc:  # noqa: BLE001 - as in `_call`
+                                self._drop(handler.__self__, exc)
+                                names[:] = [pair for pair in names if pair[0].__self__ is not handler.__self__]
+                continue
+            if kind is scope_type:
+                ctx.scope = item
+                continue
+            ancestors.append(item)
+            handlers_ = visitors.get(kind)
+            if handlers_:
+                for handler in handlers_:  # `_call`, written out: it runs for most nodes
+                    try:
+                        handler(item)
+                    except Exception as exc:  # noqa: BLE001 - as in `_call`
+                        self._drop(handler.__self__, exc)
+
+    def _name_handlers(self) -> list[tuple[Callable, Container[str] | None]]:
+        """(visit_Name, the spellings it wants or None) of each visitor, in dispatch order; a visitor
+        whose `names_wanted` raises is dropped, as if its handler had."""
+        pairs: list[tuple[Callable, Container[str] | None]] = []
+        for handler in list(self.visitors.get(cst.Name, ())):
+            wanted_of = getattr(handler.__self__, "names_wanted", None)
+            try:
+                wanted = wanted_of() if wanted_of is not None else None
+            except Exception as exc:  # noqa: BLE001 - as in `_call`
+                self._drop(handler.__self__, exc)
+                continue
+            pairs.append((handler, wanted))
+        return pairs
 
     def _call(self, table: dict[type, list[Callable]], node: cst.CSTNode) -> None:
         for handler in table.get(type(node), ()):
@@ -225,10 +328,10 @@ class Walker:
         ancestors = ctx.ancestors
         kind = type(node)
         if field == "body" and ancestors and type(ancestors[-1]) in _SCOPE_OWNER_TYPES:
-            ctx.scope = Scope(ancestors[-1], ctx.scope)
+            ctx.scope = self.scopes[id(ancestors[-1])] = Scope(ancestors[-1], ctx.scope)
             self.scope_owners.append(node)
         elif kind in _COMPREHENSION_TYPES:
-            ctx.scope = Scope(node, ctx.scope)
+            ctx.scope = self.scopes[id(node)] = Scope(node, ctx.scope)
             self.scope_owners.append(node)
         ancestors.append(node)
         if kind in self.visitors:

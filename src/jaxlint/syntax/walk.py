@@ -106,24 +106,39 @@ def children(node: cst.CSTNode) -> Iterator[tuple[str, cst.CSTNode]]:
     return enumerator(node) if enumerator is not None else iter(())
 
 
-def walk(root: cst.CSTNode, enter: Callable[[cst.CSTNode, str], bool], leave: Callable[[cst.CSTNode], None]) -> None:
-    """Depth first: `enter(node, field)` (False skips the children), then the children, then `leave(node)`."""
+def walk(root: cst.CSTNode, enter: Callable[[cst.CSTNode, str], bool],
+         leave: Callable[[cst.CSTNode], None] | None) -> None:
+    """Depth first: `enter(node, field)` (False skips the children), then the children, then `leave(node)`
+    (no call when `leave` is None)."""
     enumerators = ENUMERATORS
     enumerator = enumerators[type(root)]
+    if leave is None:  # most walks only look on the way down: no call per node on the way up
+        if enter(root, "") and enumerator is not None:
+            stack: list[Iterator] = [enumerator(root)]
+            while stack:
+                for field, child in stack[-1]:
+                    if enter(child, field):
+                        enumerator = enumerators[type(child)]
+                        if enumerator is not None:
+                            stack.append(enumerator(child))
+                            break
+                else:
+                    stack.pop()
+        return
     if not enter(root, "") or enumerator is None:
         leave(root)
         return
-    stack: list[tuple[cst.CSTNode, Iterator]] = [(root, enumerator(root))]
-    while stack:
-        node, pending = stack[-1]
+    pending_of: list[tuple[cst.CSTNode, Iterator]] = [(root, enumerator(root))]
+    while pending_of:
+        node, pending = pending_of[-1]
         for field, child in pending:
             enumerator = enumerators[type(child)]
             if enter(child, field) and enumerator is not None:
-                stack.append((child, enumerator(child)))
+                pending_of.append((child, enumerator(child)))
                 break
             leave(child)  # skipped, or a leaf: nothing below it; on with its next sibling
         else:
-            stack.pop()
+            pending_of.pop()
             leave(node)
 
 
