@@ -109,7 +109,7 @@ def check_source(source: str, path: str, settings: Settings, enabled: Iterable[s
             if line_label is not None:
                 file.line_label = line_label
             return call_with_deep_stack(_check_loaded, file, parsed, enabled, apply_noqa)
-    with _cyclic_gc_paused():
+    with cyclic_gc_paused():
         tree = python_tree(source, path)
         if not isinstance(tree, ast.Module):
             message, line, column = tree
@@ -140,7 +140,7 @@ def _check_parsed(source: str, path: str, settings: Settings, enabled: frozenset
 
 
 def _check_loaded(file: SourceFile, parsed: Parsed, enabled: frozenset[str], apply_noqa: bool) -> list[Finding]:
-    with _cyclic_gc_paused():
+    with cyclic_gc_paused():
         return _check_file(file, parsed, enabled, apply_noqa)
 
 
@@ -164,7 +164,7 @@ def _kept(findings: list[Finding], source: str, parsed: Parsed, apply_noqa: bool
 
 
 @contextmanager
-def _cyclic_gc_paused() -> Iterator[None]:
+def cyclic_gc_paused() -> Iterator[None]:
     """Python's cycle collector off while one file is parsed and analysed.
 
     libcst allocates several objects per token, and every few hundred allocations the collector

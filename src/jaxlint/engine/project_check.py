@@ -18,6 +18,7 @@ from ..project.analysis import Project, ModuleView
 from ..project.index import ProjectIndex
 from ..project.layout import ImportedName, ModuleFile, ProjectLayout, imports_in
 from ..semantic.source_file import SourceFile
+from .checker import cyclic_gc_paused
 from .deep_stack import call_with_deep_stack, stack_depth_available
 from .files import decode_file, read_regular, size_limit
 from . import notebook as nb
@@ -40,6 +41,8 @@ class ProjectSession:
         self._texts: dict[str, str | None] = {}
         #: real path of a notebook -> its cells joined
         self._cells: dict[str, JoinedCells] = {}
+        #: real path -> CPython's tree of a module whose imports were read, until it is loaded
+        self._trees: dict[str, ast.Module] = {}
 
     # -- what the engine asks ---------------------------------------------------------------------
     def settle(self, paths: Iterable[str]) -> None:
@@ -56,7 +59,10 @@ class ProjectSession:
                     modules.append(module)
         if modules:
             self._settled.update(m.path for m in modules)
-            call_with_deep_stack(self.project.settle, modules)
+            # as for one file (checker.cyclic_gc_paused), and more so: the trees of every module
+            # loaded so far stay alive, and each pass of the collector would walk all of them
+            with cyclic_gc_paused():
+                call_with_deep_stack(self.project.settle, modules)
 
     def context_key(self, path: str) -> str | None:
         """What the findings of `path` depend on beyond its own text and the answers it asks for:
@@ -65,8 +71,9 @@ class ProjectSession:
         module = self.layout.module_of(path)
         if module is None:
             return ""
-        if not call_with_deep_stack(self.project.settle, [module], True):
-            return None
+        with cyclic_gc_paused():
+            if not call_with_deep_stack(self.project.settle, [module], True):
+                return None
         return self.project.context_key(module)
 
     def asked(self, path: str) -> list[list]:
@@ -134,13 +141,16 @@ class ProjectSession:
 
     def _parse_imports(self, module: ModuleFile, text: str) -> list[ImportedName] | None:
         tree = python_tree(text, module.path)
-        return imports_in(tree) if isinstance(tree, ast.Module) else None
+        if not isinstance(tree, ast.Module):
+            return None
+        self._trees[module.path] = tree  # the gate's tree when the module is loaded: parsed once
+        return imports_in(tree)
 
     def _load(self, module: ModuleFile, view: ModuleView) -> SourceFile | None:
         text = self._text(module)
         if text is None:
             return None
-        tree = python_tree(text, module.path)
+        tree = self._trees.pop(module.path, None) or python_tree(text, module.path)
         if not isinstance(tree, ast.Module) or nesting_beyond(tree, text, stack_depth_available()) is not None:
             return None
         try:

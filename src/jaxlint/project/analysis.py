@@ -31,6 +31,7 @@ from ..jaxmodel.keys import ALIGNING_DRAWS, KeyFlowFacts
 from ..jaxmodel.name_origins import NameOrigins
 from ..jaxmodel.traced import TracedFunctions
 from ..jaxmodel.values import Value
+from ..model.settings import RELEVANT_WORDS
 from ..semantic.scopes import Scope
 from ..semantic.source_file import SourceFile
 from .encoding import (key_uses_from_json, key_uses_to_json, parameters_code, parameters_from_code, seed_from_json,
@@ -79,8 +80,11 @@ class Project:
         self._answers: dict[tuple[str, str], Any] = {}
         #: module path -> the questions its analysis asked, with their answers
         self._asked: dict[str, dict[tuple[str, str], Any]] = {}
+        self._asked_lists: dict[str, list[list]] = {}
         #: questions being answered: a question met again is not known
         self._answering: set[tuple[str, str]] = set()
+        #: (module path, question) -> the function a name reaches (`f:`/`m:` questions) in this run
+        self._functions: dict[tuple[str, str], ExternalFunction] = {}
 
     # -- modules ------------------------------------------------------------------------------
     def view(self, module: ModuleFile) -> "ModuleView":
@@ -170,6 +174,8 @@ class Project:
                 unit = self._unit_of(module)
                 if replay_only and module.path in analysed_anyway:
                     continue  # what a reported module receives is asked, not what it gives
+                if unit.gives is None and not unit.seeds and not self._may_trace(module):
+                    unit.gives = []  # nothing traces in it, nor is given to trace: it gives nothing
                 if unit.gives is None:
                     context = self.context_key(module)
                     stored = None if module.path in analysed_anyway and not replay_only else \
@@ -191,6 +197,12 @@ class Project:
                 return False
             self._settle_cycle(group, inside)
         return True
+
+    def _may_trace(self, module: ModuleFile) -> bool:
+        """Whether a module can trace anything of its own: it mentions JAX or a library built on it
+        (a module that does not, and is given no seed, is checked alone and gives no seed)."""
+        text = self._read_text(module)
+        return text is not None and any(word in text for word in RELEVANT_WORDS)
 
     def _analyse(self, module: ModuleFile) -> list[tuple[str, Seed]]:
         """The seeds a module gives, from its analysis with the seeds it has received."""
@@ -329,9 +341,15 @@ class Project:
                 continue
             if module.name == asker.name and not asker.notebook:
                 return None  # the module's own functions are its own analysis's
-            data = self.ask(asker, module, f"{'m' if bound else 'f'}:{'.'.join(parts[cut:])}:{depth}")
-            return ExternalFunction(FunctionRef(data[0], data[1]), parameters_from_code(data[2]), bound) \
-                if data else None
+            question = f"{'m' if bound else 'f'}:{'.'.join(parts[cut:])}:{depth}"
+            data = self.ask(asker, module, question)
+            if not data:
+                return None
+            found = self._functions.get((module.path, question))
+            if found is None:  # an answer from the index: its parameters are parsed back once
+                found = ExternalFunction(FunctionRef(data[0], data[1]), _parameters(data[2]), bound)
+                self._functions[(module.path, question)] = found
+            return found
         return None
 
     def wrapper(self, asker: ModuleFile, ref: FunctionRef) -> str | None:
@@ -358,8 +376,14 @@ class Project:
         return answer
 
     def asked_by(self, module: ModuleFile) -> list[list]:
-        """What the module's analysis has asked so far, with the answers: [path, question, answer]."""
-        return [[path, question, answer] for (path, question), answer in self._asked.get(module.path, {}).items()]
+        """What the module's analysis has asked so far, with the answers: [path, question, answer]
+        (the same list while nothing more was asked: records made in a row share it)."""
+        asked = self._asked.get(module.path, {})
+        kept = self._asked_lists.get(module.path)
+        if kept is None or len(kept) != len(asked):
+            kept = self._asked_lists[module.path] = [[path, question, answer]
+                                                     for (path, question), answer in asked.items()]
+        return kept
 
     def still_true(self, asked: list[list]) -> bool:
         """Whether every recorded question still gets its recorded answer."""
@@ -396,7 +420,11 @@ class Project:
         if kind in ("f", "m"):
             attributes, _, depth = rest.rpartition(":")
             found = self._exported(module, attributes.split("."), int(depth), bound=kind == "m")
-            return [found.ref.module, found.ref.qualname, parameters_code(found.params)] if found else None
+            if found is None:
+                return None
+            # the function itself, with its tree's parameters, for this run; its text for the index
+            self._functions[(module.path, question)] = found
+            return [found.ref.module, found.ref.qualname, parameters_code(found.params)]
         if kind == "r":
             qualname, _, signature = rest.partition(":")
             return value_to_json(self._returned(module, qualname, signature_from_key(signature)))
@@ -477,6 +505,17 @@ class Project:
 
     def seeds_of(self, module: ModuleFile) -> list[Seed]:
         return list(self._unit_of(module).seeds.values())
+
+
+_PARSED_PARAMETERS: dict[str, "cst.Parameters"] = {}
+
+
+def _parameters(code: str) -> "cst.Parameters":
+    """Parameters parsed back from their text, once per text (many functions share a signature)."""
+    found = _PARSED_PARAMETERS.get(code)
+    if found is None:
+        found = _PARSED_PARAMETERS[code] = parameters_from_code(code)
+    return found
 
 
 def _short(path: str) -> str:
