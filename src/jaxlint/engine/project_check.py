@@ -16,7 +16,7 @@ from ..model.finding import Finding
 from ..model.settings import Settings
 from ..project.analysis import Project, ModuleView
 from ..project.index import ProjectIndex
-from ..project.layout import ImportedName, ModuleFile, ProjectLayout, imports_in
+from ..project.layout import ImportedName, ModuleFile, ProjectLayout, imports_in, shown_path
 from ..semantic.source_file import SourceFile
 from .checker import cyclic_gc_paused
 from .deep_stack import call_with_deep_stack, stack_depth_available
@@ -158,18 +158,10 @@ class ProjectSession:
         except NotParsed:
             return None
         self._parsed[module.path] = (text, parsed)
-        shown = self._shown.get(module.path) or _relative(module.path)
+        shown = self._shown.get(module.path) or shown_path(module.path)
         file = SourceFile(shown, text, parsed.module, self.settings, view, module.package)
         cells = self._cells.get(module.path)
         if cells is not None:
             file.place = cells.place
             file.line_label = cells.line_label
         return file
-
-
-def _relative(path: str) -> str:
-    try:
-        relative = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if relative.startswith("..") else relative

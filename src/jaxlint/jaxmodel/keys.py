@@ -898,13 +898,7 @@ class KeyDomain:
     def _over_written_out_cases(self, loop: cst.CSTNode) -> bool:
         """`for model in [hmm_a, hmm_b]: fit(model, key)`: each entry of a written-out list is its own
         experiment, given the same key so that the results compare (common random numbers)."""
-        if isinstance(loop, cst.For):
-            iterable = loop.iter
-        elif isinstance(loop, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
-            iterable = loop.for_in.iter
-        else:
-            return False
-        return Literals.of(self.facts.ctx).written_out(iterable, self.scope)
+        return Literals.of(self.facts.ctx).loop_over_written_out(loop, self.scope)
 
     def _timed_again(self, first: Consumption, again: Consumption) -> bool:
         """`f(key, x)` to compile, a clock read, then `f(key, x)` again to time it: the same call, as

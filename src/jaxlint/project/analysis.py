@@ -37,7 +37,7 @@ from ..semantic.source_file import SourceFile
 from .encoding import (key_uses_from_json, key_uses_to_json, parameters_code, parameters_from_code, seed_from_json,
                        seed_to_json, seeds_key, signature_from_key, signature_key, value_from_json, value_to_json)
 from .index import ProjectIndex, combined, content_hash
-from .layout import ImportedName, ModuleFile, ProjectLayout
+from .layout import ImportedName, ModuleFile, ProjectLayout, shown_path
 
 #: How many re-exports (`from .losses import f` in a package's `__init__`) a name is followed through.
 MAX_REEXPORTS = 4
@@ -493,7 +493,7 @@ class Project:
             if innermost.draw in ALIGNING_DRAWS:
                 continue  # the same shuffle given to several arrays is often meant: not followed
             consumer = innermost.draw or facts.ctx.module.code_for_node(innermost.node.func)
-            where = innermost.where or f"{_short(traced.ctx.path)}:{facts.line(innermost.node)}"
+            where = innermost.where or f"{shown_path(traced.ctx.path)}:{facts.line(innermost.node)}"
             uses[param] = KeyUse(consumption.certain, consumer, where)
         return uses
 
@@ -516,17 +516,6 @@ def _parameters(code: str) -> "cst.Parameters":
     if found is None:
         found = _PARSED_PARAMETERS[code] = parameters_from_code(code)
     return found
-
-
-def _short(path: str) -> str:
-    """A path as messages name it: relative to the working directory when below it."""
-    import os
-
-    try:
-        relative = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if relative.startswith("..") else relative
 
 
 class ModuleView:

@@ -171,6 +171,15 @@ class ProjectLayout:
         return dotted
 
 
+def shown_path(path: str) -> str:
+    """A path as messages name it: relative to the working directory when below it."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if relative.startswith("..") else relative
+
+
 def imports_in(tree: ast.Module) -> list[ImportedName]:
     """Every import of a module, wherever it stands (in functions and `try` blocks too)."""
     found = []

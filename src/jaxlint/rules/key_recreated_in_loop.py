@@ -100,13 +100,7 @@ class KeyRecreatedInLoop(Rule):
     def _over_written_out_cases(self, loop: cst.CSTNode) -> bool:
         """A loop over configurations or inputs written out in the code: a fixed seed per entry is how
         the entries' runs are made comparable (reported only with `strict-key-reuse`)."""
-        if isinstance(loop, cst.For):
-            iterable = loop.iter
-        elif isinstance(loop, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
-            iterable = loop.for_in.iter
-        else:
-            return False
-        return Literals.of(self.ctx).written_out(iterable, self.ctx.scope)
+        return Literals.of(self.ctx).loop_over_written_out(loop, self.ctx.scope)
 
     def finish(self) -> None:
         if self.named:

@@ -58,6 +58,16 @@ class Literals:
             return values is not None and all(isinstance(v, SEQUENCE_DISPLAYS) for v in values)
         return False
 
+    def loop_over_written_out(self, loop: cst.CSTNode, scope: Scope) -> bool:
+        """A `for` loop or a comprehension over entries written out in the code (`written_out`)."""
+        if isinstance(loop, cst.For):
+            iterable = loop.iter
+        elif isinstance(loop, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            iterable = loop.for_in.iter
+        else:
+            return False
+        return self.written_out(iterable, scope)
+
     def written_out(self, iterable: cst.BaseExpression, scope: Scope, depth: int = 2) -> bool:
         """Whether a loop goes over entries written out in the code, each its own case (configurations
         to compare, inputs to evaluate): a list, tuple, set or dict display or a comprehension over one,
