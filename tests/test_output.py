@@ -1,11 +1,13 @@
 """Reports in each output format, the summary line and the statistics table."""
 import json
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 
 import pytest
 
-from jaxlint.model.finding import Applicability, Edit, Finding, Fix, Position, Severity
+from jaxlint.model.finding import Applicability, Edit, Finding, Fix, Position, Severity, TraceLocation
 from jaxlint.frontends.output import FORMATS, render, sarif_document, statistics, summary_line
+from jaxlint.frontends.output_full import use_colour
 
 SPEC_KEYS = {"code", "name", "severity", "message", "path", "line", "column", "end_line", "end_column", "fix", "cell"}
 
@@ -98,6 +100,118 @@ def test_text_show_source(tmp_path, monkeypatch):
     assert lines[5].index("^") == lines[4].index("np.") and lines[5].count("^") == 2
     # An unreadable file only loses its excerpt.
     assert lines[6] == "missing.py:1:1: JAX601 msg" and len(lines) == 7
+
+
+def test_concise_is_text(findings):
+    assert render(findings, "concise") == render(findings, "text")
+
+
+# -- full ----------------------------------------------------------------------------------------
+
+FULL_SOURCE = "import jax\nimport jax.numpy as np\n\n\ndef f(x):\n\tif x > \u00e9t\u00e9:\n\t\treturn np.sin(x)\n"
+RENAME_FIX = Fix("Import jax.numpy as jnp and rename its uses",
+                 (Edit(Position(2, 21), Position(2, 23), "jnp"), Edit(Position(7, 10), Position(7, 12), "jnp")))
+
+
+def test_full_snapshot(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text(FULL_SOURCE, encoding="utf-8")
+    trace = (TraceLocation("train.py", 6, "`step` calls it under `jax.jit`"),)
+    items = [
+        finding(path="m.py", line=2, column=8, end_column=23, message="`jax.numpy` imported as `np`", fix=RENAME_FIX),
+        replace(finding(code="JAX201", severity=Severity.ERROR, path="m.py", line=6, column=5, end_column=12,
+                        message="`if` on a traced value"), trace=trace),
+        finding(code="JAX503", severity=Severity.INFO, path="m.py", line=5, column=1, end_line=8, end_column=1,
+                message="whole function", fix=UNSAFE_FIX),
+        finding(path="missing.py", line=1),
+    ]
+    assert render(items, "full") == (
+        "m.py:2:8: JAX601 [warning] `jax.numpy` imported as `np` [*]\n"
+        "  |\n"
+        "2 | import jax.numpy as np\n"
+        "  |        ^^^^^^^^^^^^^^^\n"
+        "  = help: Import jax.numpy as jnp and rename its uses\n"
+        "2 - import jax.numpy as np\n"
+        "2 + import jax.numpy as jnp\n"
+        "7 - \t\treturn np.sin(x)\n"
+        "7 + \t\treturn jnp.sin(x)\n"
+        "\n"
+        "m.py:6:5: JAX201 [error] `if` on a traced value\n"
+        "  via train.py:6 (`step` calls it under `jax.jit`)\n"
+        "  |\n"
+        "6 | \tif x > \u00e9t\u00e9:\n"
+        "  | \t   ^^^^^^^\n"
+        "\n"
+        "m.py:5:1: JAX503 [info] whole function\n"
+        "  |\n"
+        "5 | def f(x):\n"
+        "  | ^^^^^^^^^\n"
+        "6 | \tif x > \u00e9t\u00e9:\n"
+        "  | \t^^^^^^^^^^^\n"
+        "7 | \t\treturn np.sin(x)\n"
+        "  | \t\t^^^^^^^^^^^^^^^^\n"
+        "  = help: Maybe (unsafe: --fix does not apply it)\n"
+        "1 - import jax\n"
+        "1 + ymport jax\n"
+        "\n"
+        "missing.py:1:1: JAX601 [warning] msg\n"
+    )
+
+
+def test_full_notebook_cell_and_long_span(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    nb = {"cells": [{"cell_type": "markdown", "source": ["# t\n"]},
+                    {"cell_type": "code", "source": ["x = 1\n", "y = np.ones(3)\n"]},
+                    {"cell_type": "code", "source": [f"a{i}\n" for i in range(12)]}]}
+    (tmp_path / "n.ipynb").write_text(json.dumps(nb))
+    items = [finding(path="n.ipynb", cell=1, line=2, column=5, end_column=7),
+             finding(path="n.ipynb", cell=2, line=1, column=1, end_line=12, end_column=3)]
+    assert render(items, "full") == (
+        "n.ipynb:cell 2, line 2:5: JAX601 [warning] msg\n"
+        "  |\n"
+        "2 | y = np.ones(3)\n"
+        "  |     ^^\n"
+        "\n"
+        "n.ipynb:cell 3, line 1:1: JAX601 [warning] msg\n"
+        "  |\n"
+        "1 | a0\n"
+        "  | ^^\n"
+        "2 | a1\n"
+        "  | ^^\n"
+        "3 | a2\n"
+        "  | ^^\n"
+        "4 | a3\n"
+        "  | ^^\n"
+        "  | ...\n"
+    )
+
+
+def test_full_colour_only_when_asked(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text(FULL_SOURCE)
+    item = finding(code="JAX201", severity=Severity.ERROR, path="m.py", line=6, column=5, end_column=12)
+    plain = render([item], "full")
+    coloured = render([item], "full", colour=True)
+    assert "\x1b[" not in plain
+    assert coloured.startswith("\x1b[1mm.py:6:5\x1b[0m: \x1b[1;31mJAX201\x1b[0m \x1b[1;31m[error]\x1b[0m")
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == plain
+
+
+@pytest.mark.parametrize(("env", "tty", "expected"), [
+    ({}, True, True), ({}, False, False), ({"NO_COLOR": "1"}, True, False), ({"FORCE_COLOR": "1"}, False, True),
+    ({"NO_COLOR": "1", "FORCE_COLOR": "1"}, True, False), ({"TERM": "dumb"}, True, False), ({"NO_COLOR": ""}, True, True),
+])
+def test_use_colour(monkeypatch, env, tty, expected):
+    for name in ("NO_COLOR", "FORCE_COLOR", "TERM"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+
+    class Stream:
+        def isatty(self):
+            return tty
+
+    assert use_colour(Stream()) is expected
 
 
 # -- JSON ----------------------------------------------------------------------------------------
@@ -247,7 +361,7 @@ def test_sarif_against_subset_schema(findings):
 
 
 def test_unknown_format():
-    assert FORMATS == ("text", "json", "github", "sarif")
+    assert FORMATS == ("full", "concise", "text", "json", "github", "sarif")
     with pytest.raises(ValueError, match="xml"):
         render([], "xml")
 

@@ -64,7 +64,8 @@ def main() -> None:
 @click.option("--select", multiple=True, metavar="CODES", help="Only these codes or prefixes (replaces the configured selection).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these codes or prefixes.")
 @click.option("--extend-select", multiple=True, metavar="CODES", help="Add these codes or prefixes to the selection.")
-@click.option("--output-format", type=click.Choice(["text", "json", "github", "sarif"]), default="text", show_default=True)
+@click.option("--output-format", type=click.Choice(["full", "concise", "text", "json", "github", "sarif"]), default=None,
+              help="How findings are printed (default: full on a terminal, concise otherwise; text is concise).")
 @click.option("--fix", is_flag=True, help="Apply safe fixes to the files.")
 @click.option("--diff", is_flag=True, help="Show the safe fixes as a diff; write nothing.")
 @click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
@@ -130,6 +131,7 @@ def check(paths, select, ignore, extend_select, output_format, fix, diff, statis
         sys.exit(EXIT_ERROR)
 
     from .output import render, statistics as render_statistics, summary_line
+    from .output_full import use_colour
     from ..engine.registry import all_rules
 
     if add_noqa:
@@ -151,6 +153,9 @@ def check(paths, select, ignore, extend_select, output_format, fix, diff, statis
 
     findings = outcome.findings
     runtime_summary = None
+    colour = False
+    if output_format is None:
+        output_format = "full" if _stdout_is_terminal() else "concise"
     if runtime:
         findings, runtime_summary = _confirm(findings, options, device, runtime_drop_refuted, outcome.project)
     if statistics:
@@ -159,11 +164,12 @@ def check(paths, select, ignore, extend_select, output_format, fix, diff, statis
             report += "" if report.endswith("\n") else "\n"
     else:
         rules = {code: cls.doc for code, cls in all_rules().items()}
-        report = render(findings, output_format, rules=rules)
+        colour = output_format == "full" and use_colour(sys.stdout)
+        report = render(findings, output_format, rules=rules, colour=colour)
     with _writing_the_report():
         if report:
-            click.echo(report, nl=False)
-        if not quiet and output_format == "text":
+            click.echo(report, nl=False, color=True if colour else None)
+        if not quiet and output_format in _TEXT_FORMATS:
             click.echo(summary_line(findings, len(outcome.results), fixed=outcome.fixed, errors=outcome.fatal,
                                     not_analysed=sum(1 for r in outcome.results if r.not_analysed)),
                        err=True)
@@ -176,6 +182,15 @@ def check(paths, select, ignore, extend_select, output_format, fix, diff, statis
 
 
 _SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+#: the formats meant for people, followed by the summary line on stderr
+_TEXT_FORMATS = ("full", "concise", "text")
+
+
+def _stdout_is_terminal() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _show(options, files: bool, settings: bool) -> None:
