@@ -8,6 +8,9 @@ import sys
 import time
 
 import pytest
+from click.testing import CliRunner
+
+from jaxlint.frontends.cli import main
 
 BAD = "import jax\nimport jax.numpy as np\n\n\ndef f(t):\n    return jax.tree_map(np.abs, t)\n"
 CONCISE = [
@@ -38,39 +41,52 @@ FULL = (
 
 
 @pytest.fixture
-def bad(tmp_path):
+def bad(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
     (tmp_path / "bad.py").write_text(BAD)
     return tmp_path
 
 
-def test_piped_default_is_concise_and_text_is_its_alias(bad, run_cli):
-    default = run_cli("check", "--no-cache", "bad.py")
+class Outcome:
+    def __init__(self, result):
+        self.returncode, self.stdout, self.stderr = result.exit_code, result.stdout, result.stderr
+
+
+def check(*args, env=None):
+    """`jaxlint check ARGS` in this process (stdout is not a terminal)."""
+    return Outcome(CliRunner().invoke(main, ["check", *args], env=env, catch_exceptions=False))
+
+
+def test_piped_default_is_concise_and_text_is_its_alias(bad):
+    default = check("--no-cache", "bad.py")
     assert default.returncode == 1
     assert default.stdout.splitlines() == CONCISE
     assert default.stderr.startswith("Found 2 findings (2 warnings) in 1 file")
     for name in ("concise", "text"):
-        assert run_cli("check", "--no-cache", "--output-format", name, "bad.py").stdout == default.stdout
+        assert check("--no-cache", "--output-format", name, "bad.py").stdout == default.stdout
 
 
-def test_full_snapshot_with_summary_on_stderr(bad, run_cli):
-    result = run_cli("check", "--no-cache", "--output-format", "full", "bad.py")
+def test_full_snapshot_with_summary_on_stderr(bad):
+    result = check("--no-cache", "--output-format", "full", "bad.py")
     assert result.returncode == 1
     assert result.stdout == FULL
     assert result.stderr.startswith("Found 2 findings (2 warnings) in 1 file")
 
 
-def test_force_color_colours_a_pipe_and_no_color_wins(bad, run_cli):
-    forced = run_cli("check", "--no-cache", "--output-format", "full", "bad.py", env={"NO_COLOR": "", "FORCE_COLOR": "1"})
+def test_force_color_colours_a_pipe_and_no_color_wins(bad):
+    forced = check("--no-cache", "--output-format", "full", "bad.py", env={"NO_COLOR": "", "FORCE_COLOR": "1"})
     assert forced.stdout.startswith("\x1b[1mbad.py:2:8\x1b[0m: \x1b[1;33mJAX601\x1b[0m \x1b[1;33m[warning]\x1b[0m")
-    both = run_cli("check", "--no-cache", "--output-format", "full", "bad.py", env={"NO_COLOR": "1", "FORCE_COLOR": "1"})
+    both = check("--no-cache", "--output-format", "full", "bad.py", env={"NO_COLOR": "1", "FORCE_COLOR": "1"})
     assert both.stdout == FULL
     # concise output is never coloured
-    concise = run_cli("check", "--no-cache", "bad.py", env={"NO_COLOR": "", "FORCE_COLOR": "1"})
+    concise = check("--no-cache", "bad.py", env={"NO_COLOR": "", "FORCE_COLOR": "1"})
     assert concise.stdout.splitlines() == CONCISE
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
-def test_terminal_default_is_full_and_coloured(bad):
+def run_on_terminal(cwd, *args):
+    """Run `jaxlint check ARGS` with stdout on a pseudo-terminal; (exit status, what it printed)."""
     import pty
 
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "CI")}
@@ -79,8 +95,8 @@ def test_terminal_default_is_full_and_coloured(bad):
         env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in env["PYTHONPATH"].split(os.pathsep) if p)
     main, child = pty.openpty()
     try:
-        process = subprocess.Popen([sys.executable, "-m", "jaxlint", "check", "--no-cache", "--quiet", "bad.py"],
-                                   cwd=bad, stdout=child, stderr=subprocess.DEVNULL, env=env)
+        process = subprocess.Popen([sys.executable, "-m", "jaxlint", "check", "--no-cache", "--quiet", *args],
+                                   cwd=cwd, stdout=child, stderr=subprocess.DEVNULL, env=env)
         os.close(child)
         child = None
         chunks = []
@@ -96,7 +112,7 @@ def test_terminal_default_is_full_and_coloured(bad):
                 break
             chunks.append(chunk)
         try:
-            assert process.wait(timeout=5) == 1
+            status = process.wait(timeout=5)
         finally:
             if process.poll() is None:
                 process.kill()
@@ -105,6 +121,50 @@ def test_terminal_default_is_full_and_coloured(bad):
         if child is not None:
             os.close(child)
         os.close(main)
-    text = b"".join(chunks).decode().replace("\r\n", "\n")
+    return status, b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_terminal_default_is_full_and_coloured_but_not_in_an_output_file(bad):
+    status, text = run_on_terminal(bad, "bad.py")
+    assert status == 1
     assert "\x1b[1;33m[warning]\x1b[0m" in text
     assert re.sub(r"\x1b\[[0-9;]*m", "", text) == FULL
+    status, text = run_on_terminal(bad, "--output-file", "report.txt", "bad.py")
+    assert (status, text) == (1, "")
+    assert (bad / "report.txt").read_text().splitlines() == CONCISE
+
+
+# -- --output-file ---------------------------------------------------------------------------------
+
+def test_output_file_holds_the_report_and_the_summary_stays_on_stderr(bad):
+    piped = check("--no-cache", "--output-format", "json", "bad.py")
+    (bad / "out.json").write_text("stale")
+    os.chmod(bad / "out.json", 0o640)
+    result = check("--no-cache", "--output-format", "json", "-o", "out.json", "bad.py")
+    assert result.returncode == 1 and result.stdout == ""
+    assert (bad / "out.json").read_text() == piped.stdout
+    assert oct((bad / "out.json").stat().st_mode & 0o777) == oct(0o640)
+    concise = check("--no-cache", "--output-file", "out.txt", "bad.py")
+    assert concise.returncode == 1 and concise.stdout == ""
+    assert concise.stderr.startswith("Found 2 findings (2 warnings) in 1 file")
+    assert (bad / "out.txt").read_text().splitlines() == CONCISE
+    assert sorted(p.name for p in bad.iterdir()) == ["bad.py", "out.json", "out.txt"]  # no temporary left
+
+
+@pytest.mark.parametrize("target", ["missing/out.txt", "bad.py/out.txt", "adir"])
+def test_unwritable_output_file_is_one_line_and_exit_2(bad, target):
+    (bad / "adir").mkdir()
+    before = sorted(p.name for p in bad.rglob("*"))
+    result = check("--no-cache", "--output-file", target, "bad.py")
+    assert result.returncode == 2 and result.stdout == ""
+    error_lines = [line for line in result.stderr.splitlines() if "output-file" in line.lower()]
+    assert len(error_lines) == 1 and target in error_lines[0], result.stderr
+    assert sorted(p.name for p in bad.rglob("*")) == before
+    assert (bad / "bad.py").read_text() == BAD
+
+
+def test_output_file_does_not_take_a_diff(bad):
+    result = check("--diff", "--output-file", "out.txt", "bad.py")
+    assert result.returncode == 2 and "--output-file" in result.stderr
+    assert not (bad / "out.txt").exists()

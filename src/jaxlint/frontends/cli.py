@@ -66,6 +66,8 @@ def main() -> None:
 @click.option("--extend-select", multiple=True, metavar="CODES", help="Add these codes or prefixes to the selection.")
 @click.option("--output-format", type=click.Choice(["full", "concise", "text", "json", "github", "sarif"]), default=None,
               help="How findings are printed (default: full on a terminal, concise otherwise; text is concise).")
+@click.option("--output-file", "-o", type=click.Path(dir_okay=False), default=None, metavar="PATH",
+              help="Write the report to PATH instead of stdout (replaced whole once complete; default format concise).")
 @click.option("--fix", is_flag=True, help="Apply safe fixes to the files.")
 @click.option("--diff", is_flag=True, help="Show the safe fixes as a diff; write nothing.")
 @click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
@@ -89,7 +91,7 @@ def main() -> None:
               help="Add `# noqa: CODES` to every line with findings (to adopt jaxlint on existing code), then exit.")
 @click.option("--show-files", is_flag=True, help="List the files that would be checked, then exit.")
 @click.option("--show-settings", is_flag=True, help="Print the settings in effect (and where they come from), then exit.")
-def check(paths, select, ignore, extend_select, output_format, fix, diff, statistics, runtime, device,
+def check(paths, select, ignore, extend_select, output_format, output_file, fix, diff, statistics, runtime, device,
           runtime_drop_refuted, jobs, no_cache, exit_zero, quiet, config_path, isolated, extend_exclude,
           force_exclude, severity, add_noqa, show_files, show_settings) -> None:
     """Check PATHS (files or directories; default: the current directory)."""
@@ -114,6 +116,9 @@ def check(paths, select, ignore, extend_select, output_format, fix, diff, statis
         use_cache=not no_cache, progress=not quiet and _interactive(),
         config=config_path, isolated=isolated, extend_exclude=_codes(extend_exclude), add_noqa=add_noqa,
     )
+    if output_file is not None and (diff or add_noqa or show_files or show_settings):
+        _fail("--output-file takes the findings report; it does not apply with --diff, --add-noqa, "
+              "--show-files or --show-settings")
     if add_noqa and (fix or diff or runtime):
         _fail("--add-noqa cannot be combined with --fix, --diff or --runtime")
     if add_noqa:
@@ -155,7 +160,7 @@ def check(paths, select, ignore, extend_select, output_format, fix, diff, statis
     runtime_summary = None
     colour = False
     if output_format is None:
-        output_format = "full" if _stdout_is_terminal() else "concise"
+        output_format = "full" if output_file is None and _stdout_is_terminal() else "concise"
     if runtime:
         findings, runtime_summary = _confirm(findings, options, device, runtime_drop_refuted, outcome.project)
     if statistics:
@@ -164,8 +169,16 @@ def check(paths, select, ignore, extend_select, output_format, fix, diff, statis
             report += "" if report.endswith("\n") else "\n"
     else:
         rules = {code: cls.doc for code, cls in all_rules().items()}
-        colour = output_format == "full" and use_colour(sys.stdout)
+        colour = output_format == "full" and output_file is None and use_colour(sys.stdout)
         report = render(findings, output_format, rules=rules, colour=colour)
+    if output_file is not None:
+        from .report_file import ReportFileError, write_report_file
+
+        try:
+            write_report_file(output_file, report)
+        except ReportFileError as exc:
+            _fail(f"--output-file {exc}")
+        report = ""
     with _writing_the_report():
         if report:
             click.echo(report, nl=False, color=True if colour else None)
