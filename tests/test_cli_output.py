@@ -1,5 +1,6 @@
 """The command line's report formats for people: `full` on a terminal, `concise` when piped, colour
 as the environment asks."""
+import json
 import os
 import re
 import select
@@ -168,3 +169,13 @@ def test_output_file_does_not_take_a_diff(bad):
     result = check("--diff", "--output-file", "out.txt", "bad.py")
     assert result.returncode == 2 and "--output-file" in result.stderr
     assert not (bad / "out.txt").exists()
+
+
+def test_statistics_honour_json_and_exit_status(bad):
+    result = check("--no-cache", "--statistics", "--output-format", "json", "bad.py")
+    assert result.returncode == 1
+    assert json.loads(result.stdout) == [{"code": "JAX601", "name": "jax-numpy-as-np", "count": 1},
+                                         {"code": "JAX602", "name": "deprecated-api", "count": 1}]
+    (bad / "bad.py").write_text("x = 1\n")
+    clean = check("--no-cache", "--statistics", "--output-format", "json", "bad.py")
+    assert clean.returncode == 0 and json.loads(clean.stdout) == []

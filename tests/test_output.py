@@ -410,3 +410,17 @@ def test_statistics_order_and_marker():
     # Columns line up.
     assert len({l.index("JAX") for l in lines}) == 1
     assert statistics([]) == ""
+
+
+def test_statistics_as_json():
+    items = [finding(code="JAX601"), finding(code="JAX301", name="print-in-traced"),
+             finding(code="JAX301", name="print-in-traced", line=2), finding(code="JAX601", line=3, fix=SAFE_FIX),
+             finding(code="JAX101", name="prng-key-reuse")]
+    assert json.loads(statistics(items, "json")) == [
+        {"code": "JAX301", "name": "print-in-traced", "count": 2},
+        {"code": "JAX601", "name": "jax-numpy-as-np", "count": 2},
+        {"code": "JAX101", "name": "prng-key-reuse", "count": 1},
+    ]
+    assert statistics([], "json") == "[]\n"
+    # the formats for people and the others keep the table
+    assert statistics(items, "concise") == statistics(items, "full") == statistics(items, "sarif") == statistics(items)

@@ -164,7 +164,7 @@ def check(paths, select, ignore, extend_select, output_format, output_file, fix,
     if runtime:
         findings, runtime_summary = _confirm(findings, options, device, runtime_drop_refuted, outcome.project)
     if statistics:
-        report = render_statistics(findings)
+        report = render_statistics(findings, output_format)
         if report:
             report += "" if report.endswith("\n") else "\n"
     else:

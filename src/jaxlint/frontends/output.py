@@ -319,10 +319,15 @@ def summary_line(findings: Sequence[Finding], files_checked: int, fixed: int = 0
     return line + (" There were errors (see above)." if errors else "")
 
 
-def statistics(findings: Sequence[Finding]) -> str:
+def statistics(findings: Sequence[Finding], fmt: str = "concise") -> str:
     """A table of findings per code, most frequent first (ties by code): count, code, name, and
-    `[*]` when `--fix` can fix at least one of them. Empty when there are no findings."""
+    `[*]` when `--fix` can fix at least one of them. Empty when there are no findings.
+
+    With `fmt` `json`, the same rows as a JSON list of `{"code", "name", "count"}` (`[]` when
+    there are no findings); any other format gets the table."""
     counts = Counter(f.code for f in findings)
+    if fmt == "json":
+        return json.dumps(_statistics_rows(findings, counts), indent=2) + "\n"
     if not counts:
         return ""
     names: dict[str, str] = {}
@@ -341,3 +346,11 @@ def statistics(findings: Sequence[Finding]) -> str:
         line = f"{line}  [*]" if code in fixable else line.rstrip()
         lines.append(line)
     return "\n".join(lines) + "\n"
+
+
+def _statistics_rows(findings: Sequence[Finding], counts: Counter) -> list[dict]:
+    names: dict[str, str] = {}
+    for finding in findings:
+        names.setdefault(finding.code, finding.name)
+    return [{"code": code, "name": names[code], "count": count}
+            for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
