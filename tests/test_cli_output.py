@@ -179,3 +179,14 @@ def test_statistics_honour_json_and_exit_status(bad):
     (bad / "bad.py").write_text("x = 1\n")
     clean = check("--no-cache", "--statistics", "--output-format", "json", "bad.py")
     assert clean.returncode == 0 and json.loads(clean.stdout) == []
+
+
+def test_json_lines_and_gitlab_from_the_command_line(bad):
+    as_json = json.loads(check("--no-cache", "--output-format", "json", "bad.py").stdout)
+    lines = check("--no-cache", "--output-format", "json-lines", "bad.py")
+    assert lines.returncode == 1 and lines.stderr == ""
+    assert [json.loads(line) for line in lines.stdout.splitlines()] == as_json
+    gitlab = check("--no-cache", "--output-format", "gitlab", "bad.py")
+    assert gitlab.returncode == 1
+    assert [(i["check_name"], i["location"]) for i in json.loads(gitlab.stdout)] == [
+        ("JAX601", {"path": "bad.py", "lines": {"begin": 2}}), ("JAX602", {"path": "bad.py", "lines": {"begin": 6}})]

@@ -228,6 +228,39 @@ def test_json(findings):
     assert "runtime" not in data[0]
 
 
+def test_json_lines_hold_the_json_objects_one_per_line(findings):
+    text = render(findings, "json-lines")
+    assert text.endswith("\n") and len(text.splitlines()) == 3
+    assert [json.loads(line) for line in text.splitlines()] == json.loads(render(findings, "json"))
+    assert render([], "json-lines") == ""
+    rows = statistics(findings + findings[:1], "json-lines").splitlines()
+    assert [json.loads(row) for row in rows] == json.loads(statistics(findings + findings[:1], "json"))
+
+
+def test_gitlab_code_quality(findings):
+    issues = json.loads(render(findings, "gitlab"))
+    assert issues[0] == {
+        "description": "JAX601 `jax.numpy` imported as `np`", "check_name": "JAX601",
+        "fingerprint": issues[0]["fingerprint"], "severity": "minor",
+        "location": {"path": "pkg/a.py", "lines": {"begin": 2}},
+    }
+    assert [i["severity"] for i in issues] == ["minor", "major", "info"]
+    # a notebook's issue is on the file's first line and names the cell and the line in it
+    assert issues[2]["location"] == {"path": "nb/explore.ipynb", "lines": {"begin": 1}}
+    assert issues[2]["description"] == "JAX503 cell 3, line 3: redundant jit"
+    assert render([], "gitlab") == "[]\n"
+
+
+def test_gitlab_fingerprints_are_unique_and_survive_moved_lines():
+    twice = [finding(line=3), finding(line=9)]
+    moved = [finding(line=5), finding(line=11)]
+    prints = [i["fingerprint"] for i in json.loads(render(twice, "gitlab"))]
+    assert len(set(prints)) == 2 and all(re.fullmatch("[0-9a-f]{64}", p) for p in prints)
+    assert [i["fingerprint"] for i in json.loads(render(moved, "gitlab"))] == prints
+    other = [i["fingerprint"] for i in json.loads(render([finding(line=3, path="pkg/b.py")], "gitlab"))]
+    assert other[0] not in prints
+
+
 def test_json_empty_and_runtime():
     assert render([], "json") == "[]\n"
     runtime = {"verdict": "not-reproduced", "evidence": "traced cleanly", "device": "cpu"}
@@ -361,7 +394,7 @@ def test_sarif_against_subset_schema(findings):
 
 
 def test_unknown_format():
-    assert FORMATS == ("full", "concise", "text", "json", "github", "sarif")
+    assert FORMATS == ("full", "concise", "text", "json", "json-lines", "github", "gitlab", "sarif")
     with pytest.raises(ValueError, match="xml"):
         render([], "xml")
 

@@ -64,7 +64,7 @@ def main() -> None:
 @click.option("--select", multiple=True, metavar="CODES", help="Only these codes or prefixes (replaces the configured selection).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these codes or prefixes.")
 @click.option("--extend-select", multiple=True, metavar="CODES", help="Add these codes or prefixes to the selection.")
-@click.option("--output-format", type=click.Choice(["full", "concise", "text", "json", "github", "sarif"]), default=None,
+@click.option("--output-format", type=click.Choice(["full", "concise", "text", "json", "json-lines", "github", "gitlab", "sarif"]), default=None,
               help="How findings are printed (default: full on a terminal, concise otherwise; text is concise).")
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False), default=None, metavar="PATH",
               help="Write the report to PATH instead of stdout (replaced whole once complete; default format concise).")

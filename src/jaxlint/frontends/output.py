@@ -1,7 +1,9 @@
-"""Turning findings into reports: concise and full text, JSON, GitHub Actions annotations and SARIF.
+"""Turning findings into reports: concise and full text, JSON (and JSON lines), GitHub Actions
+annotations, GitLab Code Quality and SARIF.
 
 Every function here is pure apart from `show_source` and the `full` format (output_full.py), which
-read the reported files to quote the offending lines. Findings arrive already sorted; nothing here reorders them.
+read the reported files to quote the offending lines. Findings arrive already sorted; nothing here
+reorders them.
 
 Notebook cells: a finding's `cell` is the 0-based index into the notebook's `cells` list
 (markdown cells included), and that is what JSON reports. The formats meant for people (text,
@@ -19,10 +21,11 @@ from urllib.parse import quote
 
 from ..model.finding import Applicability, Finding, Severity
 from .output_full import render_full
+from .output_gitlab import render_gitlab
 from .source_cache import SourceCache
 
 #: `text` is the older name of `concise`
-FORMATS = ("full", "concise", "text", "json", "github", "sarif")
+FORMATS = ("full", "concise", "text", "json", "json-lines", "github", "gitlab", "sarif")
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
@@ -48,8 +51,9 @@ def render(findings: Sequence[Finding], fmt: str, *, rules: Mapping[str, RuleInf
            show_source: bool = False, colour: bool = False) -> str:
     """Return the whole report for `findings` in format `fmt` (one of FORMATS).
 
-    The text ends with a newline unless it is empty; text and github reports of no findings are
-    empty, JSON is then `[]` and SARIF a run with no results. `rules` (by code) supplies rule
+    The text ends with a newline unless it is empty; text, JSON lines and github reports of no
+    findings are empty, JSON and GitLab's are then `[]` and SARIF a run with no results. JSON lines
+    holds the objects of the JSON report, one per line. `rules` (by code) supplies rule
     summaries, default severities and help links for SARIF; without it the findings' own names
     and severities are used. `show_source` (text only) quotes each finding's line under it with
     the reported span underlined.
@@ -66,8 +70,12 @@ def render(findings: Sequence[Finding], fmt: str, *, rules: Mapping[str, RuleInf
         return render_full(findings, _text_line, _via_line, colour=colour)
     if fmt == "json":
         return json.dumps([f.to_json() for f in findings], indent=2) + "\n"
+    if fmt == "json-lines":
+        return "".join(json.dumps(f.to_json()) + "\n" for f in findings)
     if fmt == "github":
         return "".join(_github_line(f, rules) + "\n" for f in findings)
+    if fmt == "gitlab":
+        return render_gitlab(findings)
     if fmt == "sarif":
         return json.dumps(sarif_document(findings, rules), indent=2) + "\n"
     raise ValueError(f"unknown output format {fmt!r}; expected one of {', '.join(FORMATS)}")
@@ -324,10 +332,13 @@ def statistics(findings: Sequence[Finding], fmt: str = "concise") -> str:
     `[*]` when `--fix` can fix at least one of them. Empty when there are no findings.
 
     With `fmt` `json`, the same rows as a JSON list of `{"code", "name", "count"}` (`[]` when
-    there are no findings); any other format gets the table."""
+    there are no findings), with `json-lines` those objects one per line; any other format gets
+    the table."""
     counts = Counter(f.code for f in findings)
     if fmt == "json":
         return json.dumps(_statistics_rows(findings, counts), indent=2) + "\n"
+    if fmt == "json-lines":
+        return "".join(json.dumps(row) + "\n" for row in _statistics_rows(findings, counts))
     if not counts:
         return ""
     names: dict[str, str] = {}
