@@ -186,6 +186,61 @@ def test_full_notebook_cell_and_long_span(tmp_path, monkeypatch):
     )
 
 
+def test_full_fix_across_cells_and_many_places(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    nb = {"cells": [{"cell_type": "code", "source": "import jax.numpy as np\n"},
+                    {"cell_type": "code", "source": ["y = np.ones(3)\n"]}]}
+    (tmp_path / "n.ipynb").write_text(json.dumps(nb))
+    rename = Fix("Rename", (Edit(Position(1, 5), Position(1, 7), "jnp", cell=1),
+                            Edit(Position(1, 21), Position(1, 23), "jnp", cell=0)))
+    (tmp_path / "m.py").write_text("".join(f"v{i} = np.zeros({i})\n" for i in range(6)))
+    everywhere = Fix("Rename", tuple(Edit(Position(i, 6), Position(i, 8), "jnp") for i in range(1, 6)))
+    items = [finding(path="n.ipynb", cell=0, line=1, column=8, end_column=23, fix=rename),
+             finding(path="m.py", line=1, column=6, end_column=8, fix=everywhere)]
+    assert render(items, "full") == (
+        "n.ipynb:cell 1, line 1:8: JAX601 [warning] msg [*]\n"
+        "  |\n"
+        "1 | import jax.numpy as np\n"
+        "  |        ^^^^^^^^^^^^^^^\n"
+        "  = help: Rename\n"
+        "1 - import jax.numpy as np\n"
+        "1 + import jax.numpy as jnp\n"
+        "  | in cell 2:\n"
+        "1 - y = np.ones(3)\n"
+        "1 + y = jnp.ones(3)\n"
+        "\n"
+        "m.py:1:6: JAX601 [warning] msg [*]\n"
+        "  |\n"
+        "1 | v0 = np.zeros(0)\n"
+        "  |      ^^\n"
+        "  = help: Rename\n"
+        "1 - v0 = np.zeros(0)\n"
+        "1 + v0 = jnp.zeros(0)\n"
+        "2 - v1 = np.zeros(1)\n"
+        "2 + v1 = jnp.zeros(1)\n"
+        "3 - v2 = np.zeros(2)\n"
+        "3 + v2 = jnp.zeros(2)\n"
+        "  = and 2 more edits\n"
+    )
+
+
+def test_full_gutter_is_one_width_for_the_whole_finding(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text("".join(f"v{i} = np.zeros({i})\n" for i in range(1, 11)))
+    fix = Fix("Rename", (Edit(Position(9, 6), Position(9, 8), "jnp"), Edit(Position(10, 7), Position(10, 9), "jnp")))
+    assert render([finding(path="m.py", line=9, column=6, end_column=8, fix=fix)], "full") == (
+        "m.py:9:6: JAX601 [warning] msg [*]\n"
+        "   |\n"
+        " 9 | v9 = np.zeros(9)\n"
+        "   |      ^^\n"
+        "   = help: Rename\n"
+        " 9 - v9 = np.zeros(9)\n"
+        " 9 + v9 = jnp.zeros(9)\n"
+        "10 - v10 = np.zeros(10)\n"
+        "10 + v10 = jnp.zeros(10)\n"
+    )
+
+
 def test_full_colour_only_when_asked(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "m.py").write_text(FULL_SOURCE)

@@ -67,7 +67,7 @@ def render(findings: Sequence[Finding], fmt: str, *, rules: Mapping[str, RuleInf
     if fmt in ("text", "concise"):
         return _render_text(findings, show_source)
     if fmt == "full":
-        return render_full(findings, _text_line, _via_line, colour=colour)
+        return render_full(findings, _text_parts, _via_line, colour=colour)
     if fmt == "json":
         return json.dumps([f.to_json() for f in findings], indent=2) + "\n"
     if fmt == "json-lines":
@@ -106,16 +106,22 @@ def _render_text(findings: Sequence[Finding], show_source: bool) -> str:
 
 
 def _text_line(finding: Finding) -> str:
+    where, text = _text_parts(finding)
+    return f"{where}: {finding.code} {text}"
+
+
+def _text_parts(finding: Finding) -> tuple[str, str]:
+    """The text line's position (`path:line:col`) and what follows the code (message and marks)."""
     label = cell_label(finding)
     where = (f"{finding.path}:{finding.start.line}:{finding.start.column}" if label is None
              else f"{finding.path}:{label}, line {finding.start.line}:{finding.start.column}")
-    line = f"{where}: {finding.code} {_one_line(finding.message)}"
+    text = _one_line(finding.message)
     if is_fixable(finding):
-        line += " [*]"
+        text += " [*]"
     runtime = _runtime_note(finding)
     if runtime:
-        line += f" [{runtime}]"
-    return line
+        text += f" [{runtime}]"
+    return where, text
 
 
 def _via_line(finding: Finding) -> str:

@@ -19,7 +19,7 @@ environment (`use_colour`).
 from __future__ import annotations
 
 import os
-from typing import Sequence, TextIO
+from typing import Callable, Sequence, TextIO
 
 from ..model.finding import Applicability, Edit, Finding, Severity
 from .source_cache import SourceCache
@@ -61,28 +61,32 @@ class _Paint:
         return f"{style}{text}{_RESET}" if self.enabled and text else text
 
 
-def render_full(findings: Sequence[Finding], header, via, *, colour: bool = False) -> str:
-    """The full report; `header(finding)` is the finding's concise line without its severity,
-    `via(finding)` its `via` line. Findings are separated by a blank line."""
+def render_full(findings: Sequence[Finding], text_parts: Callable[[Finding], tuple[str, str]],
+                via: Callable[[Finding], str], *, colour: bool = False) -> str:
+    """The full report. `text_parts(finding)` gives the concise line's position and what follows
+    its code, `via(finding)` the line naming the calls that trace it. Findings are separated by a
+    blank line."""
     paint = _Paint(colour)
     sources = SourceCache()
     blocks: list[str] = []
     for finding in findings:
-        lines = [_header(finding, header(finding), paint)]
+        lines = [_header(finding, *text_parts(finding), paint)]
         if finding.trace:
             lines.append(via(finding))
         file_lines = sources.lines(finding.path, finding.cell)
         if file_lines is not None:
-            lines.extend(_excerpt(finding, file_lines, paint))
+            # one gutter width for the whole finding, so that its bars line up
+            first, last = _span_lines(finding, len(file_lines))
+            edits = finding.fix.edits if finding.fix is not None else ()
+            width = len(str(max([min(last, first + MAX_SPAN_LINES - 1)] + [e.end.line for e in edits])))
+            lines.extend(_excerpt(finding, file_lines, width, paint))
             if finding.fix is not None and finding.fix.edits:
-                lines.extend(_fix_view(finding, sources, paint))
+                lines.extend(_fix_view(finding, sources, width, paint))
         blocks.append("\n".join(lines) + "\n")
     return "\n".join(blocks)
 
 
-def _header(finding: Finding, concise: str, paint: _Paint) -> str:
-    # `path:line:col: CODE message...`: the severity goes after the code
-    where, _, rest = concise.partition(f": {finding.code} ")
+def _header(finding: Finding, where: str, rest: str, paint: _Paint) -> str:
     severity = paint(_SEVERITY_COLOUR[finding.severity], f"[{finding.severity.value}]")
     return f"{paint(_BOLD, where)}: {paint(_SEVERITY_COLOUR[finding.severity], finding.code)} {severity} {rest}"
 
@@ -96,12 +100,11 @@ def _span_lines(finding: Finding, count: int) -> tuple[int, int]:
     return first, max(first, min(last, count))
 
 
-def _excerpt(finding: Finding, lines: list[str], paint: _Paint) -> list[str]:
+def _excerpt(finding: Finding, lines: list[str], width: int, paint: _Paint) -> list[str]:
     first, last = _span_lines(finding, len(lines))
     if not 1 <= first <= len(lines):
         return []
     shown_last = min(last, first + MAX_SPAN_LINES - 1)
-    width = len(str(shown_last))
     bar = paint(_BLUE, f"{' ' * width} |")
     out = [bar]
     colour = _SEVERITY_COLOUR[finding.severity]
@@ -129,9 +132,9 @@ _APPLICABILITY_NOTE = {Applicability.SAFE: "", Applicability.UNSAFE: " (unsafe: 
                        Applicability.DISPLAY_ONLY: " (shown only: --fix does not apply it)"}
 
 
-def _fix_view(finding: Finding, sources: SourceCache, paint: _Paint) -> list[str]:
+def _fix_view(finding: Finding, sources: SourceCache, width: int, paint: _Paint) -> list[str]:
     fix = finding.fix
-    out = [paint(_BLUE, "  =") + f" help: {fix.title}{_APPLICABILITY_NOTE[fix.applicability]}"]
+    out = [paint(_BLUE, f"{' ' * width} =") + f" help: {fix.title}{_APPLICABILITY_NOTE[fix.applicability]}"]
     hunks = _hunks(fix.edits, finding.cell)
     for cell, edits in hunks[:MAX_FIX_HUNKS]:
         lines = sources.lines(finding.path, cell)
@@ -142,29 +145,30 @@ def _fix_view(finding: Finding, sources: SourceCache, paint: _Paint) -> list[str
             return out
         first, old, new = hunk
         if cell != finding.cell and cell is not None:
-            out.append(paint(_BLUE, "  |") + f" in cell {cell + 1}:")
-        width = len(str(first + max(len(old), len(new)) - 1))
+            out.append(paint(_BLUE, f"{' ' * width} |") + f" in cell {cell + 1}:")
         out.extend(f"{paint(_RED, f'{first + i:>{width}} -')} {paint(_RED, line)}".rstrip()
                    for i, line in enumerate(old))
         out.extend(f"{paint(_GREEN, f'{first + i:>{width}} +')} {paint(_GREEN, line)}".rstrip()
                    for i, line in enumerate(new))
     if len(hunks) > MAX_FIX_HUNKS:
         more = sum(len(edits) for _, edits in hunks[MAX_FIX_HUNKS:])
-        out.append(paint(_BLUE, "  =") + f" and {more} more edit{'s' if more != 1 else ''}")
+        out.append(paint(_BLUE, f"{' ' * width} =") + f" and {more} more edit{'s' if more != 1 else ''}")
     return out
 
 
 def _hunks(edits: Sequence[Edit], cell: int | None) -> list[tuple[int | None, list[Edit]]]:
-    """The edits in groups whose lines touch or overlap, by cell, in order."""
-    ordered = sorted(edits, key=lambda e: (-1 if (e.cell if e.cell is not None else cell) is None
-                                           else (e.cell if e.cell is not None else cell), e.start, e.end))
+    """The edits in groups that share a line, by cell (an edit without one is in the
+    finding's), in order."""
+    def cell_of(edit: Edit) -> int | None:
+        return edit.cell if edit.cell is not None else cell
+
+    ordered = sorted(edits, key=lambda e: (-1 if cell_of(e) is None else cell_of(e), e.start, e.end))
     hunks: list[tuple[int | None, list[Edit]]] = []
     for edit in ordered:
-        edit_cell = edit.cell if edit.cell is not None else cell
-        if hunks and hunks[-1][0] == edit_cell and edit.start.line <= max(e.end.line for e in hunks[-1][1]):
+        if hunks and hunks[-1][0] == cell_of(edit) and edit.start.line <= max(e.end.line for e in hunks[-1][1]):
             hunks[-1][1].append(edit)
         else:
-            hunks.append((edit_cell, [edit]))
+            hunks.append((cell_of(edit), [edit]))
     return hunks
 
 
