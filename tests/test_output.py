@@ -241,6 +241,17 @@ def test_full_gutter_is_one_width_for_the_whole_finding(tmp_path, monkeypatch):
     )
 
 
+def test_full_shows_control_characters_instead_of_sending_them(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text('x = "\x1b[2J" + y\n')
+    assert render([finding(path="m.py", line=1, column=5, end_column=11)], "full") == (
+        "m.py:1:5: JAX601 [warning] msg\n"
+        "  |\n"
+        '1 | x = "\u241b[2J" + y\n'
+        "  |     ^^^^^^\n"
+    )
+
+
 def test_full_colour_only_when_asked(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "m.py").write_text(FULL_SOURCE)

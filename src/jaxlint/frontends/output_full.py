@@ -53,6 +53,15 @@ def use_colour(stream: TextIO) -> bool:
         return False
 
 
+#: control characters other than the tab, shown as their Unicode pictures (one character each,
+#: so the carets stay in place) instead of being sent to the terminal, which would act on them
+_VISIBLE = {code: 0x2400 + code for code in range(0x20) if code != 0x09} | {0x7F: 0x2421}
+
+
+def _visible(text: str) -> str:
+    return text.translate(_VISIBLE)
+
+
 class _Paint:
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
@@ -116,7 +125,7 @@ def _excerpt(finding: Finding, lines: list[str], width: int, paint: _Paint) -> l
         else:
             end = len(text)
         start, end = min(max(start, 0), len(text)), min(end, len(text))
-        out.append(f"{paint(_BLUE, f'{number:>{width}} |')} {text}".rstrip())
+        out.append(f"{paint(_BLUE, f'{number:>{width}} |')} {_visible(text)}".rstrip())
         carets = "^" * max(end - start, 1 if number == first else 0)
         if carets:
             pad = "".join(ch if ch == "\t" else " " for ch in text[:start])
@@ -146,9 +155,9 @@ def _fix_view(finding: Finding, sources: SourceCache, width: int, paint: _Paint)
         first, old, new = hunk
         if cell != finding.cell and cell is not None:
             out.append(paint(_BLUE, f"{' ' * width} |") + f" in cell {cell + 1}:")
-        out.extend(f"{paint(_RED, f'{first + i:>{width}} -')} {paint(_RED, line)}".rstrip()
+        out.extend(f"{paint(_RED, f'{first + i:>{width}} -')} {paint(_RED, _visible(line))}".rstrip()
                    for i, line in enumerate(old))
-        out.extend(f"{paint(_GREEN, f'{first + i:>{width}} +')} {paint(_GREEN, line)}".rstrip()
+        out.extend(f"{paint(_GREEN, f'{first + i:>{width}} +')} {paint(_GREEN, _visible(line))}".rstrip()
                    for i, line in enumerate(new))
     if len(hunks) > MAX_FIX_HUNKS:
         more = sum(len(edits) for _, edits in hunks[MAX_FIX_HUNKS:])
