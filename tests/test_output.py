@@ -1,11 +1,13 @@
 """Reports in each output format, the summary line and the statistics table."""
 import json
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 
 import pytest
 
-from jaxlint.model.finding import Applicability, Edit, Finding, Fix, Position, Severity
+from jaxlint.model.finding import Applicability, Edit, Finding, Fix, Position, Severity, TraceLocation
 from jaxlint.frontends.output import FORMATS, render, sarif_document, statistics, summary_line
+from jaxlint.frontends.output_full import use_colour
 
 SPEC_KEYS = {"code", "name", "severity", "message", "path", "line", "column", "end_line", "end_column", "fix", "cell"}
 
@@ -100,6 +102,184 @@ def test_text_show_source(tmp_path, monkeypatch):
     assert lines[6] == "missing.py:1:1: JAX601 msg" and len(lines) == 7
 
 
+def test_concise_is_text(findings):
+    assert render(findings, "concise") == render(findings, "text")
+
+
+# -- full ----------------------------------------------------------------------------------------
+
+FULL_SOURCE = "import jax\nimport jax.numpy as np\n\n\ndef f(x):\n\tif x > \u00e9t\u00e9:\n\t\treturn np.sin(x)\n"
+RENAME_FIX = Fix("Import jax.numpy as jnp and rename its uses",
+                 (Edit(Position(2, 21), Position(2, 23), "jnp"), Edit(Position(7, 10), Position(7, 12), "jnp")))
+
+
+def test_full_snapshot(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text(FULL_SOURCE, encoding="utf-8")
+    trace = (TraceLocation("train.py", 6, "`step` calls it under `jax.jit`"),)
+    items = [
+        finding(path="m.py", line=2, column=8, end_column=23, message="`jax.numpy` imported as `np`", fix=RENAME_FIX),
+        replace(finding(code="JAX201", severity=Severity.ERROR, path="m.py", line=6, column=5, end_column=12,
+                        message="`if` on a traced value"), trace=trace),
+        finding(code="JAX503", severity=Severity.INFO, path="m.py", line=5, column=1, end_line=8, end_column=1,
+                message="whole function", fix=UNSAFE_FIX),
+        finding(path="missing.py", line=1),
+    ]
+    assert render(items, "full") == (
+        "m.py:2:8: JAX601 [warning] `jax.numpy` imported as `np` [*]\n"
+        "  |\n"
+        "2 | import jax.numpy as np\n"
+        "  |        ^^^^^^^^^^^^^^^\n"
+        "  = help: Import jax.numpy as jnp and rename its uses\n"
+        "2 - import jax.numpy as np\n"
+        "2 + import jax.numpy as jnp\n"
+        "7 - \t\treturn np.sin(x)\n"
+        "7 + \t\treturn jnp.sin(x)\n"
+        "\n"
+        "m.py:6:5: JAX201 [error] `if` on a traced value\n"
+        "  via train.py:6 (`step` calls it under `jax.jit`)\n"
+        "  |\n"
+        "6 | \tif x > \u00e9t\u00e9:\n"
+        "  | \t   ^^^^^^^\n"
+        "\n"
+        "m.py:5:1: JAX503 [info] whole function\n"
+        "  |\n"
+        "5 | def f(x):\n"
+        "  | ^^^^^^^^^\n"
+        "6 | \tif x > \u00e9t\u00e9:\n"
+        "  | \t^^^^^^^^^^^\n"
+        "7 | \t\treturn np.sin(x)\n"
+        "  | \t\t^^^^^^^^^^^^^^^^\n"
+        "  = help: Maybe (unsafe: --fix does not apply it)\n"
+        "1 - import jax\n"
+        "1 + ymport jax\n"
+        "\n"
+        "missing.py:1:1: JAX601 [warning] msg\n"
+    )
+
+
+def test_full_notebook_cell_and_long_span(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    nb = {"cells": [{"cell_type": "markdown", "source": ["# t\n"]},
+                    {"cell_type": "code", "source": ["x = 1\n", "y = np.ones(3)\n"]},
+                    {"cell_type": "code", "source": [f"a{i}\n" for i in range(12)]}]}
+    (tmp_path / "n.ipynb").write_text(json.dumps(nb))
+    items = [finding(path="n.ipynb", cell=1, line=2, column=5, end_column=7),
+             finding(path="n.ipynb", cell=2, line=1, column=1, end_line=12, end_column=3)]
+    assert render(items, "full") == (
+        "n.ipynb:cell 2, line 2:5: JAX601 [warning] msg\n"
+        "  |\n"
+        "2 | y = np.ones(3)\n"
+        "  |     ^^\n"
+        "\n"
+        "n.ipynb:cell 3, line 1:1: JAX601 [warning] msg\n"
+        "  |\n"
+        "1 | a0\n"
+        "  | ^^\n"
+        "2 | a1\n"
+        "  | ^^\n"
+        "3 | a2\n"
+        "  | ^^\n"
+        "4 | a3\n"
+        "  | ^^\n"
+        "  | ...\n"
+    )
+
+
+def test_full_fix_across_cells_and_many_places(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    nb = {"cells": [{"cell_type": "code", "source": "import jax.numpy as np\n"},
+                    {"cell_type": "code", "source": ["y = np.ones(3)\n"]}]}
+    (tmp_path / "n.ipynb").write_text(json.dumps(nb))
+    rename = Fix("Rename", (Edit(Position(1, 5), Position(1, 7), "jnp", cell=1),
+                            Edit(Position(1, 21), Position(1, 23), "jnp", cell=0)))
+    (tmp_path / "m.py").write_text("".join(f"v{i} = np.zeros({i})\n" for i in range(6)))
+    everywhere = Fix("Rename", tuple(Edit(Position(i, 6), Position(i, 8), "jnp") for i in range(1, 6)))
+    items = [finding(path="n.ipynb", cell=0, line=1, column=8, end_column=23, fix=rename),
+             finding(path="m.py", line=1, column=6, end_column=8, fix=everywhere)]
+    assert render(items, "full") == (
+        "n.ipynb:cell 1, line 1:8: JAX601 [warning] msg [*]\n"
+        "  |\n"
+        "1 | import jax.numpy as np\n"
+        "  |        ^^^^^^^^^^^^^^^\n"
+        "  = help: Rename\n"
+        "1 - import jax.numpy as np\n"
+        "1 + import jax.numpy as jnp\n"
+        "  | in cell 2:\n"
+        "1 - y = np.ones(3)\n"
+        "1 + y = jnp.ones(3)\n"
+        "\n"
+        "m.py:1:6: JAX601 [warning] msg [*]\n"
+        "  |\n"
+        "1 | v0 = np.zeros(0)\n"
+        "  |      ^^\n"
+        "  = help: Rename\n"
+        "1 - v0 = np.zeros(0)\n"
+        "1 + v0 = jnp.zeros(0)\n"
+        "2 - v1 = np.zeros(1)\n"
+        "2 + v1 = jnp.zeros(1)\n"
+        "3 - v2 = np.zeros(2)\n"
+        "3 + v2 = jnp.zeros(2)\n"
+        "  = and 2 more edits\n"
+    )
+
+
+def test_full_gutter_is_one_width_for_the_whole_finding(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text("".join(f"v{i} = np.zeros({i})\n" for i in range(1, 11)))
+    fix = Fix("Rename", (Edit(Position(9, 6), Position(9, 8), "jnp"), Edit(Position(10, 7), Position(10, 9), "jnp")))
+    assert render([finding(path="m.py", line=9, column=6, end_column=8, fix=fix)], "full") == (
+        "m.py:9:6: JAX601 [warning] msg [*]\n"
+        "   |\n"
+        " 9 | v9 = np.zeros(9)\n"
+        "   |      ^^\n"
+        "   = help: Rename\n"
+        " 9 - v9 = np.zeros(9)\n"
+        " 9 + v9 = jnp.zeros(9)\n"
+        "10 - v10 = np.zeros(10)\n"
+        "10 + v10 = jnp.zeros(10)\n"
+    )
+
+
+def test_full_shows_control_characters_instead_of_sending_them(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text('x = "\x1b[2J" + y\n')
+    assert render([finding(path="m.py", line=1, column=5, end_column=11)], "full") == (
+        "m.py:1:5: JAX601 [warning] msg\n"
+        "  |\n"
+        '1 | x = "\u241b[2J" + y\n'
+        "  |     ^^^^^^\n"
+    )
+
+
+def test_full_colour_only_when_asked(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text(FULL_SOURCE)
+    item = finding(code="JAX201", severity=Severity.ERROR, path="m.py", line=6, column=5, end_column=12)
+    plain = render([item], "full")
+    coloured = render([item], "full", colour=True)
+    assert "\x1b[" not in plain
+    assert coloured.startswith("\x1b[1mm.py:6:5\x1b[0m: \x1b[1;31mJAX201\x1b[0m \x1b[1;31m[error]\x1b[0m")
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == plain
+
+
+@pytest.mark.parametrize(("env", "tty", "expected"), [
+    ({}, True, True), ({}, False, False), ({"NO_COLOR": "1"}, True, False), ({"FORCE_COLOR": "1"}, False, True),
+    ({"NO_COLOR": "1", "FORCE_COLOR": "1"}, True, False), ({"TERM": "dumb"}, True, False), ({"NO_COLOR": ""}, True, True),
+])
+def test_use_colour(monkeypatch, env, tty, expected):
+    for name in ("NO_COLOR", "FORCE_COLOR", "TERM"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+
+    class Stream:
+        def isatty(self):
+            return tty
+
+    assert use_colour(Stream()) is expected
+
+
 # -- JSON ----------------------------------------------------------------------------------------
 
 def test_json(findings):
@@ -112,6 +292,39 @@ def test_json(findings):
     assert data[2]["cell"] == 2 and data[2]["line"] == 3 and data[0]["cell"] is None
     assert (data[0]["line"], data[0]["column"], data[0]["end_line"], data[0]["end_column"]) == (2, 8, 2, 23)
     assert "runtime" not in data[0]
+
+
+def test_json_lines_hold_the_json_objects_one_per_line(findings):
+    text = render(findings, "json-lines")
+    assert text.endswith("\n") and len(text.splitlines()) == 3
+    assert [json.loads(line) for line in text.splitlines()] == json.loads(render(findings, "json"))
+    assert render([], "json-lines") == ""
+    rows = statistics(findings + findings[:1], "json-lines").splitlines()
+    assert [json.loads(row) for row in rows] == json.loads(statistics(findings + findings[:1], "json"))
+
+
+def test_gitlab_code_quality(findings):
+    issues = json.loads(render(findings, "gitlab"))
+    assert issues[0] == {
+        "description": "JAX601 `jax.numpy` imported as `np`", "check_name": "JAX601",
+        "fingerprint": issues[0]["fingerprint"], "severity": "minor",
+        "location": {"path": "pkg/a.py", "lines": {"begin": 2}},
+    }
+    assert [i["severity"] for i in issues] == ["minor", "major", "info"]
+    # a notebook's issue is on the file's first line and names the cell and the line in it
+    assert issues[2]["location"] == {"path": "nb/explore.ipynb", "lines": {"begin": 1}}
+    assert issues[2]["description"] == "JAX503 cell 3, line 3: redundant jit"
+    assert render([], "gitlab") == "[]\n"
+
+
+def test_gitlab_fingerprints_are_unique_and_survive_moved_lines():
+    twice = [finding(line=3), finding(line=9)]
+    moved = [finding(line=5), finding(line=11)]
+    prints = [i["fingerprint"] for i in json.loads(render(twice, "gitlab"))]
+    assert len(set(prints)) == 2 and all(re.fullmatch("[0-9a-f]{64}", p) for p in prints)
+    assert [i["fingerprint"] for i in json.loads(render(moved, "gitlab"))] == prints
+    other = [i["fingerprint"] for i in json.loads(render([finding(line=3, path="pkg/b.py")], "gitlab"))]
+    assert other[0] not in prints
 
 
 def test_json_empty_and_runtime():
@@ -247,7 +460,7 @@ def test_sarif_against_subset_schema(findings):
 
 
 def test_unknown_format():
-    assert FORMATS == ("text", "json", "github", "sarif")
+    assert FORMATS == ("full", "concise", "text", "json", "json-lines", "github", "gitlab", "sarif")
     with pytest.raises(ValueError, match="xml"):
         render([], "xml")
 
@@ -296,3 +509,17 @@ def test_statistics_order_and_marker():
     # Columns line up.
     assert len({l.index("JAX") for l in lines}) == 1
     assert statistics([]) == ""
+
+
+def test_statistics_as_json():
+    items = [finding(code="JAX601"), finding(code="JAX301", name="print-in-traced"),
+             finding(code="JAX301", name="print-in-traced", line=2), finding(code="JAX601", line=3, fix=SAFE_FIX),
+             finding(code="JAX101", name="prng-key-reuse")]
+    assert json.loads(statistics(items, "json")) == [
+        {"code": "JAX301", "name": "print-in-traced", "count": 2},
+        {"code": "JAX601", "name": "jax-numpy-as-np", "count": 2},
+        {"code": "JAX101", "name": "prng-key-reuse", "count": 1},
+    ]
+    assert statistics([], "json") == "[]\n"
+    # the formats for people and the others keep the table
+    assert statistics(items, "concise") == statistics(items, "full") == statistics(items, "sarif") == statistics(items)

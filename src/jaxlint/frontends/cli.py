@@ -64,7 +64,10 @@ def main() -> None:
 @click.option("--select", multiple=True, metavar="CODES", help="Only these codes or prefixes (replaces the configured selection).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these codes or prefixes.")
 @click.option("--extend-select", multiple=True, metavar="CODES", help="Add these codes or prefixes to the selection.")
-@click.option("--output-format", type=click.Choice(["text", "json", "github", "sarif"]), default="text", show_default=True)
+@click.option("--output-format", type=click.Choice(["full", "concise", "text", "json", "json-lines", "github", "gitlab", "sarif"]), default=None,
+              help="How findings are printed (default: full on a terminal, concise otherwise; text is concise).")
+@click.option("--output-file", "-o", type=click.Path(dir_okay=False), default=None, metavar="PATH",
+              help="Write the report to PATH instead of stdout (replaced whole once complete; default format concise).")
 @click.option("--fix", is_flag=True, help="Apply safe fixes to the files.")
 @click.option("--diff", is_flag=True, help="Show the safe fixes as a diff; write nothing.")
 @click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
@@ -88,7 +91,7 @@ def main() -> None:
               help="Add `# noqa: CODES` to every line with findings (to adopt jaxlint on existing code), then exit.")
 @click.option("--show-files", is_flag=True, help="List the files that would be checked, then exit.")
 @click.option("--show-settings", is_flag=True, help="Print the settings in effect (and where they come from), then exit.")
-def check(paths, select, ignore, extend_select, output_format, fix, diff, statistics, runtime, device,
+def check(paths, select, ignore, extend_select, output_format, output_file, fix, diff, statistics, runtime, device,
           runtime_drop_refuted, jobs, no_cache, exit_zero, quiet, config_path, isolated, extend_exclude,
           force_exclude, severity, add_noqa, show_files, show_settings) -> None:
     """Check PATHS (files or directories; default: the current directory)."""
@@ -113,6 +116,9 @@ def check(paths, select, ignore, extend_select, output_format, fix, diff, statis
         use_cache=not no_cache, progress=not quiet and _interactive(),
         config=config_path, isolated=isolated, extend_exclude=_codes(extend_exclude), add_noqa=add_noqa,
     )
+    if output_file is not None and (diff or add_noqa or show_files or show_settings):
+        _fail("--output-file takes the findings report; it does not apply with --diff, --add-noqa, "
+              "--show-files or --show-settings")
     if add_noqa and (fix or diff or runtime):
         _fail("--add-noqa cannot be combined with --fix, --diff or --runtime")
     if add_noqa:
@@ -130,6 +136,7 @@ def check(paths, select, ignore, extend_select, output_format, fix, diff, statis
         sys.exit(EXIT_ERROR)
 
     from .output import render, statistics as render_statistics, summary_line
+    from .output_full import use_colour
     from ..engine.registry import all_rules
 
     if add_noqa:
@@ -151,19 +158,31 @@ def check(paths, select, ignore, extend_select, output_format, fix, diff, statis
 
     findings = outcome.findings
     runtime_summary = None
+    colour = False
+    if output_format is None:
+        output_format = "full" if output_file is None and _stdout_is_terminal() else "concise"
     if runtime:
         findings, runtime_summary = _confirm(findings, options, device, runtime_drop_refuted, outcome.project)
     if statistics:
-        report = render_statistics(findings)
+        report = render_statistics(findings, output_format)
         if report:
             report += "" if report.endswith("\n") else "\n"
     else:
         rules = {code: cls.doc for code, cls in all_rules().items()}
-        report = render(findings, output_format, rules=rules)
+        colour = output_format == "full" and output_file is None and use_colour(sys.stdout)
+        report = render(findings, output_format, rules=rules, colour=colour)
+    if output_file is not None:
+        from .report_file import ReportFileError, write_report_file
+
+        try:
+            write_report_file(output_file, report)
+        except ReportFileError as exc:
+            _fail(f"--output-file {exc}")
+        report = ""
     with _writing_the_report():
         if report:
-            click.echo(report, nl=False)
-        if not quiet and output_format == "text":
+            click.echo(report, nl=False, color=True if colour else None)
+        if not quiet and output_format in _TEXT_FORMATS:
             click.echo(summary_line(findings, len(outcome.results), fixed=outcome.fixed, errors=outcome.fatal,
                                     not_analysed=sum(1 for r in outcome.results if r.not_analysed)),
                        err=True)
@@ -176,6 +195,15 @@ def check(paths, select, ignore, extend_select, output_format, fix, diff, statis
 
 
 _SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+#: the formats meant for people, followed by the summary line on stderr
+_TEXT_FORMATS = ("full", "concise", "text")
+
+
+def _stdout_is_terminal() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _show(options, files: bool, settings: bool) -> None:

@@ -1,7 +1,9 @@
-"""Turning findings into reports: plain text, JSON, GitHub Actions annotations and SARIF.
+"""Turning findings into reports: concise and full text, JSON (and JSON lines), GitHub Actions
+annotations, GitLab Code Quality and SARIF.
 
-Every function here is pure apart from `show_source`, which reads the reported files to quote
-the offending line. Findings arrive already sorted; nothing here reorders them.
+Every function here is pure apart from `show_source` and the `full` format (output_full.py), which
+read the reported files to quote the offending lines. Findings arrive already sorted; nothing here
+reorders them.
 
 Notebook cells: a finding's `cell` is the 0-based index into the notebook's `cells` list
 (markdown cells included), and that is what JSON reports. The formats meant for people (text,
@@ -13,14 +15,17 @@ from __future__ import annotations
 import json
 import posixpath
 from collections import Counter
-from pathlib import Path, PurePosixPath, PureWindowsPath
+from pathlib import PurePosixPath, PureWindowsPath
 from typing import Mapping, Protocol, Sequence
 from urllib.parse import quote
 
 from ..model.finding import Applicability, Finding, Severity
-from ..syntax.noqa import source_lines
+from .output_full import render_full
+from .output_gitlab import render_gitlab
+from .source_cache import SourceCache
 
-FORMATS = ("text", "json", "github", "sarif")
+#: `text` is the older name of `concise`
+FORMATS = ("full", "concise", "text", "json", "json-lines", "github", "gitlab", "sarif")
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
@@ -43,11 +48,12 @@ class RuleInfo(Protocol):
 
 
 def render(findings: Sequence[Finding], fmt: str, *, rules: Mapping[str, RuleInfo] | None = None,
-           show_source: bool = False) -> str:
+           show_source: bool = False, colour: bool = False) -> str:
     """Return the whole report for `findings` in format `fmt` (one of FORMATS).
 
-    The text ends with a newline unless it is empty; text and github reports of no findings are
-    empty, JSON is then `[]` and SARIF a run with no results. `rules` (by code) supplies rule
+    The text ends with a newline unless it is empty; text, JSON lines and github reports of no
+    findings are empty, JSON and GitLab's are then `[]` and SARIF a run with no results. JSON lines
+    holds the objects of the JSON report, one per line. `rules` (by code) supplies rule
     summaries, default severities and help links for SARIF; without it the findings' own names
     and severities are used. `show_source` (text only) quotes each finding's line under it with
     the reported span underlined.
@@ -55,13 +61,21 @@ def render(findings: Sequence[Finding], fmt: str, *, rules: Mapping[str, RuleInf
     Text lines look like `path:line:col: CODE message`, or `path:cell N, line M:col: CODE message`
     for a notebook, where N counts cells from 1 (see the module docstring). ` [*]` marks a
     finding whose fix `--fix` applies; a runtime verdict is appended as `[verdict: evidence]`.
+    `full` adds the severity after the code, quotes the source under each finding and shows the
+    change its fix makes (output_full.py); `colour` (full only) adds ANSI colours.
     """
-    if fmt == "text":
+    if fmt in ("text", "concise"):
         return _render_text(findings, show_source)
+    if fmt == "full":
+        return render_full(findings, _text_parts, _via_line, colour=colour)
     if fmt == "json":
         return json.dumps([f.to_json() for f in findings], indent=2) + "\n"
+    if fmt == "json-lines":
+        return "".join(json.dumps(f.to_json()) + "\n" for f in findings)
     if fmt == "github":
         return "".join(_github_line(f, rules) + "\n" for f in findings)
+    if fmt == "gitlab":
+        return render_gitlab(findings)
     if fmt == "sarif":
         return json.dumps(sarif_document(findings, rules), indent=2) + "\n"
     raise ValueError(f"unknown output format {fmt!r}; expected one of {', '.join(FORMATS)}")
@@ -80,7 +94,7 @@ def cell_label(finding: Finding) -> str | None:
 # -- text ----------------------------------------------------------------------------------------
 
 def _render_text(findings: Sequence[Finding], show_source: bool) -> str:
-    sources = _SourceCache() if show_source else None
+    sources = SourceCache() if show_source else None
     out: list[str] = []
     for finding in findings:
         out.append(_text_line(finding) + "\n")
@@ -92,16 +106,22 @@ def _render_text(findings: Sequence[Finding], show_source: bool) -> str:
 
 
 def _text_line(finding: Finding) -> str:
+    where, text = _text_parts(finding)
+    return f"{where}: {finding.code} {text}"
+
+
+def _text_parts(finding: Finding) -> tuple[str, str]:
+    """The text line's position (`path:line:col`) and what follows the code (message and marks)."""
     label = cell_label(finding)
     where = (f"{finding.path}:{finding.start.line}:{finding.start.column}" if label is None
              else f"{finding.path}:{label}, line {finding.start.line}:{finding.start.column}")
-    line = f"{where}: {finding.code} {_one_line(finding.message)}"
+    text = _one_line(finding.message)
     if is_fixable(finding):
-        line += " [*]"
+        text += " [*]"
     runtime = _runtime_note(finding)
     if runtime:
-        line += f" [{runtime}]"
-    return line
+        text += f" [{runtime}]"
+    return where, text
 
 
 def _via_line(finding: Finding) -> str:
@@ -126,44 +146,9 @@ def _one_line(text: str) -> str:
     return " ".join(text.split()) if ("\n" in text or "\r" in text) else text
 
 
-class _SourceCache:
-    """Lines of the reported files (or notebook cells), read once each; None when unreadable."""
-
-    def __init__(self) -> None:
-        self._texts: dict[str, str | None] = {}
-        self._notebooks: dict[str, list | None] = {}
-
-    def lines(self, finding: Finding) -> list[str] | None:
-        if finding.cell is None:
-            if finding.path not in self._texts:
-                try:
-                    self._texts[finding.path] = Path(finding.path).read_text(encoding="utf-8")
-                except (OSError, UnicodeDecodeError):
-                    self._texts[finding.path] = None
-            text = self._texts[finding.path]
-        else:
-            cells = self._cells(finding.path)
-            if cells is None or not 0 <= finding.cell < len(cells):
-                return None
-            cell = cells[finding.cell]
-            source = cell.get("source", "") if isinstance(cell, dict) else ""
-            text = "".join(source) if isinstance(source, list) else str(source)
-        return None if text is None else source_lines(text)  # lines as findings count them
-
-    def _cells(self, path: str) -> list | None:
-        if path not in self._notebooks:
-            try:
-                data = json.loads(Path(path).read_text(encoding="utf-8"))
-                cells = data.get("cells") if isinstance(data, dict) else None
-                self._notebooks[path] = cells if isinstance(cells, list) else None
-            except (OSError, UnicodeDecodeError, ValueError):
-                self._notebooks[path] = None
-        return self._notebooks[path]
-
-
-def _source_excerpt(finding: Finding, sources: _SourceCache) -> list[str]:
+def _source_excerpt(finding: Finding, sources: SourceCache) -> list[str]:
     """The reported line, indented, with a caret line under the reported span (first line only)."""
-    lines = sources.lines(finding)
+    lines = sources.lines(finding.path, finding.cell)
     if lines is None or not 1 <= finding.start.line <= len(lines):
         return []
     text = lines[finding.start.line - 1].rstrip("\r\n")
@@ -348,10 +333,18 @@ def summary_line(findings: Sequence[Finding], files_checked: int, fixed: int = 0
     return line + (" There were errors (see above)." if errors else "")
 
 
-def statistics(findings: Sequence[Finding]) -> str:
+def statistics(findings: Sequence[Finding], fmt: str = "concise") -> str:
     """A table of findings per code, most frequent first (ties by code): count, code, name, and
-    `[*]` when `--fix` can fix at least one of them. Empty when there are no findings."""
+    `[*]` when `--fix` can fix at least one of them. Empty when there are no findings.
+
+    With `fmt` `json`, the same rows as a JSON list of `{"code", "name", "count"}` (`[]` when
+    there are no findings), with `json-lines` those objects one per line; any other format gets
+    the table."""
     counts = Counter(f.code for f in findings)
+    if fmt == "json":
+        return json.dumps(_statistics_rows(findings, counts), indent=2) + "\n"
+    if fmt == "json-lines":
+        return "".join(json.dumps(row) + "\n" for row in _statistics_rows(findings, counts))
     if not counts:
         return ""
     names: dict[str, str] = {}
@@ -370,3 +363,11 @@ def statistics(findings: Sequence[Finding]) -> str:
         line = f"{line}  [*]" if code in fixable else line.rstrip()
         lines.append(line)
     return "\n".join(lines) + "\n"
+
+
+def _statistics_rows(findings: Sequence[Finding], counts: Counter) -> list[dict]:
+    names: dict[str, str] = {}
+    for finding in findings:
+        names.setdefault(finding.code, finding.name)
+    return [{"code": code, "name": names[code], "count": count}
+            for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]

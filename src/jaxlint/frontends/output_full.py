@@ -1,0 +1,211 @@
+"""The `full` report: each finding with its severity, the source it is about, a caret line under
+the reported span, and the exact change its fix would make.
+
+```
+pkg/a.py:2:8: JAX601 [warning] `jax.numpy` imported as `np` [*]
+  |
+2 | import jax.numpy as np
+  |        ^^^^^^^^^^^^^^^
+  = help: Alias `jnp`
+2 - import jax.numpy as np
+2 + import jax.numpy as jnp
+```
+
+Columns count characters, so the carets sit under the span whatever the characters' encoding; a
+tab before the span is repeated in the caret line so that a terminal expands both alike. Colour
+(ANSI escapes) is added only when asked for; the caller decides from the terminal and the
+environment (`use_colour`).
+"""
+from __future__ import annotations
+
+import os
+from typing import Callable, Sequence, TextIO
+
+from ..model.finding import Applicability, Edit, Finding, Severity
+from .source_cache import SourceCache
+
+#: lines of a span quoted at most; a longer span shows its first lines and then `...`
+MAX_SPAN_LINES = 4
+#: separate groups of fix edits shown at most (a rename can touch many lines); the rest are counted
+MAX_FIX_HUNKS = 3
+
+_RESET = "\x1b[0m"
+_BOLD = "\x1b[1m"
+_BLUE = "\x1b[1;34m"
+_RED = "\x1b[31m"
+_GREEN = "\x1b[32m"
+_SEVERITY_COLOUR = {Severity.ERROR: "\x1b[1;31m", Severity.WARNING: "\x1b[1;33m", Severity.INFO: "\x1b[1;36m"}
+
+
+def use_colour(stream: TextIO) -> bool:
+    """Whether to colour what goes to `stream`: never with `NO_COLOR` set (non-empty), always with
+    `FORCE_COLOR` set (non-empty), otherwise when `stream` is a terminal that is not `TERM=dumb`.
+    The order is CPython's own (`_colorize`)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    if os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+#: control characters other than the tab, shown as their Unicode pictures (one character each,
+#: so the carets stay in place) instead of being sent to the terminal, which would act on them
+_VISIBLE = {code: 0x2400 + code for code in range(0x20) if code != 0x09} | {0x7F: 0x2421}
+
+
+def _visible(text: str) -> str:
+    return text.translate(_VISIBLE)
+
+
+class _Paint:
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def __call__(self, style: str, text: str) -> str:
+        return f"{style}{text}{_RESET}" if self.enabled and text else text
+
+
+def render_full(findings: Sequence[Finding], text_parts: Callable[[Finding], tuple[str, str]],
+                via: Callable[[Finding], str], *, colour: bool = False) -> str:
+    """The full report. `text_parts(finding)` gives the concise line's position and what follows
+    its code, `via(finding)` the line naming the calls that trace it. Findings are separated by a
+    blank line."""
+    paint = _Paint(colour)
+    sources = SourceCache()
+    blocks: list[str] = []
+    for finding in findings:
+        lines = [_header(finding, *text_parts(finding), paint)]
+        if finding.trace:
+            lines.append(via(finding))
+        file_lines = sources.lines(finding.path, finding.cell)
+        if file_lines is not None:
+            # one gutter width for the whole finding, so that its bars line up
+            first, last = _span_lines(finding, len(file_lines))
+            edits = finding.fix.edits if finding.fix is not None else ()
+            width = len(str(max([min(last, first + MAX_SPAN_LINES - 1)] + [e.end.line for e in edits])))
+            lines.extend(_excerpt(finding, file_lines, width, paint))
+            if finding.fix is not None and finding.fix.edits:
+                lines.extend(_fix_view(finding, sources, width, paint))
+        blocks.append("\n".join(lines) + "\n")
+    return "\n".join(blocks)
+
+
+def _header(finding: Finding, where: str, rest: str, paint: _Paint) -> str:
+    severity = paint(_SEVERITY_COLOUR[finding.severity], f"[{finding.severity.value}]")
+    return f"{paint(_BOLD, where)}: {paint(_SEVERITY_COLOUR[finding.severity], finding.code)} {severity} {rest}"
+
+
+def _span_lines(finding: Finding, count: int) -> tuple[int, int]:
+    """First and last line of the reported span, 1-based; an end at column 1 ends the line before."""
+    first = finding.start.line
+    last = finding.end.line
+    if last > first and finding.end.column <= 1:
+        last -= 1
+    return first, max(first, min(last, count))
+
+
+def _excerpt(finding: Finding, lines: list[str], width: int, paint: _Paint) -> list[str]:
+    first, last = _span_lines(finding, len(lines))
+    if not 1 <= first <= len(lines):
+        return []
+    shown_last = min(last, first + MAX_SPAN_LINES - 1)
+    bar = paint(_BLUE, f"{' ' * width} |")
+    out = [bar]
+    colour = _SEVERITY_COLOUR[finding.severity]
+    for number in range(first, shown_last + 1):
+        text = lines[number - 1].rstrip("\r\n")
+        start = finding.start.column - 1 if number == first else len(text) - len(text.lstrip())
+        if number == finding.end.line and finding.end.column > 1:
+            end = finding.end.column - 1
+        else:
+            end = len(text)
+        start, end = min(max(start, 0), len(text)), min(end, len(text))
+        out.append(f"{paint(_BLUE, f'{number:>{width}} |')} {_visible(text)}".rstrip())
+        carets = "^" * max(end - start, 1 if number == first else 0)
+        if carets:
+            pad = "".join(ch if ch == "\t" else " " for ch in text[:start])
+            out.append(f"{bar} {pad}{paint(colour, carets)}")
+    if shown_last < last:
+        out.append(paint(_BLUE, f"{' ' * width} |") + " ...")
+    return out
+
+
+# -- the fix ---------------------------------------------------------------------------------------
+
+_APPLICABILITY_NOTE = {Applicability.SAFE: "", Applicability.UNSAFE: " (unsafe: --fix does not apply it)",
+                       Applicability.DISPLAY_ONLY: " (shown only: --fix does not apply it)"}
+
+
+def _fix_view(finding: Finding, sources: SourceCache, width: int, paint: _Paint) -> list[str]:
+    fix = finding.fix
+    out = [paint(_BLUE, f"{' ' * width} =") + f" help: {fix.title}{_APPLICABILITY_NOTE[fix.applicability]}"]
+    hunks = _hunks(fix.edits, finding.cell)
+    for cell, edits in hunks[:MAX_FIX_HUNKS]:
+        lines = sources.lines(finding.path, cell)
+        if lines is None:
+            return out
+        hunk = _hunk_lines(edits, lines)
+        if hunk is None:
+            return out
+        first, old, new = hunk
+        if cell != finding.cell and cell is not None:
+            out.append(paint(_BLUE, f"{' ' * width} |") + f" in cell {cell + 1}:")
+        out.extend(f"{paint(_RED, f'{first + i:>{width}} -')} {paint(_RED, _visible(line))}".rstrip()
+                   for i, line in enumerate(old))
+        out.extend(f"{paint(_GREEN, f'{first + i:>{width}} +')} {paint(_GREEN, _visible(line))}".rstrip()
+                   for i, line in enumerate(new))
+    if len(hunks) > MAX_FIX_HUNKS:
+        more = sum(len(edits) for _, edits in hunks[MAX_FIX_HUNKS:])
+        out.append(paint(_BLUE, f"{' ' * width} =") + f" and {more} more edit{'s' if more != 1 else ''}")
+    return out
+
+
+def _hunks(edits: Sequence[Edit], cell: int | None) -> list[tuple[int | None, list[Edit]]]:
+    """The edits in groups that share a line, by cell (an edit without one is in the
+    finding's), in order."""
+    def cell_of(edit: Edit) -> int | None:
+        return edit.cell if edit.cell is not None else cell
+
+    ordered = sorted(edits, key=lambda e: (-1 if cell_of(e) is None else cell_of(e), e.start, e.end))
+    hunks: list[tuple[int | None, list[Edit]]] = []
+    for edit in ordered:
+        if hunks and hunks[-1][0] == cell_of(edit) and edit.start.line <= max(e.end.line for e in hunks[-1][1]):
+            hunks[-1][1].append(edit)
+        else:
+            hunks.append((cell_of(edit), [edit]))
+    return hunks
+
+
+def _hunk_lines(edits: list[Edit], lines: list[str]) -> tuple[int, list[str], list[str]] | None:
+    """(first line, old lines, new lines) for edits that share lines; None when they do not fit."""
+    first = edits[0].start.line
+    last = max(e.end.line for e in edits)
+    if not 1 <= first <= last <= len(lines):
+        return None
+    old_text = "\n".join(lines[first - 1:last])
+    starts = [0]
+    for line in lines[first - 1:last]:
+        starts.append(starts[-1] + len(line) + 1)
+
+    def offset(line: int, column: int) -> int:
+        return starts[line - first] + column - 1
+
+    new_text = old_text
+    for edit in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
+        start, end = offset(edit.start.line, edit.start.column), offset(edit.end.line, edit.end.column)
+        if not 0 <= start <= end <= len(old_text):
+            return None
+        new_text = new_text[:start] + edit.content + new_text[end:]
+    old, new = old_text.split("\n"), new_text.split("\n")
+    # an edit that ends at the start of a line brings that line in unchanged: leave it out
+    while old and new and old[-1] == new[-1]:
+        old.pop(), new.pop()
+    while old and new and old[0] == new[0]:
+        old.pop(0), new.pop(0)
+        first += 1
+    return first, old, new
