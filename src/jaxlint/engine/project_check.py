@@ -9,7 +9,6 @@ afresh with what the project says about it.
 from __future__ import annotations
 
 import ast
-import os
 from typing import Iterable
 
 from ..model.finding import Finding
