@@ -20,6 +20,7 @@ LIBRARIES = {
     "JAX201_flax_initializers.py": "flax",
     "JAX201_numpyro_kernels.py": "numpyro",
     "JAX201_haiku_transforms.py": "haiku",
+    "JAX201_haiku_apply.py": "haiku",
     "JAX201_nnx_equinox_transforms.py": "equinox",
 }
 

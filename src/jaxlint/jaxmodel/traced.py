@@ -148,9 +148,18 @@ class Callee:
     prefix: tuple[cst.Arg, ...] = ()
     #: `Class(…)`: the call runs `__init__` on a new object
     constructs: bool = False
+    #: leading positional arguments of the call that the function does not receive (haiku's
+    #: `net.apply(params, rng, x)` calls the transformed `f(x)`)
+    skip: int = 0
 
     def bind(self, args: Iterable[cst.Arg], bound_positional: int = 0,
              bound_keywords: Iterable[str] = ()) -> dict[str, Passed]:
+        args = list(args)
+        if self.skip:
+            leading = args[:self.skip]
+            if len(leading) < self.skip or any(a.keyword is not None or a.star for a in leading):
+                return {}  # which arguments reach the function is not known
+            args = args[self.skip:]
         return bind_arguments(self.function, [*self.prefix, *args], bound_positional=bound_positional,
                               bound_keywords=bound_keywords, receiver=self.receiver)
 
@@ -190,6 +199,8 @@ class _Application:
     #: calls of the wrapper this application makes (`fast = jax.jit(f)`, then `fast(x)`); None for a
     #: decorator, whose wrapper every call of the function's name reaches
     sites: list[CallSite] | None = None
+    #: leading arguments of the wrapper's calls the function does not receive (`Callee.skip`)
+    skip: int = 0
 
     def bound_by(self, positional: int, keywords: Iterable[str],
                  truths: Iterable[tuple[str, bool]] = ()) -> "_Application":
@@ -232,6 +243,9 @@ TREE_MAPS = {
     "jax.tree.map": 0, "jax.tree_util.tree_map": 0, "jax.tree_map": 0,
     "jax.tree.map_with_path": 1, "jax.tree_util.tree_map_with_path": 1,
 }
+#: haiku's transforms -> how many leading arguments `apply` takes before the function's own
+#: (`params, rng`; `params, state, rng`)
+HAIKU_TRANSFORMS = {"haiku.transform": 2, "haiku.transform_with_state": 3}
 #: Decorators registering a class as a pytree with no leaves: its instances are static
 STATIC_PYTREE_REGISTRATIONS = frozenset({"jax.tree_util.register_static"})
 #: flax.nnx's base classes whose instances are pytrees: array and Variable attributes are leaves, the
@@ -498,7 +512,7 @@ class TracedFunctions:
                 if found is None:
                     continue
                 for function, use in self.aliases.get((id(found[0].node), call.func.value), ()):
-                    site = CallSite(call, Callee(function), use.bound_positional, use.bound_keywords)
+                    site = CallSite(call, Callee(function, skip=use.skip), use.bound_positional, use.bound_keywords)
                     if use.sites is not None:
                         use.sites.append(site)
                     self.call_sites.setdefault(id(function), []).append(site)
@@ -516,6 +530,8 @@ class TracedFunctions:
             return  # `partial(f, *args)`: which parameters it binds is not known
         use, function = given.use.bound_by(int(callee.receiver) + positional, keywords,
                                            literal_keywords(callee.prefix)), callee.function
+        if callee.skip:
+            use = replace(use, skip=callee.skip)
         if id(function) in self.external:
             self._applied_at.setdefault(id(function), (given.expr, given.scope))
         self.applications.setdefault(id(function), []).append(use)
@@ -523,7 +539,8 @@ class TracedFunctions:
         if given.alias is not None:
             self.aliases.setdefault(given.alias, []).append((function, use))
         if given.called_by is not None and use.sites is not None:
-            use.sites.append(CallSite(given.called_by, Callee(function), use.bound_positional, use.bound_keywords))
+            use.sites.append(CallSite(given.called_by, Callee(function, skip=use.skip), use.bound_positional,
+                                      use.bound_keywords))
 
     def _note_applied_in(self, scope: Scope, function: FunctionNode, use: _Application) -> None:
         owner = _function_scope(scope)
@@ -616,6 +633,10 @@ class TracedFunctions:
             if instance is not None:
                 return self._method(instance[0], "__call__", instance[1])
             return None
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.attr.value == "apply":
+            transformed = self._haiku_transformed(expr.value, scope, depth)
+            if transformed is not None:
+                return transformed
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and self.classes:
             attr = expr.attr.value
             found = scope.lookup(expr.value.value)
@@ -635,6 +656,29 @@ class TracedFunctions:
         if isinstance(expr, cst.Call) and self._resolver(scope)(expr.func) in PARTIAL:
             return self._partial(expr, scope, depth)
         return None
+
+    def _haiku_transformed(self, name: cst.Name, scope: Scope, depth: int) -> Callee | None:
+        """`net.apply` where `net = hk.transform(f)` (or `transform_with_state`, or either under
+        `without_apply_rng`): `apply(params[, state], rng, *args)` calls `f(*args)` (haiku's
+        `_src/transform.py`), so the function reached is `f`, the leading arguments skipped."""
+        found = scope.lookup(name.value)
+        if found is None or len(found[1].nodes) != 1:
+            return None
+        value = self.assigned_calls.get(id(found[1].nodes[0]))
+        resolve = self._resolver(found[0])
+        skip = 0
+        if value is not None and resolve(value.func) == "haiku.without_apply_rng" and value.args \
+                and isinstance(value.args[0].value, cst.Call):
+            value, skip = value.args[0].value, -1
+        if value is None or not value.args or value.args[0].keyword is not None:
+            return None
+        leading = HAIKU_TRANSFORMS.get(resolve(value.func))
+        if leading is None:
+            return None
+        inner = self.callee(value.args[0].value, found[0], depth + 1)
+        if inner is None or inner.prefix or inner.receiver or inner.skip:
+            return None
+        return Callee(inner.function, skip=leading + skip)
 
     def _constructor(self, expr: cst.BaseExpression, scope: Scope) -> Callee | None:
         """`Class(…)` of a class of the module whose `__init__` is its own (or a base's of the module)."""
