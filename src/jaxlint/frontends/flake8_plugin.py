@@ -75,12 +75,11 @@ def _settings_for(directory: str):
 
 def _project_for(filename: str, settings):
     """The project the file is a module of (the same as `jaxlint check` finds), settled for it."""
-    from .runner import project_plan, project_session
+    from .cache import CACHE_DIR_NAME
+    from .runner import project_session
 
     if not os.path.exists(filename):
         return None  # stdin: no file of the project to stand for
-    from .cache import CACHE_DIR_NAME
-
     plan = _plan_for(filename, settings)
     if plan is None:
         return None

@@ -21,7 +21,7 @@ import libcst as cst
 
 from ..dataflow import Summaries
 from ..syntax.positions import node_spans
-from .external import TABLE_PREFIXES, ExternalFunction, FunctionRef, Seed, TraceStep
+from .external import TABLE_PREFIXES, ExternalFunction, Seed, TraceStep
 from ..syntax.arguments import Passed, Passing, bind_arguments
 from ..semantic.model import ReplayState, SemanticModel
 from .jax_names import JIT_FAMILY, PARTIAL
