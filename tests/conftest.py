@@ -1,3 +1,4 @@
+import functools
 import os
 import re
 import subprocess
@@ -8,8 +9,8 @@ import pytest
 
 import jax_guard
 from jax_guard import (  # noqa: F401 - hooks, found by pytest in this module
-    pytest_collection_finish, pytest_ignore_collect, pytest_make_collect_report, pytest_runtest_logstart,
-    pytest_runtest_makereport, pytest_runtest_setup, pytest_sessionfinish)
+    pytest_collection_finish, pytest_make_collect_report, pytest_runtest_logstart, pytest_runtest_makereport,
+    pytest_runtest_setup, pytest_sessionfinish)
 
 jax_guard.install()
 
@@ -19,6 +20,15 @@ collect_ignore = ["fixtures"]
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
 EXPECT = re.compile(r"#.*\bexpect:\s*(JAX\d{3}(?:\s*,\s*JAX\d{3})*)")
+
+
+@functools.lru_cache(maxsize=None)
+def parsed(source: str):
+    """libcst's module for `source`, parsed once per test run: parsing is the slow part of the tests
+    that go over every fixture, and libcst trees are immutable, so they can be shared."""
+    import libcst
+
+    return libcst.parse_module(source)
 
 
 def expectations(text: str) -> list[tuple[int, str]]:
@@ -47,19 +57,51 @@ def run_cli(tmp_path):
     return run
 
 
+@pytest.fixture
+def cli(tmp_path, monkeypatch):
+    """`jaxlint` run in this process (click's runner): the quick form of `run_cli` for tests whose
+    point is what the command reports, not that it runs as a program of its own."""
+    from click.testing import CliRunner
+
+    from jaxlint.frontends.cli import main
+
+    def run(*args, cwd=None, env=None):
+        monkeypatch.chdir(cwd or tmp_path)
+        result = CliRunner().invoke(main, list(args), env={"NO_COLOR": "1", "CI": None, **(env or {})},
+                                    catch_exceptions=False)
+        return subprocess.CompletedProcess(args, result.exit_code, result.stdout, result.stderr)
+
+    return run
+
+
 #: Markers of tests left out of a `-m` selection that does not name them: the fuzz tests (about a
 #: minute) and the system tests (they start processes, send signals, build the wheel, run pre-commit).
 #: Both run in the full suite; the static run `-m "not jax and not runtime"` stays quick without them.
 OPT_IN_MARKERS = ("fuzz", "system")
 
 
-def pytest_collection_modifyitems(config, items):
+def _left_out(config) -> list[str]:
+    """The opt-in markers that the `-m` selection leaves out (none without a selection)."""
     selection = config.getoption("markexpr")
     if not selection:
-        return
-    for marker in OPT_IN_MARKERS:
-        if re.search(rf"\b{marker}\b", selection):
-            continue
+        return []
+    return [marker for marker in OPT_IN_MARKERS if not re.search(rf"\b{marker}\b", selection)]
+
+
+def pytest_ignore_collect(collection_path, config):
+    if jax_guard.pytest_ignore_collect(collection_path, config):
+        return True
+    # A module marked as a whole with a left-out marker is not even imported: the fuzz module builds
+    # hypothesmith's grammar (seconds) when it is.
+    if collection_path.suffix == ".py" and collection_path.name.startswith("test_"):
+        left_out = _left_out(config)
+        if left_out and jax_guard.module_markers(collection_path) & set(left_out):
+            return True
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    for marker in _left_out(config):
         left_out = [item for item in items if item.get_closest_marker(marker) is not None]
         if left_out:
             config.hook.pytest_deselected(items=left_out)

@@ -128,7 +128,7 @@ def marked(item: pytest.Item) -> bool:
     return any(item.get_closest_marker(name) is not None for name in MARKERS)
 
 
-def _module_markers(path) -> set[str]:
+def module_markers(path) -> set[str]:
     """The marker names in a test module's top-level `pytestmark`, read without importing it."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -162,7 +162,7 @@ def _deselected(config, markers: set[str]) -> bool:
 
 def pytest_ignore_collect(collection_path, config):
     if collection_path.suffix == ".py" and collection_path.name.startswith("test_"):
-        markers = _module_markers(collection_path) & set(MARKERS)
+        markers = module_markers(collection_path) & set(MARKERS)
         if markers and _deselected(config, markers):
             return True
     return None
@@ -210,7 +210,7 @@ def pytest_collection_finish(session):
 
 def pytest_sessionfinish(session, exitstatus):
     loader = session.config.stash.get(_LOADED_JAX, None)
-    if loader is not None and _module_markers(loader) & set(MARKERS):
+    if loader is not None and module_markers(loader) & set(MARKERS):
         return  # a marked module named on the command line (not ignored then) was collected
     if session.config.stash.get(_STATIC_ONLY, False) and "jax" in sys.modules:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")

@@ -183,6 +183,7 @@ def test_default_path_is_current_directory(project):
     assert {d["path"] for d in json.loads(result.stdout)} == {"pkg/bad.py"}
 
 
+@pytest.mark.system
 def test_subprocess_on_bundled_examples(run_cli, tmp_path):
     # The README's first command. No counts are fixed here (they move as rules are tuned): the
     # output's shape is, and the summary must agree with the lines above it.

@@ -125,6 +125,7 @@ def run_on_terminal(cwd, *args):
     return status, b"".join(chunks).decode().replace("\r\n", "\n")
 
 
+@pytest.mark.system
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
 def test_terminal_default_is_full_and_coloured_but_not_in_an_output_file(bad):
     status, text = run_on_terminal(bad, "bad.py")

@@ -4,8 +4,12 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+from jaxlint.frontends.flake8_plugin import JaxlintChecker
+from jaxlint.frontends.runner import RunOptions, run
 
 from conftest import FIXTURES, ROOT
 
@@ -34,6 +38,7 @@ def parse(stdout):
     return found
 
 
+@pytest.mark.system  # two processes over every fixture and example; the test below is its quick form
 def test_flake8_matches_cli_on_fixtures_and_examples(tmp_path):
     shutil.copytree(FIXTURES, tmp_path / "fixtures", ignore=shutil.ignore_patterns("*.ipynb", "notebooks"))
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
@@ -48,12 +53,39 @@ def test_flake8_matches_cli_on_fixtures_and_examples(tmp_path):
     assert result.returncode == 1
 
 
+def _one_fixture_per_family() -> list[Path]:
+    first: dict[str, Path] = {}
+    for path in sorted(FIXTURES.glob("JAX*.py")):
+        first.setdefault(path.name[:4], path)
+    first.pop("JAX0", None)  # flake8 runs no plugin on a file that does not parse
+    return list(first.values())
+
+
+def test_plugin_gives_the_findings_and_messages_of_a_run_on_a_fixture_of_each_family(tmp_path, monkeypatch):
+    """The plugin's own conversion (1-based columns, code and message in one text), in process."""
+    monkeypatch.chdir(tmp_path)
+    fixtures = _one_fixture_per_family()
+    for path in fixtures:
+        shutil.copy(path, tmp_path / path.name)
+    outcome = run(RunOptions(paths=[path.name for path in fixtures], use_cache=False))
+    expected = {(f.path, f.start.line, f.start.column, f"{f.code} {f.message}") for f in outcome.findings}
+    from_plugin = set()
+    for path in fixtures:
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        from_plugin |= {(path.name, line, column + 1, text)
+                        for line, column, text, _ in JaxlintChecker(None, path.name, lines).run()}
+    assert from_plugin == expected
+    assert {text[:6] for *_, text in expected} >= {path.name[:6] for path in fixtures}
+
+
+@pytest.mark.system
 def test_flake8_applies_noqa_and_columns_are_1_based(tmp_path):
     (tmp_path / "a.py").write_text("import jax.numpy as np\nimport jax.numpy as np  # noqa: JAX601\n")
     found = parse(run_flake8("a.py", cwd=tmp_path).stdout)
     assert {(f[1], f[2], f[3]) for f in found} == {(1, 8, "JAX601")}
 
 
+@pytest.mark.system
 def test_flake8_run_survives_unparsable_file(tmp_path):
     (tmp_path / "broken.py").write_text("import jax\ndef f(:\n")
     (tmp_path / "a.py").write_text("import jax.numpy as np\n")

@@ -98,6 +98,7 @@ def test_one_changed_file_gets_the_findings_of_the_whole_project(name, monkeypat
             assert from_flake8 == [(f.start.line, f.start.column, f"{f.code} {f.message}") for f in mine], relative
 
 
+@pytest.mark.system
 def test_the_command_line_on_one_file_names_the_chain(tmp_path):
     """The pre-commit hook's entry, as a process: one file, the finding and its chain."""
     project = PROJECTS / "src_layout"

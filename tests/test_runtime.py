@@ -266,6 +266,7 @@ def test_bad_runtime_configuration_names_the_key(tmp_path, text, message):
     assert "pyproject.toml" in str(info.value)
 
 
+@pytest.mark.system
 def test_the_parent_side_never_imports_jax(tmp_path):
     """Configuration, planning and the static run stay free of JAX; only the worker imports it."""
     import subprocess

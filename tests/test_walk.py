@@ -11,7 +11,7 @@ from jaxlint.semantic.source_file import SourceFile
 from jaxlint.semantic.walk_state import Walker, _loop_step
 from jaxlint.syntax.walk import NODE_TYPES, _ORDER, _SKIPPED_NAMES, _SKIPPED_PREFIXES, children, walk
 
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES, ROOT, parsed
 
 #: every fixture and example that parses (the JAX000 fixtures are there to fail parsing)
 SOURCES = sorted(p for p in [*FIXTURES.glob("*.py"), *(ROOT / "examples").glob("*.py")]
@@ -46,7 +46,7 @@ def _modules():
 
 @pytest.mark.parametrize("name, source", list(_modules()), ids=lambda v: v if len(v) < 40 else "")
 def test_children_and_walk_match_the_reference(name: str, source: str):
-    module = cst.parse_module(source)
+    module = parsed(source)
     expected_events = []
 
     def reference(node, field):
@@ -101,7 +101,7 @@ for _type in ("Name", "Call", "Attribute", "FunctionDef", "Lambda", "ClassDef", 
 
 @pytest.mark.parametrize("name, source", list(_modules()), ids=lambda v: v if len(v) < 40 else "")
 def test_walker_run_is_walk_with_enter_and_leave(name: str, source: str):
-    module = cst.parse_module(source)
+    module = parsed(source)
 
     file = SourceFile(name, source, module, Settings())
 
@@ -148,7 +148,7 @@ for _type in ("Name", "Call", "FunctionDef", "Lambda", "For", "While", "ListComp
 def test_questions_at_a_node_answer_as_asked_afresh(name: str, source: str):
     """`function` and `innermost_loop` keep their last answer for the node asked at: never one of
     another node, in a walk or in its replay."""
-    module = cst.parse_module(source)
+    module = parsed(source)
     file = SourceFile(name, source, module, Settings())
     events: list = []
     logs = []
@@ -179,7 +179,7 @@ class _NameCollector:
 
 def test_a_replay_calls_visit_name_on_the_spellings_wanted_only():
     source = "import os\ndef f(x, environ):\n    return os.environ[x] + environ + g(x)\n"
-    module = cst.parse_module(source)
+    module = parsed(source)
     file = SourceFile("m.py", source, module, Settings())
     events: list = []
     everything = _NameCollector(FileContext.for_file(file), None)

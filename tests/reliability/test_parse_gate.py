@@ -85,13 +85,13 @@ def test_a_warning_under_error_filters_is_not_a_syntax_error():
     assert [(f.code, f.start.line) for f in findings] == [("JAX301", _bug_line(source))]
 
 
-def test_malformed_files_beside_good_ones_in_one_run(tmp_path, run_cli):
+def test_malformed_files_beside_good_ones_in_one_run(tmp_path, cli):
     """The run finishes, each malformed file gets its JAX000, the good file its finding."""
     for index, shape in enumerate(sorted(REJECTED)):
         (tmp_path / f"bad_{index}.py").write_text(HEAD + REJECTED[shape] + BUG)
     good = HEAD + BUG
     (tmp_path / "good.py").write_text(good)
-    result = run_cli("check", "--no-cache", "--output-format", "json", ".")
+    result = cli("check", "--no-cache", "--output-format", "json", ".")
     assert result.returncode == 1, result.stderr
     found = sorted((f["path"], f["code"]) for f in json.loads(result.stdout))
     assert found == sorted([*((f"bad_{i}.py", "JAX000") for i in range(len(REJECTED))), ("good.py", "JAX301")])
@@ -124,12 +124,12 @@ def test_a_fix_over_rewritten_text_is_dropped_and_the_finding_kept():
     assert [(f.code, f.start.line, f.fix) for f in findings] == [("JAX301", 5, None)]
 
 
-def test_valid_python_libcst_cannot_take_is_a_note_not_jax000(tmp_path, run_cli):
+def test_valid_python_libcst_cannot_take_is_a_note_not_jax000(tmp_path, cli):
     """A tab after a backslash continuation (libcst: "expected INDENT"): not analysed, said so on
     stderr; no finding, so the exit status is that of the other files."""
     (tmp_path / "odd.py").write_text(HEAD + "if x:\n\\\n\tpass\n" + BUG)
     (tmp_path / "good.py").write_text(HEAD + BUG)
-    result = run_cli("check", "--no-cache", "--output-format", "json", "odd.py", "good.py")
+    result = cli("check", "--no-cache", "--output-format", "json", "odd.py", "good.py")
     assert result.returncode == 1, result.stderr
     assert [(f["path"], f["code"]) for f in json.loads(result.stdout)] == [("good.py", "JAX301")]
     assert "odd.py: not analysed: Python accepts it, but libcst" in result.stderr
@@ -177,9 +177,9 @@ def test_the_line_quoted_under_a_finding_after_a_form_feed_line_is_the_reported_
     assert quoted == f"{findings[0].start.line:>5} |     print(x)"
 
 
-def test_a_file_not_analysed_keeps_the_summary_from_reading_as_a_pass(tmp_path, run_cli):
+def test_a_file_not_analysed_keeps_the_summary_from_reading_as_a_pass(tmp_path, cli):
     (tmp_path / "odd.py").write_text(HEAD + "if x:\n\\\n\tpass\n" + BUG)
-    result = run_cli("check", "--no-cache", "odd.py")
+    result = cli("check", "--no-cache", "odd.py")
     assert result.returncode == 0, result.stderr
     assert "All checks passed" not in result.stderr
     assert "No findings in 1 file, but 1 file was not fully analysed (see above)." in result.stderr

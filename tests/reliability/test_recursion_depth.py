@@ -73,6 +73,7 @@ def test_flake8_plugin_analyses_deep_code():
     assert (_bug(source)[1], "JAX301") in found
 
 
+@pytest.mark.system
 def test_parallel_workers_analyse_deep_code(tmp_path, run_cli):
     """The pool's worker processes (forked) start analysis threads of their own."""
     for index in range(17):  # the pool starts at 16 files

@@ -81,8 +81,8 @@ def test_the_key_reused_in_the_last_of_many_functions_is_reported():
     assert [(f.code, f.start.line) for f in findings] == [("JAX101", len(source.splitlines()) - 1)]
 
 
-def test_exit_status_says_there_are_findings(tmp_path, run_cli):
+def test_exit_status_says_there_are_findings(tmp_path, cli):
     (tmp_path / "many.py").write_text(HEAD + _decorated())
-    result = run_cli("check", "--no-cache", "--output-format", "json", "many.py")
+    result = cli("check", "--no-cache", "--output-format", "json", "many.py")
     assert result.returncode == 1, result.stderr
     assert [f["code"] for f in json.loads(result.stdout)] == ["JAX201"]
