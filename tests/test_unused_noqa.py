@@ -173,6 +173,8 @@ def test_command_line_fix_and_add_noqa(tmp_path, monkeypatch):
     assert run("--extend-select", "JAX001", "--fix", "m.py").exit_code == 0
     assert (tmp_path / "m.py").read_text() == fixed(SOURCE)
     assert run("--select", "JAX0", "m.py").exit_code == 2  # a prefix alone selects no rule
+    listed = CliRunner().invoke(main, ["rules"]).stdout.splitlines()
+    assert listed[1].startswith("JAX001  unused-noqa") and "warning  [*]" in listed[1]
 
 
 def test_notebook_cells(tmp_path, monkeypatch):

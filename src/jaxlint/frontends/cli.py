@@ -252,9 +252,13 @@ def rules_command() -> None:
     from ..catalogue.rule_docs import load_catalogue
     from ..engine.registry import all_rules
 
+    from ..model.settings import UNUSED_NOQA_CODE
+
     rules = all_rules()
     for doc in load_catalogue().values():
-        fixable = "[*]" if doc.code in rules and rules[doc.code].fixable else "   "
+        # JAX001 is the engine's own, with a fix, not a rule class
+        can_fix = doc.code == UNUSED_NOQA_CODE or (doc.code in rules and rules[doc.code].fixable)
+        fixable = "[*]" if can_fix else "   "
         click.echo(f"{doc.code}  {doc.name:<30} {doc.severity.value:<8} {fixable} {doc.summary}")
 
 
