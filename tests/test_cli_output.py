@@ -192,12 +192,35 @@ def test_json_lines_and_gitlab_from_the_command_line(bad):
         ("JAX601", {"path": "bad.py", "lines": {"begin": 2}}), ("JAX602", {"path": "bad.py", "lines": {"begin": 6}})]
 
 
+def junit_case(concise: str, name: str, line: int) -> str:
+    message = concise.split(": ", 1)[1]
+    code = message.split()[0]
+    return (f'    <testcase name="{code} {name} (line {line}, column {concise.split(":")[2]})" classname="bad" '
+            f'file="bad.py" line="{line}">\n'
+            f'      <failure message="{message}" type="{code} {name} (warning)">{concise}</failure>\n'
+            "    </testcase>\n")
+
+
+JUNIT = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n'
+    '<testsuites name="jaxlint" tests="3" failures="2" errors="0">\n'
+    '  <testsuite name="bad.py" tests="2" failures="2" errors="0" skipped="0">\n'
+    + junit_case(CONCISE[0], "jax-numpy-as-np", 2) + junit_case(CONCISE[1], "deprecated-api", 6) +
+    "  </testsuite>\n"
+    '  <testsuite name="clean.py" tests="1" failures="0" errors="0" skipped="0">\n'
+    '    <testcase name="no findings" classname="clean" file="clean.py" />\n'
+    "  </testsuite>\n"
+    "</testsuites>\n"
+)
+
+
 def test_junit_from_the_command_line_lists_every_file_checked(bad):
     import xml.etree.ElementTree as ET
 
     (bad / "clean.py").write_text("import jax\n")
     result = check("--no-cache", "--output-format", "junit", "bad.py", "clean.py")
     assert result.returncode == 1 and result.stderr == ""
+    assert result.stdout == JUNIT
     root = ET.fromstring(result.stdout)
     suites = {suite.get("name"): suite for suite in root.findall("testsuite")}
     assert set(suites) == {"bad.py", "clean.py"}
