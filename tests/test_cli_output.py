@@ -191,3 +191,62 @@ def test_json_lines_and_gitlab_from_the_command_line(bad):
     assert gitlab.returncode == 1
     assert [(i["check_name"], i["location"]) for i in json.loads(gitlab.stdout)] == [
         ("JAX601", {"path": "bad.py", "lines": {"begin": 2}}), ("JAX602", {"path": "bad.py", "lines": {"begin": 6}})]
+
+
+def junit_case(concise: str, name: str, line: int) -> str:
+    message = concise.split(": ", 1)[1]
+    code = message.split()[0]
+    return (f'    <testcase name="{code} {name} (line {line}, column {concise.split(":")[2]})" classname="bad" '
+            f'file="bad.py" line="{line}">\n'
+            f'      <failure message="{message}" type="{code} {name} (warning)">{concise}</failure>\n'
+            "    </testcase>\n")
+
+
+JUNIT = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n'
+    '<testsuites name="jaxlint" tests="3" failures="2" errors="0">\n'
+    '  <testsuite name="bad.py" tests="2" failures="2" errors="0" skipped="0">\n'
+    + junit_case(CONCISE[0], "jax-numpy-as-np", 2) + junit_case(CONCISE[1], "deprecated-api", 6) +
+    "  </testsuite>\n"
+    '  <testsuite name="clean.py" tests="1" failures="0" errors="0" skipped="0">\n'
+    '    <testcase name="no findings" classname="clean" file="clean.py" />\n'
+    "  </testsuite>\n"
+    "</testsuites>\n"
+)
+
+
+def test_junit_from_the_command_line_lists_every_file_checked(bad):
+    import xml.etree.ElementTree as ET
+
+    (bad / "clean.py").write_text("import jax\n")
+    result = check("--no-cache", "--output-format", "junit", "bad.py", "clean.py")
+    assert result.returncode == 1 and result.stderr == ""
+    assert result.stdout == JUNIT
+    root = ET.fromstring(result.stdout)
+    suites = {suite.get("name"): suite for suite in root.findall("testsuite")}
+    assert set(suites) == {"bad.py", "clean.py"}
+    assert [case.find("failure").text for case in suites["bad.py"].findall("testcase")] == CONCISE
+    (passed,) = suites["clean.py"].findall("testcase")
+    assert passed.find("failure") is None
+    assert check("--no-cache", "--output-format", "junit", "clean.py").returncode == 0
+
+
+def test_sarif_from_the_command_line_describes_the_rules_and_their_fixes(bad):
+    log = json.loads(check("--no-cache", "--output-format", "sarif", "bad.py").stdout)
+    (run,) = log["runs"]
+    rules = {rule["id"]: rule for rule in run["tool"]["driver"]["rules"]}
+    assert set(rules) == {"JAX601", "JAX602"}
+    assert rules["JAX601"]["help"]["markdown"].startswith("# JAX601 jax-numpy-as-np")
+    assert rules["JAX601"]["helpUri"].startswith("https://")
+    changes = [result["fixes"][0]["artifactChanges"][0] for result in run["results"]]
+    assert [change["artifactLocation"]["uri"] for change in changes] == ["bad.py", "bad.py"]
+    # the replacements, applied to the file, give what --fix writes
+    lines = BAD.splitlines(keepends=True)
+    edits = [(r["deletedRegion"], r["insertedContent"]["text"]) for change in changes for r in change["replacements"]]
+    assert len(edits) == 3
+    for region, text in sorted(edits, key=lambda e: (e[0]["startLine"], e[0]["startColumn"]), reverse=True):
+        assert region["startLine"] == region["endLine"]
+        line = lines[region["startLine"] - 1]
+        lines[region["startLine"] - 1] = line[:region["startColumn"] - 1] + text + line[region["endColumn"] - 1:]
+    assert check("--no-cache", "--fix", "bad.py").returncode == 0
+    assert "".join(lines) == (bad / "bad.py").read_text()

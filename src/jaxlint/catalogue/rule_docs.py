@@ -27,6 +27,14 @@ FIELDS = ("code", "name", "severity", "summary", "why", "bad", "good", "fix", "r
 RUNTIME_CHECKS = ("raises", "key-reuse-checker", "behaviour", "static")
 
 
+#: Where the docs/ directory of the repository is published (ending in `/`), so that a report can
+#: link each rule's page; None while the project has no public address (docs/pre-commit.md still
+#: says `<url of the jaxlint repository>`). Set it here and every link follows (`RuleDoc.help_uri`).
+DOCUMENTATION_URL: str | None = None
+#: A rule's page, relative to docs/ (the rule index links the pages the same way, relative to it).
+RULE_PAGE = "rules/{code}-{name}.md"
+
+
 class CatalogueError(Exception):
     pass
 
@@ -63,8 +71,24 @@ class RuleDoc:
     path: Path
 
     @property
+    def page(self) -> str:
+        """The rule's page, relative to docs/."""
+        return RULE_PAGE.format(code=self.code, name=self.name)
+
+    @property
     def help_uri(self) -> str | None:
+        """The published page of the rule; its main reference while the docs have no address."""
+        if DOCUMENTATION_URL:
+            return DOCUMENTATION_URL + self.page
         return self.references[0] if self.references else None
+
+    @property
+    def help_markdown(self) -> str:
+        return render_text(self)
+
+    @property
+    def help_text(self) -> str:
+        return render_plain(self)
 
 
 def catalogue_dir() -> Path:
@@ -170,6 +194,16 @@ def render_text(doc: RuleDoc) -> str:
     )
 
 
+def render_plain(doc: RuleDoc) -> str:
+    """What the rule finds, why it matters and how to write it instead, as plain text (for tools
+    that show help without Markdown)."""
+    def indented(code: str) -> str:
+        return "\n".join(f"    {line}" if line else "" for line in code.splitlines())
+
+    return (f"{doc.summary}\n\n{doc.why}\n\nExample:\n\n{indented(doc.bad)}\n\n"
+            f"Use instead:\n\n{indented(doc.good)}\n\nFix: {doc.fix}\n")
+
+
 def render_runtime(runtime: RuntimeCheck) -> str:
     """What `jaxlint check --runtime` does with the rule's findings, in a sentence."""
     if runtime.check == "static":
@@ -187,9 +221,9 @@ def render_runtime(runtime: RuntimeCheck) -> str:
 
 def render_pages(docs: dict[str, RuleDoc]) -> dict[str, str]:
     """The docs/rules/ pages generated from the catalogue: file name -> content."""
-    pages = {f"{doc.code}-{doc.name}.md": render_text(doc) for doc in docs.values()}
+    pages = {_index_link(doc): render_text(doc) for doc in docs.values()}
     rows = "\n".join(
-        f"| [{doc.code}]({doc.code}-{doc.name}.md) | {doc.name} | {doc.severity.value} | {doc.summary} |"
+        f"| [{doc.code}]({_index_link(doc)}) | {doc.name} | {doc.severity.value} | {doc.summary} |"
         for doc in docs.values()
     )
     pages["index.md"] = (
@@ -199,3 +233,8 @@ def render_pages(docs: dict[str, RuleDoc]) -> dict[str, str]:
         "| code | name | severity | summary |\n|---|---|---|---|\n" + rows + "\n"
     )
     return pages
+
+
+def _index_link(doc: RuleDoc) -> str:
+    """The rule's page as docs/rules/index.md links it (both are in docs/rules/)."""
+    return doc.page.split("/", 1)[1]

@@ -9,7 +9,7 @@ from typing import Callable, Iterable, Iterator, Protocol
 
 import libcst as cst
 
-from ..model.settings import PARSE_ERROR_CODE, RELEVANT_WORDS, Settings
+from ..model.settings import PARSE_ERROR_CODE, RELEVANT_WORDS, UNUSED_NOQA_CODE, Settings
 from ..rulebase.context import FileContext
 from ..semantic.model import SemanticModel
 from ..semantic.source_file import SourceFile
@@ -20,9 +20,11 @@ from ..syntax.fixes import apply_fixes
 from ..syntax.noqa import file_suppressed, source_lines, suppressed, suppressed_in_file
 from .deep_stack import call_with_deep_stack, stack_depth_available
 from .parsing import NotParsed, Parsed, keeps_rewritten, libcst_parse, nesting_beyond, python_tree
-from .registry import all_rules
+from .registry import all_rules, known_codes
+from .unused_noqa import unused_noqa
 
 PARSE_ERROR = PARSE_ERROR_CODE
+UNUSED_NOQA = UNUSED_NOQA_CODE
 
 
 class ProjectFiles(Protocol):
@@ -87,7 +89,8 @@ def parse_error(path: str, message: str, line: int = 1, column: int = 1, cell: i
 
 # -- checking -----------------------------------------------------------------------------------
 def enabled_rules(settings: Settings, path: str) -> frozenset[str]:
-    return settings.enabled_codes([PARSE_ERROR, *all_rules()], path)
+    """The codes reported for `path`: the rules' and the engine's own (JAX000, JAX001)."""
+    return settings.enabled_codes([PARSE_ERROR, UNUSED_NOQA, *all_rules()], path)
 
 
 def check_source(source: str, path: str, settings: Settings, enabled: Iterable[str],
@@ -115,7 +118,8 @@ def check_source(source: str, path: str, settings: Settings, enabled: Iterable[s
             message, line, column = tree
             return [parse_error(path, f"cannot parse: {message}", line, column)] if PARSE_ERROR in enabled else []
         if not any(word in source for word in RELEVANT_WORDS):
-            return []
+            # no rule can report here; a `# noqa: JAX...` comment still can be stale
+            return _kept([], source, path, apply_noqa, enabled)
         depth = nesting_beyond(tree, source, stack_depth_available())
         if depth is not None:
             raise NotAnalysed(f"nested {depth} levels deep, deeper than jaxlint's parser can go")
@@ -149,18 +153,31 @@ def _check_file(file: SourceFile, parsed: Parsed, enabled: frozenset[str], apply
     try:
         findings = _walk(file, enabled)
     except (RuleFailure, NotAnalysed) as partial:
-        partial.findings = _kept(partial.findings, source, parsed, apply_noqa)
+        # some rules did not run: what their codes would have suppressed is not known (no JAX001)
+        partial.findings = _kept(_original_positions(partial.findings, parsed), source, file.path, apply_noqa, None)
         raise
     except RecursionError:
         # outside any one rule (positions, the walk's own bookkeeping): nothing of the file is kept
         raise NotAnalysed("nested too deeply for jaxlint's analysis") from None
-    return _kept(findings, source, parsed, apply_noqa)
+    return _kept(_original_positions(findings, parsed), source, file.path, apply_noqa, enabled)
 
 
-def _kept(findings: list[Finding], source: str, parsed: Parsed, apply_noqa: bool) -> list[Finding]:
+def _original_positions(findings: list[Finding], parsed: Parsed) -> list[Finding]:
     if parsed.rewritten:
-        findings = [keeps_rewritten(f, parsed.rewritten) for f in findings]
-    return _unsuppressed(findings, source) if apply_noqa else findings
+        return [keeps_rewritten(f, parsed.rewritten) for f in findings]
+    return findings
+
+
+def _kept(findings: list[Finding], source: str, path: str, apply_noqa: bool,
+          enabled: frozenset[str] | None) -> list[Finding]:
+    """With `apply_noqa`, the findings that no `noqa` comment suppresses, and JAX001's about those
+    comments when `enabled` (the codes enabled for the file) has it; `enabled` None: not every
+    rule ran, so what a comment suppresses is not known."""
+    if not apply_noqa:
+        return findings  # the caller applies its own (the flake8 plugin: flake8's)
+    if enabled is not None and UNUSED_NOQA in enabled:
+        findings = findings + unused_noqa(source, path, findings, enabled, known_codes())
+    return _unsuppressed(findings, source)
 
 
 @contextmanager

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 from . import notebook as nb
 from ..model.settings import Settings
-from .checker import (PARSE_ERROR, FileResult, NotAnalysed, RuleFailure, check_source, fix_until_stable, has_safe_fix,
-                      parse_error)
+from .checker import (PARSE_ERROR, UNUSED_NOQA, FileResult, NotAnalysed, RuleFailure, check_source, fix_until_stable,
+                      has_safe_fix, parse_error)
 from ..model.finding import Edit, Finding, Fix, Position
 
 #: Between cells in the joined module: a comment, so it changes nothing, and a line to split on.
@@ -136,8 +136,11 @@ def check_notebook_file(text: str, path: str, settings: Settings, enabled: froze
 
 
 def _cell_by_cell(cells: list[nb.Cell], text: str, path: str, settings: Settings, enabled: frozenset[str]) -> FileResult:
-    """One broken cell must not hide the others: each cell checked on its own."""
+    """One broken cell must not hide the others: each cell checked on its own. Without the cells
+    before it, a cell's findings are not all known: whether its `noqa` comments are used is not
+    judged (JAX001)."""
     findings, skipped = [], []
+    enabled = enabled - {UNUSED_NOQA}
     for cell in cells:
         try:
             found = check_source(cell.source, path, settings, enabled)

@@ -14,7 +14,7 @@ import tokenize
 from dataclasses import dataclass
 
 from ..model.finding import Finding
-from ..model.settings import PARSE_ERROR_CODE
+from ..model.settings import PARSE_ERROR_CODE, UNUSED_NOQA_CODE
 from ..syntax.noqa import with_noqa
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)?")
@@ -34,7 +34,8 @@ def annotate(text: str, findings: list[Finding]) -> Annotated | None:
     be done safely."""
     wanted: dict[int, list[str]] = {}
     for finding in findings:
-        if finding.code == PARSE_ERROR_CODE or finding.cell is not None:
+        # a stale `noqa` (JAX001) is not silenced by another: its fix removes it
+        if finding.code in (PARSE_ERROR_CODE, UNUSED_NOQA_CODE) or finding.cell is not None:
             continue
         codes = wanted.setdefault(finding.start.line, [])
         if finding.code not in codes:

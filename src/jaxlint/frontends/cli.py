@@ -64,7 +64,7 @@ def main() -> None:
 @click.option("--select", multiple=True, metavar="CODES", help="Only these codes or prefixes (replaces the configured selection).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these codes or prefixes.")
 @click.option("--extend-select", multiple=True, metavar="CODES", help="Add these codes or prefixes to the selection.")
-@click.option("--output-format", type=click.Choice(["full", "concise", "text", "json", "json-lines", "github", "gitlab", "sarif"]), default=None,
+@click.option("--output-format", type=click.Choice(["full", "concise", "text", "json", "json-lines", "github", "gitlab", "junit", "sarif"]), default=None,
               help="How findings are printed (default: full on a terminal, concise otherwise; text is concise).")
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False), default=None, metavar="PATH",
               help="Write the report to PATH instead of stdout (replaced whole once complete; default format concise).")
@@ -137,7 +137,7 @@ def check(paths, select, ignore, extend_select, output_format, output_file, fix,
 
     from .output import render, statistics as render_statistics, summary_line
     from .output_full import use_colour
-    from ..engine.registry import all_rules
+    from ..catalogue.rule_docs import load_catalogue
 
     if add_noqa:
         files = len({r.path for r in outcome.results if r.fixed_count})
@@ -168,9 +168,9 @@ def check(paths, select, ignore, extend_select, output_format, output_file, fix,
         if report:
             report += "" if report.endswith("\n") else "\n"
     else:
-        rules = {code: cls.doc for code, cls in all_rules().items()}
         colour = output_format == "full" and output_file is None and use_colour(sys.stdout)
-        report = render(findings, output_format, rules=rules, colour=colour)
+        report = render(findings, output_format, rules=load_catalogue(), colour=colour,
+                        files=[r.path for r in outcome.results])
     if output_file is not None:
         from .report_file import ReportFileError, write_report_file
 
@@ -252,9 +252,13 @@ def rules_command() -> None:
     from ..catalogue.rule_docs import load_catalogue
     from ..engine.registry import all_rules
 
+    from ..model.settings import UNUSED_NOQA_CODE
+
     rules = all_rules()
     for doc in load_catalogue().values():
-        fixable = "[*]" if doc.code in rules and rules[doc.code].fixable else "   "
+        # JAX001 is the engine's own, with a fix, not a rule class
+        can_fix = doc.code == UNUSED_NOQA_CODE or (doc.code in rules and rules[doc.code].fixable)
+        fixable = "[*]" if can_fix else "   "
         click.echo(f"{doc.code}  {doc.name:<30} {doc.severity.value:<8} {fixable} {doc.summary}")
 
 

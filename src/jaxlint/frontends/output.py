@@ -1,5 +1,5 @@
 """Turning findings into reports: concise and full text, JSON (and JSON lines), GitHub Actions
-annotations, GitLab Code Quality and SARIF.
+annotations, GitLab Code Quality, JUnit XML and SARIF.
 
 Every function here is pure apart from `show_source` and the `full` format (output_full.py), which
 read the reported files to quote the offending lines. Findings arrive already sorted; nothing here
@@ -22,10 +22,11 @@ from urllib.parse import quote
 from ..model.finding import Applicability, Finding, Severity
 from .output_full import render_full
 from .output_gitlab import render_gitlab
+from .output_junit import render_junit
 from .source_cache import SourceCache
 
 #: `text` is the older name of `concise`
-FORMATS = ("full", "concise", "text", "json", "json-lines", "github", "gitlab", "sarif")
+FORMATS = ("full", "concise", "text", "json", "json-lines", "github", "gitlab", "junit", "sarif")
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
@@ -38,7 +39,8 @@ _SEVERITY_WORDS = ((Severity.ERROR, "error", "errors"), (Severity.WARNING, "warn
 
 
 class RuleInfo(Protocol):
-    """What the reports need to know about a rule; the registry's entries provide it."""
+    """What the reports need to know about a rule; the catalogue's entries provide it. SARIF also
+    takes `why` (the full description), `help_text` and `help_markdown` where they exist."""
 
     code: str
     name: str
@@ -48,7 +50,7 @@ class RuleInfo(Protocol):
 
 
 def render(findings: Sequence[Finding], fmt: str, *, rules: Mapping[str, RuleInfo] | None = None,
-           show_source: bool = False, colour: bool = False) -> str:
+           show_source: bool = False, colour: bool = False, files: Sequence[str] = ()) -> str:
     """Return the whole report for `findings` in format `fmt` (one of FORMATS).
 
     The text ends with a newline unless it is empty; text, JSON lines and github reports of no
@@ -62,7 +64,8 @@ def render(findings: Sequence[Finding], fmt: str, *, rules: Mapping[str, RuleInf
     for a notebook, where N counts cells from 1 (see the module docstring). ` [*]` marks a
     finding whose fix `--fix` applies; a runtime verdict is appended as `[verdict: evidence]`.
     `full` adds the severity after the code, quotes the source under each finding and shows the
-    change its fix makes (output_full.py); `colour` (full only) adds ANSI colours.
+    change its fix makes (output_full.py); `colour` (full only) adds ANSI colours. `files`: the
+    files checked, for JUnit, where a file without findings is a test that passed.
     """
     if fmt in ("text", "concise"):
         return _render_text(findings, show_source)
@@ -76,6 +79,8 @@ def render(findings: Sequence[Finding], fmt: str, *, rules: Mapping[str, RuleInf
         return "".join(_github_line(f, rules) + "\n" for f in findings)
     if fmt == "gitlab":
         return render_gitlab(findings)
+    if fmt == "junit":
+        return render_junit(findings, files, _text_parts, _via_line)
     if fmt == "sarif":
         return json.dumps(sarif_document(findings, rules), indent=2) + "\n"
     raise ValueError(f"unknown output format {fmt!r}; expected one of {', '.join(FORMATS)}")
@@ -231,15 +236,17 @@ def _sarif_rule(code: str, example: Finding, info: RuleInfo | None) -> dict:
     name = getattr(info, "name", None) or example.name
     summary = getattr(info, "summary", None) or name
     severity = getattr(info, "severity", None) or example.severity
-    descriptor: dict = {
-        "id": code,
-        "name": name,
-        "shortDescription": {"text": summary},
-        "defaultConfiguration": {"level": _SARIF_LEVEL[Severity(severity)]},
-    }
+    descriptor: dict = {"id": code, "name": name, "shortDescription": {"text": summary}}
+    why = getattr(info, "why", None)
+    if why:
+        descriptor["fullDescription"] = {"text": why}
+    help_text, help_markdown = getattr(info, "help_text", None), getattr(info, "help_markdown", None)
+    if help_text:
+        descriptor["help"] = {"text": help_text, **({"markdown": help_markdown} if help_markdown else {})}
     help_uri = getattr(info, "help_uri", None)
     if help_uri:
         descriptor["helpUri"] = help_uri
+    descriptor["defaultConfiguration"] = {"level": _SARIF_LEVEL[Severity(severity)]}
     return descriptor
 
 
@@ -275,6 +282,9 @@ def _sarif_result(finding: Finding, rule_index: int) -> dict:
         "locations": [{"physicalLocation": {"artifactLocation": _sarif_artifact(finding.path),
                                             "region": region}}],
     }
+    fix = _sarif_fix(finding)
+    if fix is not None:
+        result["fixes"] = [fix]
     if finding.trace:
         result["relatedLocations"] = [
             {"id": index, "message": {"text": step.message},
@@ -289,6 +299,23 @@ def _sarif_result(finding: Finding, rule_index: int) -> dict:
     if properties:
         result["properties"] = properties
     return result
+
+
+def _sarif_fix(finding: Finding) -> dict | None:
+    """The finding's fix as a SARIF fix: its edits as replacements in the reported file.
+
+    None for a fix that is only shown, and for a notebook, whose edits are in lines of its cells
+    while a SARIF region would be lines of the notebook's JSON."""
+    fix = finding.fix
+    if fix is None or fix.applicability is Applicability.DISPLAY_ONLY or finding.cell is not None:
+        return None
+    replacements = [{"deletedRegion": {"startLine": edit.start.line, "startColumn": edit.start.column,
+                                       "endLine": edit.end.line, "endColumn": edit.end.column},
+                     "insertedContent": {"text": edit.content}}
+                    for edit in fix.edits]
+    return {"description": {"text": fix.title},
+            "artifactChanges": [{"artifactLocation": _sarif_artifact(finding.path), "replacements": replacements}],
+            "properties": {"applicability": fix.applicability.value}}
 
 
 def _rule_name(finding: Finding, rules: Mapping[str, RuleInfo] | None) -> str:

@@ -15,6 +15,11 @@ from typing import Any, Iterable
 RELEVANT_WORDS = ("jax", "equinox", "flax")
 #: Reported whatever the selection: a file that does not parse has not been checked at all.
 PARSE_ERROR_CODE = "JAX000"
+#: `# noqa` codes that suppress nothing (or name no jaxlint rule): reported only when selected by
+#: its full code, since it reports on how the other rules were run rather than on the code.
+UNUSED_NOQA_CODE = "JAX001"
+#: Codes that a prefix (`JAX`, `JAX0`) does not select: only their full code does.
+EXPLICIT_ONLY_CODES = frozenset({UNUSED_NOQA_CODE})
 
 
 class ConfigError(Exception):
@@ -75,8 +80,11 @@ class Settings:
         def longest(prefixes: list[str], code: str) -> int:
             return max((len(p) for p in prefixes if code.startswith(p)), default=-1)
 
+        def selecting(code: str) -> list[str]:
+            return [p for p in selected if p == code] if code in EXPLICIT_ONLY_CODES else selected
+
         return frozenset(code for code in known
-                         if code == PARSE_ERROR_CODE or longest(selected, code) > longest(ignore, code))
+                         if code == PARSE_ERROR_CODE or longest(selecting(code), code) > longest(ignore, code))
 
     def ignores_for(self, path: str) -> list[str]:
         if not self.per_file_ignores:

@@ -1,9 +1,13 @@
 """`# noqa` and `# noqa: CODES` on the reported line, read the way flake8 reads them; `# jaxlint:
-noqa` and `# jaxlint: noqa: CODES` on a line of their own, for the whole file; and adding
-`# noqa: CODES` comments to the lines of findings (`--add-noqa`)."""
+noqa` and `# jaxlint: noqa: CODES` on a line of their own, for the whole file; adding
+`# noqa: CODES` comments to the lines of findings (`--add-noqa`); and the directives of a text
+with the place of each code, for the report of those that suppress nothing (JAX001)."""
 from __future__ import annotations
 
+import io
 import re
+import tokenize
+from dataclasses import dataclass
 
 NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
@@ -70,3 +74,82 @@ def suppressed(code: str, lines: list[str], line: int) -> bool:
     if not codes:
         return True
     return any(code.upper().startswith(c.upper()) for c in _CODE.findall(codes))
+
+
+@dataclass(frozen=True)
+class NoqaCode:
+    """One code of a directive as written (`jax101`), its upper-case form, and its columns (from 0)."""
+
+    written: str
+    start: int
+    end: int
+
+    @property
+    def code(self) -> str:
+        return self.written.upper()
+
+
+@dataclass(frozen=True)
+class NoqaDirective:
+    """A `# noqa: CODES` comment (or, with `file_level`, a `# jaxlint: noqa: CODES` line) that
+    names codes; columns from 0 in its line, `end` after the last code."""
+
+    line: int
+    start: int
+    end: int
+    codes: tuple[NoqaCode, ...]
+    file_level: bool
+
+
+def noqa_directives(text: str) -> list[NoqaDirective]:
+    """The directives with codes in `text` that are comments, each where `suppressed` and
+    `file_suppressed` read it: a `# noqa` that is text in a string literal suppresses findings
+    as it does for flake8, but it is not listed here, and neither is a bare `# noqa`, which names
+    no code. Empty when the text cannot be tokenized."""
+    if "noqa" not in text.lower():
+        return []
+    lines = source_lines(text)
+    candidates = [number for number, line in enumerate(lines, start=1) if "noqa" in line.lower()]
+    comments = _comment_columns(text, candidates[-1])
+    found = []
+    for number in candidates:
+        line, column = lines[number - 1], comments.get(number)
+        if column is None:
+            continue
+        match = FILE_NOQA.match(line)
+        file_level = match is not None
+        if match is None:
+            match = NOQA.search(line)
+            # the first `# noqa` of the line is the one that suppresses: it must be the comment
+            if match is None or match.start() < column:
+                continue
+        elif line.index("#") != column:
+            continue
+        if match.group("codes") is None:
+            continue
+        offset = match.start("codes")
+        codes = tuple(NoqaCode(m.group(), offset + m.start(), offset + m.end())
+                      for m in _CODE.finditer(match.group("codes")))
+        found.append(NoqaDirective(number, column if file_level else match.start(), match.end("codes"), codes,
+                                   file_level))
+    return found
+
+
+def _comment_columns(text: str, last_line: int) -> dict[int, int]:
+    """The column where a comment starts, by line, up to `last_line`; {} when the text does not
+    tokenize (the tokenizer then cannot say what is a comment)."""
+    pieces = iter(_LINE_PIECE.findall(text))
+    columns: dict[int, int] = {}
+    try:
+        for token in tokenize.generate_tokens(lambda: next(pieces, "")):
+            if token.type == tokenize.COMMENT:
+                columns[token.start[0]] = token.start[1]
+            if token.start[0] > last_line:
+                break
+    except (tokenize.TokenError, SyntaxError):
+        return {}
+    return columns
+
+
+#: a line with its line break, split where `source_lines` splits
+_LINE_PIECE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
