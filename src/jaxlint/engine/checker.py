@@ -114,7 +114,8 @@ def check_source(source: str, path: str, settings: Settings, enabled: Iterable[s
         if not isinstance(tree, ast.Module):
             message, line, column = tree
             return [parse_error(path, f"cannot parse: {message}", line, column)] if PARSE_ERROR in enabled else []
-        if not any(word in source for word in RELEVANT_WORDS):
+        # a module of a project may be traced by an importer even if it never names JAX itself
+        if not any(word in source for word in RELEVANT_WORDS) and not (project is not None and project.context(path)):
             return []
         depth = nesting_beyond(tree, source, stack_depth_available())
         if depth is not None:
