@@ -290,6 +290,20 @@ def rules_command() -> None:
         click.echo(f"{doc.code}  {doc.name:<30} {doc.severity.value:<8} {fixable} {doc.summary}")
 
 
+@main.command("server")
+def server_command() -> None:
+    """Run the language server on stdin and stdout (docs/editors.md); needs the `server` extra."""
+    try:
+        import lsprotocol  # noqa: F401
+        import pygls  # noqa: F401
+    except ImportError:
+        _fail("`jaxlint server` needs pygls and lsprotocol: install the `server` extra "
+              "(pip install 'jax-sharp-bits[server]')")
+    from .server import serve
+
+    sys.exit(serve())
+
+
 def _confirm(findings, options, device, drop, project=None):
     """Runtime mode: verdicts on the findings, the refuted ones dropped if asked, and the summary.
     `project`: the project the files were checked in (what traces a function from elsewhere)."""

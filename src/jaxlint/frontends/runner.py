@@ -292,6 +292,11 @@ def project_modules(roots: tuple[str, ...], settings: Settings) -> tuple[str, ..
 _SESSIONS: dict[tuple[ProjectPlan, str], object] = {}
 
 
+def forget_project_sessions() -> None:
+    """The files on disk changed: a project is read again when next asked for."""
+    _SESSIONS.clear()
+
+
 def project_session(plan: ProjectPlan | None, settings: Settings, reported: tuple[str, ...], settled: bool = True,
                     keep_index: bool = False):
     """The project session of this process for `plan` (made on first use), settled for the files

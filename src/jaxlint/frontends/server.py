@@ -1,0 +1,463 @@
+"""`jaxlint server`: a language server over stdio (pygls), a thin front end over `editor.py`.
+
+- Diagnostics when a document opens, is saved, or changes (a burst of changes is checked once, when
+  it has been quiet for `DEBOUNCE_SECONDS`; the last version is always checked); severity from
+  the rule's catalogue entry, the code linked to the rule's page, the calls that trace a function
+  from another module as related locations.
+- Code actions: a finding's fix, `# noqa: CODE` on its line, every fix of that code in the file
+  (`source.fixAll.jaxlint`: every safe fix, as `jaxlint check --fix`).
+- Hover on a finding: the rule's documentation, as `jaxlint rule CODE` prints it.
+- Notebook documents (LSP 3.17), their code cells checked together as `jaxlint check` checks a
+  notebook, where the client syncs notebooks.
+
+Checks run on one worker thread, one at a time, never on the event loop. What the server prints
+goes to stderr: stdout carries the protocol alone.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from .. import __version__
+from ..catalogue.rule_docs import load_catalogue, render_text, rule_page_uri
+from ..engine.checker import parse_error
+from ..model.finding import Applicability, Finding, Severity
+from .editor import BufferLinter, text_edit
+from .lsp_positions import UTF16, LineIndex
+
+#: how long a document must be left alone after a change before it is checked
+DEBOUNCE_SECONDS = 0.3
+SOURCE = "jaxlint"
+FIX_ALL_KIND = "source.fixAll.jaxlint"
+_SEVERITY = {Severity.ERROR: lsp.DiagnosticSeverity.Error, Severity.WARNING: lsp.DiagnosticSeverity.Warning,
+             Severity.INFO: lsp.DiagnosticSeverity.Information}
+_PYTHON_SUFFIXES = (".py", ".pyi")
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Checked:
+    """The findings of one version of a document or a notebook, with the texts they are about."""
+
+    version: object
+    path: str | None
+    #: uri -> text: the document, or each code cell of a notebook
+    texts: dict[str, str]
+    findings: list[Finding] = field(default_factory=list)
+    #: in a notebook, cell index -> the cell's uri
+    cell_uris: dict[int, str] = field(default_factory=dict)
+    #: in a notebook, (cell index, text) of each code cell, in order
+    cells: list[tuple[int, str]] = field(default_factory=list)
+    #: what the check says besides its findings (one line each), for the client's log
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def notebook(self) -> bool:
+        return bool(self.cell_uris)
+
+    def uri_of(self, finding: Finding) -> str:
+        if finding.cell is not None and finding.cell in self.cell_uris:
+            return self.cell_uris[finding.cell]
+        return next(iter(self.texts))
+
+
+class JaxlintServer(LanguageServer):
+    def __init__(self) -> None:
+        notebooks = lsp.NotebookDocumentSyncOptions(notebook_selector=[
+            lsp.NotebookDocumentFilterWithNotebook(notebook="jupyter-notebook",
+                                                   cells=[lsp.NotebookCellLanguage(language="python")])])
+        super().__init__("jaxlint", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Full,
+                         notebook_document_sync=notebooks)
+        self.linter = BufferLinter()
+        #: the worker thread every check runs on, one at a time
+        self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jaxlint-check")
+        self.checked: dict[str, Checked] = {}
+        self.pending: dict[str, asyncio.Task] = {}
+        self.resolve_edits = False
+        self.shut_down = False
+
+    # -- the documents ----------------------------------------------------------------------------
+    def snapshot(self, target: str) -> Checked | None:
+        """The current version of a document or notebook (no findings yet), None once closed."""
+        notebook = self.workspace.get_notebook_document(notebook_uri=target)
+        if notebook is not None:
+            cell_uris, cells, texts = {}, [], {}
+            for index, cell in enumerate(notebook.cells):
+                if cell.kind != lsp.NotebookCellKind.Code:
+                    continue
+                document = self.workspace.text_documents.get(cell.document)
+                text = document.source if document is not None else ""
+                cell_uris[index], texts[cell.document] = cell.document, text
+                cells.append((index, text))
+            return Checked(notebook.version, _path(target), texts, cell_uris=cell_uris, cells=cells)
+        document = self.workspace.text_documents.get(target)
+        if document is None:
+            return None
+        return Checked(document.version, _path(target), {target: document.source})
+
+    def targets(self) -> list[str]:
+        open_cells = {cell.document for nb in self.workspace.notebook_documents.values() for cell in nb.cells}
+        documents = [uri for uri in self.workspace.text_documents if uri not in open_cells and _is_python(uri)]
+        return [*documents, *self.workspace.notebook_documents]
+
+    # -- checking -----------------------------------------------------------------------------------
+    def schedule(self, target: str, delay: float) -> None:
+        """Check `target` after `delay` seconds, in place of a check still waiting for it."""
+        waiting = self.pending.pop(target, None)
+        if waiting is not None:
+            waiting.cancel()
+        self.pending[target] = asyncio.ensure_future(self._check_later(target, delay))
+
+    async def _check_later(self, target: str, delay: float) -> None:
+        if delay:
+            await asyncio.sleep(delay)
+        await self.current(target)
+
+    async def current(self, target: str) -> Checked | None:
+        """The findings of the current version of `target`, checked now if they are not known."""
+        snapshot = self.snapshot(target)
+        if snapshot is None:
+            return None
+        known = self.checked.get(target)
+        if known is not None and known.version == snapshot.version and known.texts == snapshot.texts:
+            return known
+        loop = asyncio.get_running_loop()
+        checked = await loop.run_in_executor(self.checker, self._check, snapshot)
+        latest = self.snapshot(target)
+        if latest is None:
+            return None
+        if latest.version == checked.version and latest.texts == checked.texts:
+            self.checked[target] = checked
+            self.publish(checked)
+            for note in checked.notes:
+                self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Warning, f"jaxlint: {note}"))
+        return checked
+
+    def _check(self, snapshot: Checked) -> Checked:
+        """On the worker thread: the findings of a snapshot; never raises."""
+        name = snapshot.path or "untitled.py"
+        try:
+            if snapshot.notebook:
+                found = self.linter.lint_cells(snapshot.path, snapshot.cells)
+            else:
+                found = self.linter.lint(snapshot.path, next(iter(snapshot.texts.values())))
+            snapshot.findings = found.findings
+            snapshot.notes = [f"{name}: {note}" for note in found.notes]
+        except Exception as exc:  # noqa: BLE001 - a bug in jaxlint must not take the server down
+            logger.exception("checking %s failed", name)
+            message = f"jaxlint could not check this file: {type(exc).__name__}: {exc} (please report this)"
+            snapshot.findings = [parse_error(name, message)]
+        return snapshot
+
+    def publish(self, checked: Checked) -> None:
+        by_uri: dict[str, list[lsp.Diagnostic]] = {uri: [] for uri in checked.texts}
+        for finding in checked.findings:
+            uri = checked.uri_of(finding)
+            by_uri.setdefault(uri, []).append(self.diagnostic(finding, checked.texts.get(uri, "")))
+        for uri, diagnostics in by_uri.items():
+            version = None if checked.notebook else checked.version
+            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, diagnostics, version))
+
+    def forget(self, target: str, uris: list[str]) -> None:
+        waiting = self.pending.pop(target, None)
+        if waiting is not None:
+            waiting.cancel()
+        self.checked.pop(target, None)
+        for uri in uris:
+            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, []))
+
+    # -- findings as the protocol's values --------------------------------------------------------
+    @property
+    def encoding(self) -> str:
+        return str(self.workspace.position_encoding or UTF16)
+
+    def range_of(self, finding: Finding, text: str) -> lsp.Range:
+        index = LineIndex(text, self.encoding)
+        return lsp.Range(lsp.Position(*index.to_client(finding.start)), lsp.Position(*index.to_client(finding.end)))
+
+    def diagnostic(self, finding: Finding, text: str) -> lsp.Diagnostic:
+        doc = load_catalogue().get(finding.code)
+        page = rule_page_uri(doc) if doc is not None else None
+        related = [lsp.DiagnosticRelatedInformation(
+            lsp.Location(from_fs_path(os.path.abspath(step.path)),
+                         lsp.Range(lsp.Position(step.line - 1, 0), lsp.Position(step.line - 1, 0))), step.message)
+            for step in finding.trace]
+        return lsp.Diagnostic(
+            range=self.range_of(finding, text), message=finding.message, severity=_SEVERITY[finding.severity],
+            code=finding.code, code_description=lsp.CodeDescription(page) if page else None, source=SOURCE,
+            related_information=related or None)
+
+    def edit(self, uri: str, old: str, new: str) -> lsp.TextEdit:
+        change = text_edit(old, new)
+        index = LineIndex(old, self.encoding)
+        return lsp.TextEdit(lsp.Range(lsp.Position(*index.to_client(change.start)),
+                                      lsp.Position(*index.to_client(change.end))), change.content)
+
+    def workspace_edit(self, checked: Checked, new_texts: dict[str, str]) -> lsp.WorkspaceEdit:
+        return lsp.WorkspaceEdit(changes={uri: [self.edit(uri, checked.texts[uri], text)]
+                                          for uri, text in new_texts.items() if text != checked.texts[uri]})
+
+    # -- code actions -------------------------------------------------------------------------------
+    def code_actions(self, checked: Checked, uri: str, wanted: lsp.Range,
+                     only: list[str] | None) -> list[lsp.CodeAction]:
+        text = checked.texts.get(uri)
+        if text is None:
+            return []
+        here = [f for f in checked.findings if checked.uri_of(f) == uri and _meets(self.range_of(f, text), wanted)]
+        actions: list[lsp.CodeAction] = []
+        if _asked(only, lsp.CodeActionKind.QuickFix):
+            for finding in here:
+                diagnostic = self.diagnostic(finding, text)
+                fix = self.fix_action(checked, uri, finding, diagnostic)
+                if fix is not None:
+                    actions.append(fix)
+                noqa = self.noqa_action(checked, uri, finding, diagnostic)
+                if noqa is not None:
+                    actions.append(noqa)
+            offered = set()
+            for finding in here:
+                fixable = [f for f in checked.findings if f.code == finding.code and _safe(f)]
+                if finding.code not in offered and len(fixable) > 1:
+                    offered.add(finding.code)
+                    actions.append(self.fix_all_action(checked, finding.code, lsp.CodeActionKind.QuickFix,
+                                                       f"Fix all {finding.code} ({finding.name}) in this file"))
+        if _asked(only, FIX_ALL_KIND) and any(_safe(f) for f in checked.findings):
+            actions.append(self.fix_all_action(checked, None, FIX_ALL_KIND, "jaxlint: fix all safely fixable findings"))
+        return actions
+
+    def fix_action(self, checked: Checked, uri: str, finding: Finding, diagnostic) -> lsp.CodeAction | None:
+        if not _safe(finding):
+            return None
+        # offered only where the fixed text still parses (and, in a notebook, keeps its IPython lines)
+        if checked.notebook:
+            fine = self.linter.fixed_cells(checked.path, checked.cells, finding=finding) is not None
+        else:
+            fine = self.linter.fixed_by_one(checked.texts[uri], finding, checked.path or "untitled.py") is not None
+        if not fine:
+            return None
+        changes: dict[str, list[lsp.TextEdit]] = {}
+        for edit in finding.fix.edits:
+            where = checked.cell_uris.get(edit.cell, uri) if edit.cell is not None else uri
+            index = LineIndex(checked.texts[where], self.encoding)
+            changes.setdefault(where, []).append(lsp.TextEdit(
+                lsp.Range(lsp.Position(*index.to_client(edit.start)), lsp.Position(*index.to_client(edit.end))),
+                edit.content))
+        return lsp.CodeAction(f"{finding.fix.title} ({finding.code})", kind=lsp.CodeActionKind.QuickFix,
+                              diagnostics=[diagnostic], is_preferred=True, edit=lsp.WorkspaceEdit(changes=changes))
+
+    def noqa_action(self, checked: Checked, uri: str, finding: Finding, diagnostic) -> lsp.CodeAction | None:
+        text = checked.texts[uri]
+        if checked.notebook:
+            # the comment goes on a line of Python (IPython lines are never reported), the same
+            # line in the cell as stored and in the cell as checked
+            masked = next(c.source for c in _cells_of(checked) if checked.cell_uris.get(c.index) == uri)
+            annotated = self.linter.with_noqa(masked, finding)
+            new = None if annotated is None else _apply(text, text_edit(masked, annotated))
+        else:
+            new = self.linter.with_noqa(text, finding)
+        if new is None:
+            return None
+        return lsp.CodeAction(f"Suppress {finding.code} on this line (# noqa: {finding.code})",
+                              kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic],
+                              edit=self.workspace_edit(checked, {uri: new}))
+
+    def fix_all_action(self, checked: Checked, code: str | None, kind: str, title: str) -> lsp.CodeAction:
+        action = lsp.CodeAction(title, kind=kind, data={"target": self.target_of(checked), "code": code})
+        if not self.resolve_edits:
+            action.edit = self.fix_all_edit(checked, code)
+        return action
+
+    def fix_all_edit(self, checked: Checked, code: str | None) -> lsp.WorkspaceEdit:
+        if checked.notebook:
+            cells = self.linter.fixed_cells(checked.path, checked.cells, code=code) or {}
+            new_texts = {checked.cell_uris[index]: text for index, text in cells.items()}
+        else:
+            uri, text = next(iter(checked.texts.items()))
+            fixed = self.linter.fixed_all(checked.path, text, code)
+            new_texts = {uri: fixed} if fixed is not None else {}
+        return self.workspace_edit(checked, new_texts)
+
+    def target_of(self, checked: Checked) -> str:
+        for target, known in self.checked.items():
+            if known is checked:
+                return target
+        return next(iter(checked.texts))
+
+    # -- hover --------------------------------------------------------------------------------------
+    def hover(self, checked: Checked, uri: str, position: lsp.Position) -> lsp.Hover | None:
+        text = checked.texts.get(uri)
+        if text is None:
+            return None
+        point = lsp.Range(position, position)
+        here = [f for f in checked.findings if checked.uri_of(f) == uri and _meets(self.range_of(f, text), point)]
+        docs = load_catalogue()
+        parts = [f"**{f.code}** {f.message}\n\n" + (render_text(docs[f.code]) if f.code in docs else "")
+                 for f in here]
+        if not parts:
+            return None
+        return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, "\n\n---\n\n".join(parts)))
+
+
+# -- helpers ----------------------------------------------------------------------------------------
+def _path(uri: str) -> str | None:
+    if not uri.startswith("file:"):
+        return None
+    return to_fs_path(uri)
+
+
+def _is_python(uri: str) -> bool:
+    return not uri.startswith("file:") or uri.endswith(_PYTHON_SUFFIXES)
+
+
+def _safe(finding: Finding) -> bool:
+    return finding.fix is not None and finding.fix.applicability is Applicability.SAFE
+
+
+def _meets(found: lsp.Range, wanted: lsp.Range) -> bool:
+    """Whether two ranges share a position (their ends included: a cursor just after a span is on it)."""
+    def key(position: lsp.Position) -> tuple[int, int]:
+        return position.line, position.character
+
+    return key(found.start) <= key(wanted.end) and key(wanted.start) <= key(found.end)
+
+
+def _asked(only: list[str] | None, kind: str) -> bool:
+    return not only or any(kind == k or kind.startswith(k + ".") for k in only)
+
+
+def _cells_of(checked: Checked):
+    from ..engine import notebook as nb
+
+    return [nb.Cell(index, nb.mask(text), text) for index, text in checked.cells]
+
+
+def _apply(text: str, edit) -> str:
+    from ..syntax.fixes import edit_text
+
+    return edit_text(text, edit)
+
+
+def build_server() -> JaxlintServer:
+    server = JaxlintServer()
+
+    @server.feature(lsp.INITIALIZE)
+    def initialize(ls: JaxlintServer, params: lsp.InitializeParams) -> None:
+        root = params.root_uri or (params.workspace_folders[0].uri if params.workspace_folders else None)
+        if root and _path(root):
+            ls.linter = BufferLinter(_path(root))
+        action = params.capabilities.text_document and params.capabilities.text_document.code_action
+        support = action and action.resolve_support
+        ls.resolve_edits = bool(support and "edit" in support.properties)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: JaxlintServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        if _is_python(params.text_document.uri):
+            ls.schedule(params.text_document.uri, 0)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: JaxlintServer, params: lsp.DidChangeTextDocumentParams) -> None:
+        if _is_python(params.text_document.uri):
+            ls.schedule(params.text_document.uri, DEBOUNCE_SECONDS)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: JaxlintServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        disk_changed(ls, params.text_document.uri)
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_files(ls: JaxlintServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+        disk_changed(ls, None)
+
+    def disk_changed(ls: JaxlintServer, saved: str | None) -> None:
+        """What other modules tell a file, and the configuration, may have changed: every open
+        document is checked again (the saved one first)."""
+        ls.linter.forget_disk()
+        ls.checked.clear()
+        for target in ls.targets():
+            ls.schedule(target, 0 if target == saved else DEBOUNCE_SECONDS)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: JaxlintServer, params: lsp.DidCloseTextDocumentParams) -> None:
+        ls.forget(params.text_document.uri, [params.text_document.uri])
+
+    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def notebook_open(ls: JaxlintServer, params: lsp.DidOpenNotebookDocumentParams) -> None:
+        ls.schedule(params.notebook_document.uri, 0)
+
+    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def notebook_change(ls: JaxlintServer, params: lsp.DidChangeNotebookDocumentParams) -> None:
+        structure = params.change.cells and params.change.cells.structure
+        for closed in (structure.did_close or []) if structure else []:
+            ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(closed.uri, []))
+        ls.schedule(params.notebook_document.uri, DEBOUNCE_SECONDS)
+
+    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_SAVE)
+    def notebook_save(ls: JaxlintServer, params: lsp.DidSaveNotebookDocumentParams) -> None:
+        disk_changed(ls, params.notebook_document.uri)
+
+    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def notebook_close(ls: JaxlintServer, params: lsp.DidCloseNotebookDocumentParams) -> None:
+        ls.forget(params.notebook_document.uri, [cell.uri for cell in params.cell_text_documents])
+
+    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
+                    lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL_KIND],
+                                          resolve_provider=True))
+    async def code_action(ls: JaxlintServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
+        uri = params.text_document.uri
+        checked = await ls.current(target_of_uri(ls, uri))
+        if checked is None:
+            return None
+        loop = asyncio.get_running_loop()
+        only = list(params.context.only) if params.context.only else None
+        return await loop.run_in_executor(ls.checker, ls.code_actions, checked, uri, params.range, only)
+
+    @server.feature(lsp.CODE_ACTION_RESOLVE)
+    async def code_action_resolve(ls: JaxlintServer, action: lsp.CodeAction) -> lsp.CodeAction:
+        data = action.data if isinstance(action.data, dict) else {}
+        target = data.get("target")
+        checked = await ls.current(target) if isinstance(target, str) else None
+        if checked is not None and action.edit is None:
+            loop = asyncio.get_running_loop()
+            action.edit = await loop.run_in_executor(ls.checker, ls.fix_all_edit, checked, data.get("code"))
+        return action
+
+    @server.feature(lsp.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: JaxlintServer, params: lsp.HoverParams) -> lsp.Hover | None:
+        uri = params.text_document.uri
+        checked = await ls.current(target_of_uri(ls, uri))
+        return ls.hover(checked, uri, params.position) if checked is not None else None
+
+    @server.feature(lsp.SHUTDOWN)
+    def shutdown(ls: JaxlintServer, params) -> None:
+        ls.shut_down = True
+        for task in ls.pending.values():
+            task.cancel()
+
+    return server
+
+
+def target_of_uri(ls: JaxlintServer, uri: str) -> str:
+    """The notebook a cell belongs to, or the document itself."""
+    notebook = ls.workspace.get_notebook_document(cell_uri=uri)
+    return notebook.uri if notebook is not None else uri
+
+
+def serve() -> int:
+    """Serve on stdin and stdout until the client says exit (0 after a shutdown request, else 1,
+    as the protocol says) or closes the stream."""
+    protocol_out = sys.stdout.buffer
+    sys.stdout = sys.stderr  # a stray print must not corrupt the protocol stream
+    server = build_server()
+    try:
+        server.start_io(sys.stdin.buffer, protocol_out)
+    finally:
+        server.checker.shutdown(wait=False, cancel_futures=True)
+    return 0 if server.shut_down else 1
