@@ -68,9 +68,9 @@ class LspClient:
             raise ServerError(f"no answer from the server in time; stderr: {b''.join(self.stderr)[-2000:]!r}") from None
         if message is None:
             raise ServerError(f"the server closed its output; stderr: {b''.join(self.stderr)[-2000:]!r}")
-        if "method" in message and "id" in message:  # a request of the server's: nothing to give
+        if "method" in message and "id" in message:  # a request of the server's: granted, nothing to give
             self._send({"id": message["id"], "result": None})
-        elif "method" in message:
+        if "method" in message:
             self.notifications.append(message)
         return message
 

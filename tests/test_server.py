@@ -211,18 +211,46 @@ def test_notebook_cells_and_resolved_fix_all(workspace):
         changes = fix["edit"]["changes"]
         assert apply_edits(cells["a"], changes[uris["a"]]) == "import jax\nimport jax.numpy as jnp\n"
         assert apply_edits(cells["c"], changes[uris["c"]]) == "%time y = 1\nx = jnp.ones(3)\n"
+        noqa = next(a for a in actions if a["title"].startswith("Suppress JAX601"))
+        assert apply_edits(cells["a"], noqa["edit"]["changes"][uris["a"]]) == \
+            "import jax\nimport jax.numpy as np  # noqa: JAX601\n"
         every = next(a for a in actions if a["kind"] == "source.fixAll.jaxlint")
         assert "edit" not in every  # computed when chosen
         resolved = client.request("codeAction/resolve", every)
         assert apply_edits(cells["c"], resolved["edit"]["changes"][uris["c"]]) == "%time y = 1\nx = jnp.ones(3)\n"
+        # a cell edited: the notebook is checked again, the finding gone from its cell
+        client.notify("notebookDocument/didChange", {
+            "notebookDocument": {"uri": notebook, "version": 2},
+            "change": {"cells": {"textContent": [{"document": {"uri": uris["a"], "version": 2},
+                                                  "changes": [{"text": "import jax\nimport jax.numpy as jnp\n"}]}]}}})
+        assert client.diagnostics(uris["a"]) == []
     finally:
         assert client.close() == 0
 
 
-def test_exit_without_shutdown_is_status_1_and_nothing_is_left_running(workspace):
-    client = LspClient(workspace)
-    client.notify("exit", None)
-    assert client.process.wait(timeout=20) == 1
+def test_changes_on_disk_that_the_client_reports_are_taken_in_and_exit_without_shutdown(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "mod.py").write_text(HELPER)
+    (tmp_path / "app.py").write_text(CALLER)
+    client = LspClient(tmp_path, {"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}})
+    try:
+        document = Document(client, tmp_path / "pkg" / "mod.py", HELPER)
+        assert codes(client.diagnostics(document.uri)) == [("JAX201", 1)]
+        client.request("textDocument/hover", {"textDocument": {"uri": document.uri},
+                                              "position": {"line": 0, "character": 0}})
+        registrations = [m for m in client.notifications if m["method"] == "client/registerCapability"]
+        assert registrations[0]["params"]["registrations"][0]["method"] == "workspace/didChangeWatchedFiles"
+        (tmp_path / "app.py").write_text(CALLER.replace("@jax.jit\n", ""))  # nothing traces the helper now
+        client.notify("workspace/didChangeWatchedFiles",
+                      {"changes": [{"uri": (tmp_path / "app.py").as_uri(), "type": 2}]})
+        assert client.diagnostics(document.uri) == []
+        # told to exit without a shutdown request: status 1, as the protocol says
+        client.notify("exit", None)
+        assert client.process.wait(timeout=20) == 1
+    finally:
+        client.close()
 
 
 def run_python(code: str) -> subprocess.CompletedProcess:

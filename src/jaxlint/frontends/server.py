@@ -40,6 +40,8 @@ FIX_ALL_KIND = "source.fixAll.jaxlint"
 _SEVERITY = {Severity.ERROR: lsp.DiagnosticSeverity.Error, Severity.WARNING: lsp.DiagnosticSeverity.Warning,
              Severity.INFO: lsp.DiagnosticSeverity.Information}
 _PYTHON_SUFFIXES = (".py", ".pyi")
+#: the files on disk whose changes can change a finding: modules, notebooks, the configuration
+WATCHED = ("**/*.py", "**/*.pyi", "**/*.ipynb", "**/pyproject.toml")
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +85,7 @@ class JaxlintServer(LanguageServer):
         self.checked: dict[str, Checked] = {}
         self.pending: dict[str, asyncio.Task] = {}
         self.resolve_edits = False
+        self.watch_files = False
         self.shut_down = False
 
     # -- the documents ----------------------------------------------------------------------------
@@ -106,8 +109,15 @@ class JaxlintServer(LanguageServer):
 
     def targets(self) -> list[str]:
         open_cells = {cell.document for nb in self.workspace.notebook_documents.values() for cell in nb.cells}
-        documents = [uri for uri in self.workspace.text_documents if uri not in open_cells and _is_python(uri)]
+        documents = [uri for uri in self.workspace.text_documents if uri not in open_cells and self.is_python(uri)]
         return [*documents, *self.workspace.notebook_documents]
+
+    def is_python(self, uri: str) -> bool:
+        """Whether a text document is Python source to check (a notebook opened as JSON text is not)."""
+        document = self.workspace.text_documents.get(uri)
+        if uri.endswith(".ipynb") or document is None:
+            return False
+        return document.language_id == "python" or uri.endswith(_PYTHON_SUFFIXES)
 
     # -- checking -----------------------------------------------------------------------------------
     def schedule(self, target: str, delay: float) -> None:
@@ -314,10 +324,6 @@ def _path(uri: str) -> str | None:
     return to_fs_path(uri)
 
 
-def _is_python(uri: str) -> bool:
-    return not uri.startswith("file:") or uri.endswith(_PYTHON_SUFFIXES)
-
-
 def _safe(finding: Finding) -> bool:
     return finding.fix is not None and finding.fix.applicability is Applicability.SAFE
 
@@ -357,15 +363,31 @@ def build_server() -> JaxlintServer:
         action = params.capabilities.text_document and params.capabilities.text_document.code_action
         support = action and action.resolve_support
         ls.resolve_edits = bool(support and "edit" in support.properties)
+        watched = params.capabilities.workspace and params.capabilities.workspace.did_change_watched_files
+        ls.watch_files = bool(watched and watched.dynamic_registration)
+
+    @server.feature(lsp.INITIALIZED)
+    async def initialized(ls: JaxlintServer, params: lsp.InitializedParams) -> None:
+        """Where the client can, it tells of changes on disk (another branch checked out, a module
+        added, the configuration edited): what other modules say may have changed."""
+        if not ls.watch_files:
+            return
+        watchers = [lsp.FileSystemWatcher(glob_pattern=pattern) for pattern in WATCHED]
+        registration = lsp.Registration(id="jaxlint-watched-files", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                                        register_options=lsp.DidChangeWatchedFilesRegistrationOptions(watchers))
+        try:
+            await ls.client_register_capability_async(lsp.RegistrationParams([registration]))
+        except Exception:  # noqa: BLE001 - without it, saves still refresh the projects
+            logger.warning("the client refused to watch files for jaxlint")
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: JaxlintServer, params: lsp.DidOpenTextDocumentParams) -> None:
-        if _is_python(params.text_document.uri):
+        if ls.is_python(params.text_document.uri):
             ls.schedule(params.text_document.uri, 0)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: JaxlintServer, params: lsp.DidChangeTextDocumentParams) -> None:
-        if _is_python(params.text_document.uri):
+        if ls.is_python(params.text_document.uri):
             ls.schedule(params.text_document.uri, DEBOUNCE_SECONDS)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
