@@ -22,7 +22,7 @@ def units(text: str, encoding: str) -> int:
 
 
 class LineIndex:
-    """One text's lines, to convert positions both ways."""
+    """One text's lines, to give jaxlint's positions in the client's units."""
 
     def __init__(self, text: str, encoding: str = UTF16) -> None:
         self.lines = source_lines(text)
@@ -37,16 +37,3 @@ class LineIndex:
         number = max(number, 0)
         line = self.lines[number]
         return number, units(line[: max(position.column - 1, 0)], self.encoding)
-
-    def from_client(self, line: int, character: int) -> Position:
-        """A client's (line, character) as a jaxlint position, clamped to the text."""
-        if line >= len(self.lines):
-            return Position(len(self.lines), len(self.lines[-1]) + 1)
-        text = self.lines[max(line, 0)]
-        counted = column = 0
-        for char in text:
-            if counted >= character:
-                break
-            counted += units(char, self.encoding)
-            column += 1
-        return Position(max(line, 0) + 1, column + 1)

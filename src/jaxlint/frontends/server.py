@@ -401,7 +401,7 @@ def build_server() -> JaxlintServer:
     def disk_changed(ls: JaxlintServer, saved: str | None) -> None:
         """What other modules tell a file, and the configuration, may have changed: every open
         document is checked again (the saved one first)."""
-        ls.linter.forget_disk()
+        ls.checker.submit(ls.linter.forget_disk)  # on the worker: after the check under way, before the next
         ls.checked.clear()
         for target in ls.targets():
             ls.schedule(target, 0 if target == saved else DEBOUNCE_SECONDS)
