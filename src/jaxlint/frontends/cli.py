@@ -291,7 +291,8 @@ def rules_command() -> None:
 
 
 @main.command("server")
-def server_command() -> None:
+@click.option("--stdio", is_flag=True, help="Accepted for clients that pass it: stdin and stdout are the only transport.")
+def server_command(stdio: bool) -> None:
     """Run the language server on stdin and stdout (docs/editors.md); needs the `server` extra."""
     try:
         import lsprotocol  # noqa: F401
@@ -301,7 +302,9 @@ def server_command() -> None:
               "(pip install 'jax-sharp-bits[server]')")
     from .server import serve
 
-    sys.exit(serve())
+    status = serve()
+    raise_if_stopped()  # ended by a signal: the guard's line and status, as for a check
+    sys.exit(status)
 
 
 def _confirm(findings, options, device, drop, project=None):
