@@ -264,12 +264,13 @@ def run_python(code: str) -> subprocess.CompletedProcess:
                           env={**os.environ, "PYTHONPATH": SRC})
 
 
-def test_without_the_extra_the_server_says_how_to_install_it():
-    done = run_python("import sys; sys.modules['pygls'] = None\n"
+@pytest.mark.parametrize("missing", ["pygls", "lsprotocol", "pygls.lsp.server"])
+def test_without_the_extra_the_server_says_how_to_install_it(missing):
+    done = run_python(f"import sys; sys.modules[{missing!r}] = None\n"
                       "from jaxlint.frontends.cli import main; main(['server'])")
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "jaxlint: error: `jaxlint server` needs pygls and lsprotocol: install the `server` extra "
+        "jaxlint: error: `jaxlint server` needs pygls 2 and lsprotocol: install the `server` extra "
         "(pip install 'jax-sharp-bits[server]')"]
 
 

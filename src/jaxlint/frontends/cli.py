@@ -295,12 +295,12 @@ def rules_command() -> None:
 def server_command(stdio: bool) -> None:
     """Run the language server on stdin and stdout (docs/editors.md); needs the `server` extra."""
     try:
-        import lsprotocol  # noqa: F401
-        import pygls  # noqa: F401
-    except ImportError:
-        _fail("`jaxlint server` needs pygls and lsprotocol: install the `server` extra "
+        from .server import serve
+    except ImportError as exc:  # missing, or a pygls without the 2.x API
+        if (exc.name or "").split(".")[0] not in ("pygls", "lsprotocol"):
+            raise
+        _fail("`jaxlint server` needs pygls 2 and lsprotocol: install the `server` extra "
               "(pip install 'jax-sharp-bits[server]')")
-    from .server import serve
 
     status = serve()
     raise_if_stopped()  # ended by a signal: the guard's line and status, as for a check
