@@ -31,6 +31,8 @@ class ProjectFiles(Protocol):
     def loaded(self, path: str, source: str) -> "tuple[SourceFile, Parsed] | None": ...
 
     def context(self, path: str) -> tuple: ...
+
+    def analysed(self, path: str) -> bool: ...
 #: Files that mention none of these cannot hold a finding; they are only syntax-checked.
 MAX_FIX_ROUNDS = 10
 
@@ -114,8 +116,8 @@ def check_source(source: str, path: str, settings: Settings, enabled: Iterable[s
         if not isinstance(tree, ast.Module):
             message, line, column = tree
             return [parse_error(path, f"cannot parse: {message}", line, column)] if PARSE_ERROR in enabled else []
-        # a module of a project may be traced by an importer even if it never names JAX itself
-        if not any(word in source for word in RELEVANT_WORDS) and not (project is not None and project.context(path)):
+        # a module the project analysed may be traced by an importer even if it never names JAX
+        if not any(word in source for word in RELEVANT_WORDS) and not (project is not None and project.analysed(path)):
             return []
         depth = nesting_beyond(tree, source, stack_depth_available())
         if depth is not None:
