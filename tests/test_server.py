@@ -230,6 +230,15 @@ def test_notebook_cells_and_resolved_fix_all(workspace):
             "change": {"cells": {"textContent": [{"document": {"uri": uris["a"], "version": 2},
                                                   "changes": [{"text": "import jax\nimport jax.numpy as jnp\n"}]}]}}})
         assert client.diagnostics(uris["a"]) == []
+        # a notebook without code cells: nothing to check, and the server goes on
+        notes = (workspace / "notes.ipynb").as_uri()
+        client.notify("notebookDocument/didOpen", {
+            "notebookDocument": {"uri": notes, "notebookType": "jupyter-notebook", "version": 1,
+                                 "cells": [{"kind": 1, "document": f"{notes}#cell-x"}]},
+            "cellTextDocuments": [{"uri": f"{notes}#cell-x", "languageId": "markdown", "version": 1,
+                                   "text": "import jax.numpy as np"}]})
+        assert client.request("textDocument/hover", {"textDocument": {"uri": f"{notes}#cell-x"},
+                                                     "position": {"line": 0, "character": 8}}) is None
     finally:
         assert client.close() == 0
 

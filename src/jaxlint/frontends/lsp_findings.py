@@ -36,15 +36,14 @@ class Checked:
     cells: list[tuple[int, str]] = field(default_factory=list)
     #: what the check says besides its findings (one line each), for the client's log
     notes: list[str] = field(default_factory=list)
+    notebook: bool = False
 
-    @property
-    def notebook(self) -> bool:
-        return bool(self.cell_uris)
-
-    def uri_of(self, finding: Finding) -> str:
+    def uri_of(self, finding: Finding) -> str | None:
+        """The document a finding is shown in: its cell in a notebook (the first cell for a finding
+        about the whole notebook), None when there is none (a notebook without code cells)."""
         if finding.cell is not None and finding.cell in self.cell_uris:
             return self.cell_uris[finding.cell]
-        return next(iter(self.texts))
+        return next(iter(self.texts), None)
 
 
 class FindingsView:

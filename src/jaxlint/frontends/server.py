@@ -69,7 +69,7 @@ class JaxlintServer(LanguageServer):
                 text = document.source if document is not None else ""
                 cell_uris[index], texts[cell.document] = cell.document, text
                 cells.append((index, text))
-            return Checked(notebook.version, _path(target), texts, cell_uris=cell_uris, cells=cells)
+            return Checked(notebook.version, _path(target), texts, cell_uris=cell_uris, cells=cells, notebook=True)
         document = self.workspace.text_documents.get(target)
         if document is None:
             return None
@@ -141,7 +141,8 @@ class JaxlintServer(LanguageServer):
         view = self.view()
         for finding in checked.findings:
             uri = checked.uri_of(finding)
-            by_uri.setdefault(uri, []).append(view.diagnostic(finding, checked.texts.get(uri, "")))
+            if uri is not None:
+                by_uri.setdefault(uri, []).append(view.diagnostic(finding, checked.texts.get(uri, "")))
         for uri, diagnostics in by_uri.items():
             version = None if checked.notebook else checked.version
             self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, diagnostics, version))
@@ -158,6 +159,7 @@ class JaxlintServer(LanguageServer):
         self.checked.pop(target, None)
         for uri in uris:
             self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, []))
+
 
 # -- helpers ----------------------------------------------------------------------------------------
 def _path(uri: str) -> str | None:
