@@ -91,6 +91,17 @@ class RuleDoc:
         return render_plain(self)
 
 
+def rule_page_uri(doc: RuleDoc) -> str | None:
+    """The link to a rule's documentation: the published page once the docs have an address, else
+    its page under docs/ where a source checkout has it, else the rule's first reference (the link
+    SARIF output gives each rule)."""
+    if not DOCUMENTATION_URL:
+        page = Path(__file__).resolve().parents[3] / "docs" / doc.page
+        if page.is_file():
+            return page.as_uri()
+    return doc.help_uri
+
+
 def catalogue_dir() -> Path:
     """`jaxlint/catalogue/rules` inside an installed wheel, else `rules/` of a source checkout."""
     packaged = Path(__file__).resolve().parent / "rules"

@@ -33,6 +33,8 @@ class ProjectFiles(Protocol):
     def loaded(self, path: str, source: str) -> "tuple[SourceFile, Parsed] | None": ...
 
     def context(self, path: str) -> tuple: ...
+
+    def analysed(self, path: str) -> bool: ...
 #: Files that mention none of these cannot hold a finding; they are only syntax-checked.
 MAX_FIX_ROUNDS = 10
 
@@ -117,7 +119,8 @@ def check_source(source: str, path: str, settings: Settings, enabled: Iterable[s
         if not isinstance(tree, ast.Module):
             message, line, column = tree
             return [parse_error(path, f"cannot parse: {message}", line, column)] if PARSE_ERROR in enabled else []
-        if not any(word in source for word in RELEVANT_WORDS):
+        # a module the project analysed may be traced by an importer even if it never names JAX
+        if not any(word in source for word in RELEVANT_WORDS) and not (project is not None and project.analysed(path)):
             # no rule can report here; a `# noqa: JAX...` comment still can be stale
             return _kept([], source, path, apply_noqa, enabled)
         depth = nesting_beyond(tree, source, stack_depth_available())

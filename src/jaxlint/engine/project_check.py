@@ -99,6 +99,13 @@ class ProjectSession:
         file = self.project.file(module)
         return (file, found[1]) if file is not None and file.path == path else None
 
+    def analysed(self, path: str) -> bool:
+        """Whether the project analysed the module of `path` (its importers called into it, or it
+        was reported): another text of it (a fix, an editor's buffer) is analysed even if it never
+        names JAX, since an importer may trace its functions."""
+        module = self.layout.module_of(path)
+        return module is not None and module.path in self._parsed
+
     def context(self, path: str) -> tuple[ModuleView, str] | tuple[()]:
         """What a new `SourceFile` of `path` is given to take part in the project (`project`,
         `package`); nothing for a file outside it."""

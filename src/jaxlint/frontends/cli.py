@@ -89,11 +89,13 @@ def main() -> None:
               help="Only findings at or above this severity make the exit status 1 (all are printed).")
 @click.option("--add-noqa", is_flag=True,
               help="Add `# noqa: CODES` to every line with findings (to adopt jaxlint on existing code), then exit.")
+@click.option("--stdin-filename", type=str, default=None, metavar="PATH",
+              help="Read the source from stdin (path `-` or none) and check it as the file PATH; nothing is written (--fix prints the fixed source).")
 @click.option("--show-files", is_flag=True, help="List the files that would be checked, then exit.")
 @click.option("--show-settings", is_flag=True, help="Print the settings in effect (and where they come from), then exit.")
 def check(paths, select, ignore, extend_select, output_format, output_file, fix, diff, statistics, runtime, device,
           runtime_drop_refuted, jobs, no_cache, exit_zero, quiet, config_path, isolated, extend_exclude,
-          force_exclude, severity, add_noqa, show_files, show_settings) -> None:
+          force_exclude, severity, add_noqa, stdin_filename, show_files, show_settings) -> None:
     """Check PATHS (files or directories; default: the current directory)."""
     from .runner import RunOptions, run
 
@@ -128,7 +130,11 @@ def check(paths, select, ignore, extend_select, output_format, output_file, fix,
     if show_files or show_settings:
         _show(options, show_files, show_settings)
         sys.exit(EXIT_CLEAN)
-    outcome = run(options)
+    from_stdin = stdin_filename is not None or tuple(paths) == ("-",)
+    if from_stdin:
+        outcome = _run_stdin(options, paths, stdin_filename, runtime)
+    else:
+        outcome = run(options)
     raise_if_stopped()
     for line in outcome.problems:
         click.echo(f"jaxlint: {line}", err=True)
@@ -156,6 +162,13 @@ def check(paths, select, ignore, extend_select, output_format, output_file, fix,
                 click.echo(f"{count} fix{'es' if count != 1 else ''} would be applied in {len(outcome.diffs)} file(s).", err=True)
         sys.exit(EXIT_ERROR if outcome.fatal else (EXIT_FINDINGS if text and not exit_zero else EXIT_CLEAN))
 
+    if outcome.fixed_output is not None:
+        with _writing_the_report():
+            sys.stdout.flush()
+            sys.stdout.buffer.write(outcome.fixed_output)
+            sys.stdout.buffer.flush()
+    # with the fixed buffer on stdout, the findings left go to stderr
+    report_to_stderr = outcome.fixed_output is not None
     findings = outcome.findings
     runtime_summary = None
     colour = False
@@ -168,7 +181,7 @@ def check(paths, select, ignore, extend_select, output_format, output_file, fix,
         if report:
             report += "" if report.endswith("\n") else "\n"
     else:
-        colour = output_format == "full" and output_file is None and use_colour(sys.stdout)
+        colour = output_format == "full" and output_file is None and use_colour(sys.stderr if report_to_stderr else sys.stdout)
         report = render(findings, output_format, rules=load_catalogue(), colour=colour,
                         files=[r.path for r in outcome.results])
     if output_file is not None:
@@ -181,7 +194,7 @@ def check(paths, select, ignore, extend_select, output_format, output_file, fix,
         report = ""
     with _writing_the_report():
         if report:
-            click.echo(report, nl=False, color=True if colour else None)
+            click.echo(report, nl=False, color=True if colour else None, err=report_to_stderr)
         if not quiet and output_format in _TEXT_FORMATS:
             click.echo(summary_line(findings, len(outcome.results), fixed=outcome.fixed, errors=outcome.fatal,
                                     not_analysed=sum(1 for r in outcome.results if r.not_analysed)),
@@ -192,6 +205,25 @@ def check(paths, select, ignore, extend_select, output_format, output_file, fix,
         sys.exit(EXIT_ERROR)
     counted = [f for f in findings if _SEVERITY_RANK[f.severity.value] >= _SEVERITY_RANK[severity]]
     sys.exit(EXIT_FINDINGS if counted and not exit_zero else EXIT_CLEAN)
+
+
+def _run_stdin(options, paths, stdin_filename: str | None, runtime: bool):
+    """`--stdin-filename PATH -`: the buffer on stdin checked as PATH (frontends/stdin_check.py)."""
+    from .stdin_check import UNNAMED, read_stdin, run_stdin
+
+    if tuple(paths) not in ((), ("-",)):
+        _fail("--stdin-filename checks the source read from stdin: give `-` as the only path, or none")
+    if runtime or options.add_noqa:
+        _fail("--runtime and --add-noqa need files on disk; they do not apply to the source read from stdin")
+    if stdin_filename == "":
+        _fail("--stdin-filename: give the path the source would have")
+    name = stdin_filename if stdin_filename is not None else UNNAMED
+    data = read_stdin(name)
+    if isinstance(data, str):
+        _fail(f"{name} (stdin): {data}")
+    options.paths = [name]
+    options.use_cache = False
+    return run_stdin(options, name, data)
 
 
 _SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
@@ -260,6 +292,23 @@ def rules_command() -> None:
         can_fix = doc.code == UNUSED_NOQA_CODE or (doc.code in rules and rules[doc.code].fixable)
         fixable = "[*]" if can_fix else "   "
         click.echo(f"{doc.code}  {doc.name:<30} {doc.severity.value:<8} {fixable} {doc.summary}")
+
+
+@main.command("server")
+@click.option("--stdio", is_flag=True, help="Accepted for clients that pass it: stdin and stdout are the only transport.")
+def server_command(stdio: bool) -> None:
+    """Run the language server on stdin and stdout (docs/editors.md); needs the `server` extra."""
+    try:
+        from .server import serve
+    except ImportError as exc:  # missing, or a pygls without the 2.x API
+        if (exc.name or "").split(".")[0] not in ("pygls", "lsprotocol"):
+            raise
+        _fail("`jaxlint server` needs pygls 2 and lsprotocol: install the `server` extra "
+              "(pip install 'jax-sharp-bits[server]')")
+
+    status = serve()
+    raise_if_stopped()  # ended by a signal: the guard's line and status, as for a check
+    sys.exit(status)
 
 
 def _confirm(findings, options, device, drop, project=None):

@@ -452,4 +452,13 @@ def discover(
     return sorted(finder.files), finder.problems
 
 
-__all__ = ["DEFAULT_EXCLUDED_DIRS", "DiscoveryProblem", "LINTABLE_SUFFIXES", "discover"]
+def is_excluded(path: str, exclude: Sequence[str], root: str) -> bool:
+    """Whether the configured exclusions leave out `path` (which need not exist: the name given
+    to a buffer read from stdin or open in an editor), as they would leave it out of a run."""
+    if not exclude:
+        return False
+    finder = _Discovery(exclude, root, respect_gitignore=False)
+    return finder.excluded(os.path.normpath(os.path.join(finder.cwd, path)), is_dir=False)
+
+
+__all__ = ["DEFAULT_EXCLUDED_DIRS", "DiscoveryProblem", "LINTABLE_SUFFIXES", "discover", "is_excluded"]

@@ -48,6 +48,8 @@ class RunOutcome:
     fixed: int = 0
     #: the project the files were checked in (`engine.project_check.ProjectSession`), if any
     project: object | None = None
+    #: with --fix of a buffer read from stdin: the buffer to print, fixed or as it came
+    fixed_output: bytes | None = None
 
     @property
     def findings(self) -> list[Finding]:
@@ -55,7 +57,9 @@ class RunOutcome:
         return sorted(found, key=lambda f: f.sort_key)
 
 
-def resolve_settings(options: RunOptions) -> Settings:
+def resolve_settings(options: RunOptions, config_start: str | None = None) -> Settings:
+    """The settings of a run. `config_start`: where the search for the configuration file starts
+    (a buffer's file name, which need not exist), instead of the first path."""
     from ..api import known_codes
 
     from .config import installed_jax_version, load_settings_file
@@ -65,6 +69,8 @@ def resolve_settings(options: RunOptions) -> Settings:
         settings = Settings(target_jax_version=installed_jax_version())
     elif options.config is not None:
         settings = load_settings_file(options.config, known)
+    elif config_start is not None:
+        settings = load_settings(config_start, known)
     else:
         settings = load_settings(options.paths[0] if os.path.exists(options.paths[0]) else ".", known)
     return with_overrides(settings, known, select=options.select, ignore=options.ignore,
@@ -232,6 +238,15 @@ def _check_one(path: str, settings: Settings, fixing: bool, cache, plan: "Projec
         return FileResult(path, internal_error=f"{type(exc).__name__}: {exc} (please report this)")
 
 
+def check_data(path: str, data: bytes, settings: Settings, fixing: bool, project=None) -> FileResult:
+    """The result for the bytes `data` checked as the file `path` (a buffer that need not be on
+    disk); a bug in a rule is this file's internal error, not an exception."""
+    try:
+        return lint_file(path, settings, fix=fixing, data=data, project=project)
+    except Exception as exc:
+        return FileResult(path, internal_error=f"{type(exc).__name__}: {exc} (please report this)")
+
+
 # -- projects -------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ProjectPlan:
@@ -253,9 +268,16 @@ def project_plan(settings: Settings, paths: list[str], files: list[str],
     if not roots:
         return None
     modules = (modules_under or project_modules)(roots, settings)
-    if not modules or (len(modules) == 1 and len(files) == 1 and os.path.samefile(modules[0], files[0])):
+    if not modules or (len(modules) == 1 and len(files) == 1 and _same_file(modules[0], files[0])):
         return None
     return ProjectPlan(roots, modules)
+
+
+def _same_file(first: str, second: str) -> bool:
+    try:
+        return os.path.samefile(first, second)
+    except OSError:  # a buffer's name with no file behind it
+        return False
 
 
 def project_modules(roots: tuple[str, ...], settings: Settings) -> tuple[str, ...]:
@@ -268,6 +290,11 @@ def project_modules(roots: tuple[str, ...], settings: Settings) -> tuple[str, ..
 
 
 _SESSIONS: dict[tuple[ProjectPlan, str], object] = {}
+
+
+def forget_project_sessions() -> None:
+    """The files on disk changed: a project is read again when next asked for."""
+    _SESSIONS.clear()
 
 
 def project_session(plan: ProjectPlan | None, settings: Settings, reported: tuple[str, ...], settled: bool = True,
