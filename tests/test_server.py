@@ -196,6 +196,7 @@ NOTEBOOK_CAPABILITIES = {"notebookDocument": {"synchronization": {}},
                          "textDocument": {"codeAction": {"resolveSupport": {"properties": ["edit"]}}}}
 
 
+@pytest.mark.system  # a server process of its own
 def test_notebook_cells_and_resolved_fix_all(workspace):
     client = LspClient(workspace, NOTEBOOK_CAPABILITIES)
     try:
@@ -243,6 +244,7 @@ def test_notebook_cells_and_resolved_fix_all(workspace):
         assert client.close() == 0
 
 
+@pytest.mark.system  # a server process of its own
 def test_changes_on_disk_that_the_client_reports_are_taken_in_and_exit_without_shutdown(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
     (tmp_path / "pkg").mkdir()
@@ -283,6 +285,7 @@ def test_without_the_extra_the_server_says_how_to_install_it(missing):
         "(pip install 'jax-sharp-bits[server]')"]
 
 
+@pytest.mark.system  # imports seen from a process of its own
 def test_check_and_version_do_not_import_the_server(tmp_path):
     (tmp_path / "m.py").write_text(BAD)
     done = run_python("import sys\nfrom click.testing import CliRunner\nfrom jaxlint.frontends.cli import main\n"
