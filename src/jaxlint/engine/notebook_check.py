@@ -9,9 +9,9 @@ from ..model.settings import Settings
 from .checker import (PARSE_ERROR, UNUSED_NOQA, FileResult, NotAnalysed, RuleFailure, check_source, fix_until_stable,
                       has_safe_fix, parse_error)
 from ..model.finding import Edit, Finding, Fix, Position
+from ..semantic.source_file import CELL_BOUNDARY
 
-#: Between cells in the joined module: a comment, so it changes nothing, and a line to split on.
-BOUNDARY = "# jaxlint: cell boundary"
+BOUNDARY = CELL_BOUNDARY
 _BOUNDARY_LINE = re.compile(rf"^{re.escape(BOUNDARY)}\n", re.MULTILINE)
 
 

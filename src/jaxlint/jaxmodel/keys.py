@@ -28,6 +28,8 @@ aligned: not reported unless a loop other than one over a dict's arrays (`batch.
 them. A compiled function called for nothing but its compilation (its result thrown away: a warm-up
 before timing) does not consume the key it is given. In test code only two direct `jax.random` draws
 from one key are reported: tests give one key to the code under test and to a reference on purpose.
+In a notebook, a key drawn from in one cell and again in another is not reported: cells run one at a
+time, again and out of order, so the text does not say in which order the draws run.
 
 Cost: the file's semantic model (one walk, shared with the other facts) gives what the interpreter
 needs ahead of time (call order, names bound to wrapped functions, attribute uses, the identifiers
@@ -57,6 +59,7 @@ from .values import STATIC_ATTRIBUTES
 from ..semantic.literals import Literals
 from ..semantic.model import SemanticModel
 from ..semantic.scopes import Scope
+from ..semantic.source_file import CELL_BOUNDARY
 from ..syntax.arguments import Passing
 from ..syntax.positions import node_spans
 from ..syntax.walk import target_names, walk
@@ -419,6 +422,14 @@ class KeyFlowFacts:
         FlowInterpreter(domain).run(function, {carry: KeyState(param=_carry_marker(None))})
         found.extend(domain.carry_reused)
         return found
+
+    def in_other_cells(self, one: cst.CSTNode, other: cst.CSTNode) -> bool:
+        """Whether two nodes are in different cells of a notebook. Cells are run one at a time, again
+        and out of order, and teaching notebooks draw from one key in cell after cell on purpose (an
+        exercise per cell, a draw repeated to show it is reproducible): the order the draws run in,
+        and whether both run at all, is not in the text."""
+        return CELL_BOUNDARY in self.ctx.source and \
+            self.ctx.cell_position(self.line(one)) != self.ctx.cell_position(self.line(other))
 
     def order(self, node: cst.CSTNode) -> int:
         return self.lines.order(node)
@@ -983,7 +994,8 @@ class KeyDomain:
                     return  # the same shuffle of several arrays, on purpose: they stay aligned
                 if kind == "again" and not self.facts.strict and (
                         _same_run_again(first, consumption) or self._dummy_input(first, consumption)
-                        or self._timed_again(first, consumption) or self._shape_only(first)):
+                        or self._timed_again(first, consumption) or self._shape_only(first)
+                        or self.facts.in_other_cells(first.node, consumption.node)):
                     return
                 if kind == "loop" and not self.facts.strict and (
                         self._over_written_out_cases(loop) or periodic(loop, node)):

@@ -1,6 +1,7 @@
 """One file under analysis: what every fact about it starts from, and the facts computed about it."""
 from __future__ import annotations
 
+import bisect
 from typing import Any, Callable, TypeVar
 
 import libcst as cst
@@ -11,6 +12,10 @@ from .scopes import Scope
 
 #: a per-file fact (`SourceFile.fact`)
 T = TypeVar("T")
+
+#: The line between two code cells of a notebook checked as one module: a comment, so it changes
+#: nothing, and a line to split the fixed text on.
+CELL_BOUNDARY = "# jaxlint: cell boundary"
 
 
 class SourceFile:
@@ -45,6 +50,15 @@ class SourceFile:
         #: and names a relative import binds are the module's own
         self.module_scope.package = package
         self._facts: dict[type, Any] = {}
+        self._cell_starts: list[int] | None = None
+
+    def cell_position(self, line: int) -> int:
+        """Which code cell of a notebook (joined as one module) a line is in, counted from 0 over
+        the code cells; 0 throughout a plain file."""
+        if self._cell_starts is None:
+            self._cell_starts = [number + 1 for number, text in enumerate(self.source.splitlines(), start=1)
+                                 if text == CELL_BOUNDARY] if CELL_BOUNDARY in self.source else []
+        return bisect.bisect_right(self._cell_starts, line)
 
     def fact(self, kind: type[T], build: Callable[[], T] | None = None) -> T:
         """The per-file fact `kind` (`kind(self)` unless `build` is given), computed on first use."""
