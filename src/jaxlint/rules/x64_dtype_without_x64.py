@@ -210,12 +210,46 @@ class X64DtypeWithoutX64(Rule):
         return None
 
     def _candidate(self, node: cst.CSTNode, written: str, narrow: str) -> None:
+        if self._under_wide_dtype_test(node):
+            return
         state = self.blocks[-1][1] if self.blocks else None
         message = (
             f"{written} requests a 64-bit type, but `jax_enable_x64` is off: JAX silently makes {narrow} instead "
             f"(only a UserWarning); turn 64-bit mode on at startup with `jax.config.update(\"jax_enable_x64\", True)` "
             f"(or `JAX_ENABLE_X64=1`), or ask for `{narrow}` explicitly")
         self.candidates.append((node, message, state, self.ctx.function() is not None))
+
+    def _under_wide_dtype_test(self, node: cst.CSTNode) -> bool:
+        """`if x.dtype == jnp.float64: y = y.astype(jnp.complex128)`: the branch runs only where `x`
+        already holds a 64-bit type, which a JAX array does only with x64 on (and a NumPy array may
+        hold at any time: not known here, so not reported either)."""
+        chain = [*self.ctx.ancestors, node]
+        for parent, child in zip(chain, chain[1:]):
+            kind = type(parent)
+            if kind is cst.If and child is parent.body and self._tests_wide_dtype(parent.test):
+                return True
+            if kind is cst.IfExp and child is parent.body and self._tests_wide_dtype(parent.test):
+                return True
+        return False
+
+    def _tests_wide_dtype(self, test: cst.BaseExpression) -> bool:
+        if type(test) is cst.BooleanOperation:
+            return test.operator.__class__ is cst.And and (
+                self._tests_wide_dtype(test.left) or self._tests_wide_dtype(test.right))
+        if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+            return False
+        target = test.comparisons[0]
+        if type(target.operator) not in (cst.Equal, cst.Is, cst.In):
+            return False
+        sides = (test.left, target.comparator)
+        if not any(type(side) is cst.Attribute and side.attr.value == "dtype" for side in sides):
+            return False
+        for side in sides:
+            options = [element.value for element in side.elements] \
+                if type(side) in (cst.Tuple, cst.List, cst.Set) else [side]
+            if any(self._wide(option) is not None for option in options):
+                return True
+        return False
 
     def finish(self) -> None:
         if self.ctx.settings.enable_x64:
