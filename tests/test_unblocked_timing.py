@@ -207,3 +207,21 @@ def test_what_a_factory_of_jitted_functions_returns_runs_after_the_call_returns(
     assert any(left_running(lambda: factories.benchmark_train(x, x)[0]) for _ in range(TRIALS))
     assert any(left_running(lambda: factories.benchmark_sharded(x, x)[0]) for _ in range(TRIALS))
     assert not any(left_running(lambda: factories.benchmark_waited(x, x)[0]) for _ in range(TRIALS))
+
+
+def test_a_function_of_the_file_that_returns_queued_work_returns_before_it_is_done():
+    """JAX504_helpers: a plain function that returns what `lax.scan` or jnp operations make hands back
+    placeholders while the device still works; the helpers that wait inside hand back finished work."""
+    helpers = load("JAX504_helpers")
+    x = busy_input(helpers.refine, square)
+
+    def left_running(run):
+        out = run()
+        unfinished = not out.is_ready()
+        out.block_until_ready()
+        return unfinished
+
+    assert any(left_running(lambda: helpers.time_refine(x)[0]) for _ in range(TRIALS))
+    assert any(left_running(lambda: helpers.time_unroll(x)[0]) for _ in range(TRIALS))
+    assert not any(left_running(lambda: helpers.refine_and_wait(x)) for _ in range(TRIALS))
+    assert not any(left_running(lambda: helpers.time_waited_result(x)[0]) for _ in range(TRIALS))

@@ -89,6 +89,8 @@ WORK_METHODS = (ARRAY_METHODS - {"copy", "block_until_ready"}) | frozenset({
     "conjugate", "all", "any", "argsort", "sort", "take", "repeat", "diagonal", "trace", "nonzero", "choose",
     "compress", "ptp",
 })
+#: Functions and methods named like this are taken to wait for everything queued (`sync_global_devices`).
+SYNC_NAMES = re.compile(r"sync|block|wait|barrier|ready", re.IGNORECASE)
 #: Annotations that declare a parameter to be a JAX array.
 ARRAY_ANNOTATIONS = frozenset({"jax.Array", "jax.numpy.ndarray"})
 _MAX_DEPTH = 6
@@ -128,6 +130,8 @@ class Dispatch:
                 return WORK
         if isinstance(func, cst.Name) and self.jitted(func, scope):
             return KEYS if self._names_key_bookkeeping(func, scope) else WORK
+        if isinstance(func, cst.Name) and self._returns_queued_work(call, scope):
+            return WORK
         if isinstance(func, cst.Attribute):
             method, receiver = func.attr.value, func.value
             if method in AT_METHODS and _is_at(receiver) and self.jax_value(receiver.value.value, scope):
@@ -189,6 +193,23 @@ class Dispatch:
         return False
 
     # -- helpers --------------------------------------------------------------------------------
+    def _returns_queued_work(self, call: cst.Call, scope: Scope) -> bool:
+        """`train(state)` of a function of the file that returns what JAX work makes on every path
+        (`return lax.scan(step, state, xs)`) and waits for nothing: it returns once that work is
+        queued, as the operation itself would."""
+        returned = self.origins.helper_returns(call, scope)
+        if not returned:
+            return False
+        function = returned[0][1].node
+        key = (id(function), "")
+        if key in self._visiting_values:
+            return False
+        self._visiting_values.add(key)
+        try:
+            return not _waits(function) and all(self.jax_value(value, owner, 1) for value, owner in returned)
+        finally:
+            self._visiting_values.discard(key)
+
     def _transform_call(self, call: cst.Call, scope: Scope) -> bool:
         """`jax.jit(f)`, `partial(jax.jit, …)(f)`, `jax.grad(f)`, `jax.vmap(f)`: a transformed callable."""
         found = self.ctx.fact(TracedFunctions).application(call, scope)
@@ -354,3 +375,34 @@ def _is_at(expr: cst.BaseExpression) -> bool:
     """`x.at[i]`"""
     return (isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute)
             and expr.value.attr.value == "at")
+
+
+def _waits(function: cst.CSTNode) -> bool:
+    """Whether a function's body may wait for a JAX result: a call that reads a value on the host
+    (`float(x)`, `.block_until_ready()`, `np.asarray(x)`, `print(x)`) or any call by a name that
+    says it synchronises."""
+    found = False
+
+    def enter(node: cst.CSTNode, _field: str) -> bool:
+        nonlocal found
+        if found:
+            return False
+        if type(node) is cst.Call:
+            name = _called_name(node.func)
+            found = name is not None and (name in _WAITING_NAMES or SYNC_NAMES.search(name) is not None)
+        return not found
+
+    walk(function, enter, lambda node: None)
+    return found
+
+
+def _called_name(func: cst.BaseExpression) -> str | None:
+    if type(func) is cst.Name:
+        return func.value
+    if type(func) is cst.Attribute:
+        return func.attr.value
+    return None
+
+
+#: The last part of the names of calls that wait for JAX values.
+_WAITING_NAMES = frozenset({name.rsplit(".", 1)[-1] for name in WAIT_FUNCTIONS} | WAIT_METHODS)

@@ -20,7 +20,6 @@ comparison: `clock() - start > budget` is a deadline) is a measured interval, em
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -28,7 +27,7 @@ import libcst as cst
 
 from ..dataflow import FlowInterpreter
 from ..dataflow.interpreter import expressions_below
-from .dispatch import WAIT_FUNCTIONS, WAIT_METHODS, WORK, Dispatch
+from .dispatch import SYNC_NAMES, WAIT_FUNCTIONS, WAIT_METHODS, WORK, Dispatch
 from ..semantic.containers import MUTATING_METHODS
 from ..semantic.scopes import Scope
 from .traced import TracedFunctions
@@ -58,8 +57,6 @@ OPAQUE = frozenset(f"builtins.{name}" for name in (
 #: Container methods that store a value without reading it (`losses.append(loss)`): the mutating
 #: ones less those that remove or reorder, which compare or hand back what the container holds.
 STORE_METHODS = MUTATING_METHODS - {"pop", "popleft", "popitem", "remove", "discard", "clear", "sort", "reverse"}
-#: Functions and methods named like this are taken to wait for everything queued (`sync_global_devices`).
-SYNC_NAMES = re.compile(r"sync|block|wait|barrier|ready", re.IGNORECASE)
 #: Context managers known not to wait for JAX work when they close (JAX's own, but its profiler, too).
 QUIET_CONTEXTS = frozenset({
     "builtins.open", "io.open", "contextlib.suppress", "contextlib.nullcontext", "contextlib.redirect_stdout",
