@@ -225,3 +225,18 @@ def test_a_function_of_the_file_that_returns_queued_work_returns_before_it_is_do
     assert any(left_running(lambda: helpers.time_unroll(x)[0]) for _ in range(TRIALS))
     assert not any(left_running(lambda: helpers.refine_and_wait(x)) for _ in range(TRIALS))
     assert not any(left_running(lambda: helpers.time_waited_result(x)[0]) for _ in range(TRIALS))
+
+
+def test_a_name_rebound_to_the_jit_of_its_own_value_dispatches():
+    """JAX504_helpers: `update = jax.jit(update)` after `init, update = optimizer(…)`: its calls
+    return before the work is done."""
+    helpers = load("JAX504_helpers")
+    x = busy_input(helpers.refine, square)
+
+    def left_running():
+        out = helpers.time_updates(x, x)[0]
+        unfinished = not out.is_ready()
+        out.block_until_ready()
+        return unfinished
+
+    assert any(left_running() for _ in range(TRIALS))

@@ -170,8 +170,11 @@ class Dispatch:
             self._visiting.discard(key)
         if not decided or not decided[-1]:
             return False
+        bindings = [o for o in origins if o.kind != "annotation"]
+        if _wraps_itself(bindings[-1], expr.value):
+            return True  # `update = jax.jit(update)`: what it was before is what it wraps now
         # `def step(...)` followed by `step = jax.jit(step)`: the plain definition is shadowed
-        return all(ok or _is_def(o) for ok, o in zip(decided, [o for o in origins if o.kind != "annotation"]))
+        return all(ok or _is_def(o) for ok, o in zip(decided, bindings))
 
     def jax_value(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> bool:
         """Whether `expr` holds JAX arrays (or a pytree of them) on every path: never NumPy or Python values."""
@@ -365,6 +368,13 @@ class Dispatch:
             first = annotation.slice[0].slice
             annotation = first.value if isinstance(first, cst.Index) else annotation
         return self.ctx.names.qualified_name(annotation, scope) in ARRAY_ANNOTATIONS
+
+
+def _wraps_itself(origin, name: str) -> bool:
+    """`name = jax.jit(name, …)`: a binding that wraps the name's own earlier value."""
+    value = origin.value if origin.kind == "value" else None
+    return type(value) is cst.Call and bool(value.args) and value.args[0].keyword is None \
+        and type(value.args[0].value) is cst.Name and value.args[0].value.value == name
 
 
 def _is_def(origin) -> bool:
