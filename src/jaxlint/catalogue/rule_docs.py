@@ -12,6 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..model.finding import Severity
+from ..model.settings import PARSE_ERROR_CODE
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -152,6 +153,19 @@ def load_catalogue() -> dict[str, RuleDoc]:
             raise CatalogueError(f"{path}: file name does not start with its code {doc.code}")
         docs[doc.code] = doc
     return docs
+
+
+def catalogue_codes() -> list[str]:
+    """Every code a user may name: each rule's and JAX000, which the engine reports itself. The
+    same as the registry's `known_codes` (it refuses a rule without an entry), read without
+    importing the rules."""
+    return sorted(load_catalogue())
+
+
+def rule_entries() -> dict[str, RuleDoc]:
+    """The entries of the rules, by code: every entry but JAX000's (the registry's rules each
+    with its `doc`, read without importing them)."""
+    return {code: doc for code, doc in load_catalogue().items() if code != PARSE_ERROR_CODE}
 
 
 def render_text(doc: RuleDoc) -> str:

@@ -7,6 +7,7 @@ analysis. A cache that cannot be read or written is skipped silently: it is only
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -17,6 +18,7 @@ from typing import Any
 
 from .. import __version__
 from ..model.finding import Applicability, Edit, Finding, Fix, Position, Severity, TraceLocation
+from ..reading import read_regular
 
 CACHE_DIR_NAME = ".jaxlint_cache"
 #: the largest entry read: far above what any real file's findings take
@@ -24,8 +26,10 @@ MAX_ENTRY_BYTES = 16 * 1024 * 1024
 _CODE = re.compile(r"JAX\d{3}")
 
 
+@functools.lru_cache(maxsize=None)
 def _code_fingerprint() -> str:
-    """Changes whenever jaxlint's own files change (a development checkout, a reinstall)."""
+    """Changes whenever jaxlint's own files change (a development checkout, a reinstall); taken
+    once per process, as its modules and catalogue are read once."""
     package = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256()
     for path in sorted(package.rglob("*")):
@@ -63,8 +67,6 @@ class FindingCache:
 
     def get_entry(self, key: str) -> tuple[list[Finding], Any] | None:
         """The findings stored under `key` and what was stored with them (`put`'s `extra`)."""
-        from ..api import read_regular
-
         try:
             entry = json.loads(read_regular(str(self.directory / key[:2] / f"{key}.json"), MAX_ENTRY_BYTES))
             if not isinstance(entry, dict) or entry.get("key") != key or not isinstance(entry.get("findings"), list):

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..model.settings import PARSE_ERROR_CODE, ConfigError, Settings
+from ..reading import read_regular
 from ..runtime.options import runtime_settings
 
 if sys.version_info >= (3, 11):
@@ -59,8 +60,6 @@ def _find_table(start: str | Path) -> tuple[Path, Any] | None:
 
 
 def _read_pyproject(path: Path) -> dict[str, Any]:
-    from ..api import read_regular
-
     try:
         return tomllib.loads(read_regular(str(path), MAX_CONFIG_BYTES).decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -17,7 +17,7 @@ Rules, in short:
   A directory named explicitly but ignored by a parent's ``.gitignore`` is walked anyway, using
   only the ignore files inside it.
 * Git is never run; hidden files and directories are walked like any other.
-* Only regular files are read, within a size limit (``api.size_limit``): a walked FIFO, socket or
+* Only regular files are read, within a size limit (``reading.size_limit``): a walked FIFO, socket or
   device (also one reached through a symlink) and a walked file over the limit are skipped with a
   non-fatal note; such a file named on the command line is a fatal problem. Neither is opened.
 * An ignore line that git accepts but ``pathspec`` cannot compile (``!`` or ``\\`` alone) matches
@@ -31,7 +31,7 @@ from typing import Iterable, Sequence
 
 import pathspec
 
-from ..api import read_regular, size_limit, unreadable_reason
+from ..reading import read_regular, size_limit, unreadable_reason
 
 LINTABLE_SUFFIXES = (".py", ".pyi", ".ipynb")
 
