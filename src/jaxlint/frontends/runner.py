@@ -10,6 +10,7 @@ import functools
 import os
 import sys
 from dataclasses import dataclass, field
+from typing import Callable
 
 from ..catalogue.rule_docs import catalogue_codes
 from ..model.finding import Finding
@@ -126,10 +127,12 @@ def run(options: RunOptions) -> RunOutcome:
     progress = _Progress(len(files)) if options.progress and len(files) >= PARALLEL_THRESHOLD else None
     jobs = options.jobs if len(files) >= PARALLEL_THRESHOLD else 1
     if plan is not None:
-        outcome.results = _check_project(files, plan, settings, cache, check, progress, jobs)
+        outcome.results = (_check_project_in_state if cache is not None else _check_project)(
+            files, plan, settings, cache, check, progress, jobs)
         outcome.checked_in = (plan, settings, tuple(files))
     elif cache is not None:
-        outcome.results = _check_with_cache(files, cache, check, jobs, progress)
+        outcome.results = _cache_first(files, lambda path: _stored(path, cache),
+                                       lambda paths: _check_all(paths, check, jobs, progress), progress)
     else:
         outcome.results = _check_all(files, check, jobs, progress)
     if progress:
@@ -147,19 +150,20 @@ def run(options: RunOptions) -> RunOutcome:
     return outcome
 
 
-def _check_with_cache(files: list[str], cache, check, jobs: int, progress: _Progress | None) -> list[FileResult]:
-    """Files checked alone: those whose findings the cache holds for their text come from it, here;
-    the others are analysed (`_check_all`)."""
+def _cache_first(files: list[str], stored: Callable[[str], FileResult | None],
+                 check: Callable[[list[str]], list[FileResult]], progress: _Progress | None) -> list[FileResult]:
+    """Results in the order of `files`: what the cache holds for each (`stored`), read in this
+    process, and `check` of the others (only they import the analysis)."""
     results: list[FileResult | None] = [None] * len(files)
     missing = []
     for index, path in enumerate(files):
-        results[index] = _stored(path, cache)
+        results[index] = stored(path)
         if results[index] is None:
             missing.append(index)
         elif progress:
             progress.step()
     if missing:
-        for index, result in zip(missing, _check_all([files[i] for i in missing], check, jobs, progress)):
+        for index, result in zip(missing, check([files[i] for i in missing])):
             results[index] = result
     return [r for r in results if r is not None]
 
@@ -200,6 +204,34 @@ def _check_all(files: list[str], check, jobs: int, progress: _Progress | None) -
     else:
         check_in_workers(files, check, jobs, method, collect)
     return [result for result in results if result is not None]
+
+
+def _check_project_in_state(files: list[str], plan: "ProjectPlan", settings: Settings, cache, check,
+                            progress: "_Progress | None", jobs: int) -> list[FileResult]:
+    """The files of a project with the cache: while every module is as it was when their contexts
+    were recorded (`cache.ProjectState`), their findings come from the cache under those contexts;
+    the others are checked by `_check_project`, and their contexts recorded."""
+    from .cache import ProjectState, project_index_salt
+
+    modules = {os.path.abspath(m) for m in plan.modules}
+    if not all(os.path.abspath(path) in modules for path in files):
+        # a file given outside the project's walk takes part without being one of its modules
+        return _check_project(files, plan, settings, cache, check, progress, jobs)
+    state = ProjectState(settings.root, plan.roots, project_index_salt(settings), plan.modules)
+
+    def stored(path: str) -> FileResult | None:
+        context = state.context(path)
+        return _stored(path, cache, context) if context is not None else None
+
+    def check_others(paths: list[str]) -> list[FileResult]:
+        results = _check_project(paths, plan, settings, cache, check, progress, jobs)
+        for result in results:
+            if result.cache_context is not None:
+                state.record(result.path, result.cache_context)
+        state.save()
+        return results
+
+    return _cache_first(files, stored, check_others, progress)
 
 
 def _check_project(files: list[str], plan: "ProjectPlan", settings: Settings, cache, check,
@@ -260,7 +292,7 @@ def _cached(path: str, cache, session) -> FileResult | None:
     # the findings also depend on what the file's analysis asked other modules: still the same?
     if found is None or not isinstance(found[1], list) or not session.still_true(found[1]):
         return None
-    return FileResult(path, [f.with_path(path) for f in found[0]])
+    return FileResult(path, [f.with_path(path) for f in found[0]], cache_context=context)
 
 
 def _check_one(path: str, settings: Settings, fixing: bool, cache, plan: "ProjectPlan | None" = None,
@@ -275,8 +307,9 @@ def _check_one(path: str, settings: Settings, fixing: bool, cache, plan: "Projec
             context = session.context_key(path) if cache is not None else None
             if context is not None and result.internal_error is None and result.not_analysed is None:
                 cache.put(cache.key(path, data, context), result.findings, session.asked(path))
+                result.cache_context = context
             return result
-        if cache is not None:  # the run found no findings for it in the cache (`_check_with_cache`)
+        if cache is not None:  # the run found no findings for it in the cache (`_cache_first`)
             key = cache.key(path, data)
             result = lint_file(path, settings, data=data)
             if result.internal_error is None and result.not_analysed is None:

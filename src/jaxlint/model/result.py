@@ -27,3 +27,6 @@ class FileResult:
     internal_error: str | None = None
     #: what of this file (valid Python) was not analysed, and why: a note, not a finding
     not_analysed: str | None = None
+    #: in a project, the context its findings were stored in the result cache under (what they
+    #: depend on beyond its text, `ProjectSession.context_key`); None when they were not stored
+    cache_context: str | None = None
