@@ -5,7 +5,7 @@ import pytest
 from click.testing import CliRunner
 
 from jaxlint.catalogue.rule_docs import (FIELDS, RUNTIME_CHECKS, CatalogueError, catalogue_codes, load_catalogue, read_entry,
-                                        render_pages, rule_entries)
+                                        render_pages, rule_entries, RuleEntries)
 from jaxlint.frontends.cli import main
 from jaxlint.model.settings import Settings
 from jaxlint.engine.checker import check_source, enabled_rules
@@ -25,6 +25,7 @@ def test_the_catalogue_alone_gives_what_the_registry_gives():
     importing the rules (tests/test_startup.py)."""
     assert catalogue_codes() == known_codes()
     assert list(rule_entries().items()) == [(code, cls.doc) for code, cls in all_rules().items()]
+    assert dict(RuleEntries()) == rule_entries()
 
 
 def test_codes_and_names_are_unique_and_well_formed():

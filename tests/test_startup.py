@@ -106,3 +106,43 @@ def test_the_state_of_a_project_changes_with_any_module_even_with_its_size_and_t
     os.utime(modules[1], ns=(before.st_atime_ns, before.st_mtime_ns))
     assert ProjectState(tmp_path, (str(tmp_path),), "salt", modules).context(modules[0]) is None
     assert ProjectState(tmp_path, (str(tmp_path),), "salt", modules[:1]).context(modules[0]) is None
+
+
+def agrees_with_importlib(name: str) -> str | None:
+    from importlib import metadata
+
+    from jaxlint.frontends.distributions import NotInstalled, distribution_version
+
+    try:
+        expected = metadata.version(name)
+    except metadata.PackageNotFoundError:
+        expected = None
+    try:
+        found = distribution_version(name)
+    except NotInstalled:
+        found = None
+    assert found == expected, name
+    return found
+
+
+def test_the_version_of_a_distribution_is_the_one_importlib_metadata_gives(tmp_path, monkeypatch):
+    for name in ("jax", "libcst", "click", "Click", "pytest", "no-such-distribution"):
+        agrees_with_importlib(name)
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "missing"), str(tmp_path / "first"), str(tmp_path / "second")])
+    (tmp_path / "first").mkdir()
+    (tmp_path / "second").mkdir()
+    assert agrees_with_importlib("jax") is None
+    for directory, version in (("second", "2.0.0"), ("first", "1.2.3")):  # the first on the path wins
+        info = tmp_path / directory / f"Jax-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: jax\nVersion: {version}\n\nVersion: 9\n",
+                                       encoding="utf-8")
+    assert agrees_with_importlib("jax") == "1.2.3"
+    # what the plain search leaves to importlib.metadata: two candidates in one directory, an egg-info
+    (tmp_path / "first" / "jax-1.0.0.dist-info").mkdir()
+    agrees_with_importlib("jax")
+    shutil.rmtree(tmp_path / "first")
+    (tmp_path / "first").mkdir()
+    (tmp_path / "first" / "jax.egg-info").mkdir()
+    (tmp_path / "first" / "jax.egg-info" / "PKG-INFO").write_text("Name: jax\nVersion: 0.3.0\n", encoding="utf-8")
+    assert agrees_with_importlib("jax") == "0.3.0"

@@ -7,17 +7,13 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from ..model.finding import Severity
 from ..model.settings import PARSE_ERROR_CODE
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
 
 FIELDS = ("code", "name", "severity", "summary", "why", "bad", "good", "fix", "references", "runtime")
 #: What runtime mode does with a rule's findings (the `check` of its `[runtime]` table):
@@ -80,6 +76,11 @@ def catalogue_dir() -> Path:
 
 
 def read_entry(path: Path) -> RuleDoc:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
@@ -155,17 +156,33 @@ def load_catalogue() -> dict[str, RuleDoc]:
     return docs
 
 
+@lru_cache(maxsize=None)
 def catalogue_codes() -> list[str]:
     """Every code a user may name: each rule's and JAX000, which the engine reports itself. The
-    same as the registry's `known_codes` (it refuses a rule without an entry), read without
-    importing the rules."""
-    return sorted(load_catalogue())
+    same as the registry's `known_codes` (it refuses a rule without an entry), read from the
+    entries' file names (`JAX101-prng-key-reuse.toml`: `load_catalogue` holds each entry's code
+    to its name), without parsing them or importing the rules."""
+    return sorted({path.name.partition("-")[0] for path in catalogue_dir().glob("JAX*.toml")})
 
 
 def rule_entries() -> dict[str, RuleDoc]:
     """The entries of the rules, by code: every entry but JAX000's (the registry's rules each
     with its `doc`, read without importing them)."""
     return {code: doc for code, doc in load_catalogue().items() if code != PARSE_ERROR_CODE}
+
+
+class RuleEntries(Mapping):
+    """`rule_entries()`, read when first looked into: a report that names no rule's entry (any
+    but GitHub's and SARIF) parses none of them."""
+
+    def __getitem__(self, code: str) -> RuleDoc:
+        return rule_entries()[code]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(rule_entries())
+
+    def __len__(self) -> int:
+        return len(rule_entries())
 
 
 def render_text(doc: RuleDoc) -> str:

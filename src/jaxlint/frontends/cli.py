@@ -137,7 +137,7 @@ def check(paths, select, ignore, extend_select, output_format, output_file, fix,
 
     from .output import render, statistics as render_statistics, summary_line
     from .output_full import use_colour
-    from ..catalogue.rule_docs import rule_entries
+    from ..catalogue.rule_docs import RuleEntries
 
     if add_noqa:
         files = len({r.path for r in outcome.results if r.fixed_count})
@@ -168,7 +168,7 @@ def check(paths, select, ignore, extend_select, output_format, output_file, fix,
         if report:
             report += "" if report.endswith("\n") else "\n"
     else:
-        rules = rule_entries()
+        rules = RuleEntries()
         colour = output_format == "full" and output_file is None and use_colour(sys.stdout)
         report = render(findings, output_format, rules=rules, colour=colour)
     if output_file is not None:

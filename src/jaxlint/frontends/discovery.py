@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Iterable, Sequence
-
-import pathspec
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from ..reading import read_regular, size_limit, unreadable_reason
+
+if TYPE_CHECKING:
+    import pathspec
 
 LINTABLE_SUFFIXES = (".py", ".pyi", ".ipynb")
 
@@ -105,6 +106,8 @@ class _Level:
 def compile_patterns(lines: Iterable[str]) -> pathspec.GitIgnoreSpec:
     """The gitignore-style patterns of `lines`; a line pathspec cannot compile matches nothing,
     as git treats it (``!`` or ``\\`` alone, a pattern ending in an unescaped backslash)."""
+    import pathspec  # only where there are patterns: a run over a tree without any starts sooner
+
     lines = list(lines)
     try:
         return pathspec.GitIgnoreSpec.from_lines(lines)
@@ -113,6 +116,8 @@ def compile_patterns(lines: Iterable[str]) -> pathspec.GitIgnoreSpec:
 
 
 def is_valid_pattern(line: str) -> bool:
+    import pathspec
+
     try:
         pathspec.GitIgnoreSpec.from_lines([line])
     except (ValueError, TypeError):
@@ -121,6 +126,9 @@ def is_valid_pattern(line: str) -> bool:
 
 
 def _compile(lines: Iterable[str]) -> tuple[_Rule, ...]:
+    lines = list(lines)
+    if all(not line or line.startswith("#") for line in lines):
+        return ()  # blank lines and comments (a fresh repository's .git/info/exclude)
     rules = []
     for pattern in compile_patterns(lines).patterns:
         if pattern.include is None:  # blank line or comment
