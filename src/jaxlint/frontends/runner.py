@@ -224,7 +224,9 @@ def _check_project_in_state(files: list[str], plan: "ProjectPlan", settings: Set
         return _stored(path, cache, context) if context is not None else None
 
     def check_others(paths: list[str]) -> list[FileResult]:
-        results = _check_project(paths, plan, settings, cache, check, progress, jobs)
+        # the files given by the state are not settled again: a worker settles only these
+        results = _check_project(paths, plan, settings, cache, functools.partial(check, reported=tuple(paths)),
+                                 progress, jobs)
         for result in results:
             if result.cache_context is not None:
                 state.record(result.path, result.cache_context)
