@@ -17,6 +17,7 @@ from jaxlint.frontends.runner import RunOptions, run
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 PROJECT = Path(__file__).parent / "projects" / "src_layout"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 #: modules that only the analysis needs
 ANALYSIS = ("libcst", "jaxlint.engine", "jaxlint.api", "jaxlint.rules", "jaxlint.rulebase", "jaxlint.semantic",
             "jaxlint.dataflow", "jaxlint.jaxmodel", "jaxlint.project.analysis")
@@ -53,6 +54,15 @@ def test_a_cached_run_of_a_file_alone_loads_no_analysis(tmp_path, monkeypatch):
     status, cached, loaded = jaxlint("check", "--output-format", "json", "alone.py", cwd=tmp_path)
     assert (status, loaded) == (1, [])
     assert json.loads(cached) == [f.to_json() for f in first]
+
+
+def test_a_notebook_from_the_cache_keeps_the_cells_of_its_fixes(tmp_path, monkeypatch):
+    shutil.copy(EXAMPLES / "regression.ipynb", tmp_path / "regression.ipynb")
+    monkeypatch.chdir(tmp_path)
+    first = run(RunOptions(paths=["regression.ipynb"])).findings
+    assert any(edit.cell is not None for f in first if f.fix for edit in f.fix.edits)
+    cached = run(RunOptions(paths=["regression.ipynb"])).findings
+    assert [f.to_json() for f in cached] == [f.to_json() for f in first]
 
 
 def test_the_harness_sees_the_analysis_loaded(tmp_path):

@@ -211,7 +211,7 @@ def _finding(item: Any) -> Finding:
     if fix is not None:
         fix = _fields(fix, {"title": str, "applicability": str, "edits": list})
         edits = tuple(Edit(_position(edit, "line", "column"), _position(edit, "end_line", "end_column"),
-                           _fields(edit, {"content": str})["content"]) for edit in fix["edits"])
+                           _fields(edit, {"content": str})["content"], _cell(edit)) for edit in fix["edits"])
         fix = Fix(fix["title"], edits, Applicability(fix["applicability"]))
     trace = item.get("trace", [])
     if not isinstance(trace, list):
@@ -222,6 +222,14 @@ def _finding(item: Any) -> Finding:
     return Finding(item["code"], item["name"], Severity(item["severity"]), item["message"], item["path"],
                    _position(item, "line", "column"), _position(item, "end_line", "end_column"), fix, item["cell"],
                    trace=steps)
+
+
+def _cell(item: dict) -> int | None:
+    """The notebook cell of an edit (absent in a plain file)."""
+    cell = item.get("cell")
+    if cell is not None and (isinstance(cell, bool) or not isinstance(cell, int) or cell < 0):
+        raise ValueError("cell: wrong type")
+    return cell
 
 
 def _fields(item: Any, types: dict[str, type | tuple[type, ...]]) -> dict:
