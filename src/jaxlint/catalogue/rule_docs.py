@@ -156,7 +156,6 @@ def load_catalogue() -> dict[str, RuleDoc]:
     return docs
 
 
-@lru_cache(maxsize=None)
 def catalogue_codes() -> list[str]:
     """Every code a user may name: each rule's and JAX000, which the engine reports itself. The
     same as the registry's `known_codes` (it refuses a rule without an entry), read from the

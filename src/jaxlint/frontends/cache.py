@@ -7,7 +7,6 @@ analysis. A cache that cannot be read or written is skipped silently: it is only
 """
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
@@ -26,10 +25,8 @@ MAX_ENTRY_BYTES = 16 * 1024 * 1024
 _CODE = re.compile(r"JAX\d{3}")
 
 
-@functools.lru_cache(maxsize=None)
 def _code_fingerprint() -> str:
-    """Changes whenever jaxlint's own files change (a development checkout, a reinstall); taken
-    once per process, as its modules and catalogue are read once."""
+    """Changes whenever jaxlint's own files change (a development checkout, a reinstall)."""
     package = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256()
     for path in sorted(package.rglob("*")):

@@ -213,8 +213,8 @@ def _check_project_in_state(files: list[str], plan: "ProjectPlan", settings: Set
     the others are checked by `_check_project`, and their contexts recorded."""
     from .cache import ProjectState, project_index_salt
 
-    modules = {os.path.abspath(m) for m in plan.modules}
-    if not all(os.path.abspath(path) in modules for path in files):
+    modules = {os.path.abspath(m) for m in plan.modules}  # found under the roots, which are resolved
+    if not all(os.path.abspath(path) in modules or os.path.realpath(path) in modules for path in files):
         # a file given outside the project's walk takes part without being one of its modules
         return _check_project(files, plan, settings, cache, check, progress, jobs)
     state = ProjectState(settings.root, plan.roots, project_index_salt(settings), plan.modules)
