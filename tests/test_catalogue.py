@@ -4,11 +4,12 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from jaxlint.catalogue.rule_docs import FIELDS, RUNTIME_CHECKS, CatalogueError, load_catalogue, read_entry, render_pages
+from jaxlint.catalogue.rule_docs import (FIELDS, RUNTIME_CHECKS, CatalogueError, catalogue_codes, load_catalogue, read_entry,
+                                        render_pages, rule_entries, RuleEntries)
 from jaxlint.frontends.cli import main
 from jaxlint.model.settings import Settings
 from jaxlint.engine.checker import check_source, enabled_rules
-from jaxlint.engine.registry import all_rules
+from jaxlint.engine.registry import all_rules, known_codes
 
 from conftest import ROOT
 
@@ -17,6 +18,14 @@ DOCS = load_catalogue()
 
 def test_every_rule_has_an_entry_and_every_entry_a_rule_or_the_engine():
     assert set(all_rules()) | {"JAX000", "JAX001"} == set(DOCS)
+
+
+def test_the_catalogue_alone_gives_what_the_registry_gives():
+    """The command line reads the codes and the rules' entries from the catalogue, without
+    importing the rules (tests/test_startup.py)."""
+    assert catalogue_codes() == known_codes()
+    assert list(rule_entries().items()) == [(code, cls.doc) for code, cls in all_rules().items()]
+    assert dict(RuleEntries()) == load_catalogue()  # what reports describe: JAX000 and JAX001 too
 
 
 def test_codes_and_names_are_unique_and_well_formed():

@@ -16,6 +16,7 @@ PACKAGE = SRC / "jaxlint"
 #: (`jaxlint.semantic.scopes` -> semantic); `jaxlint` itself holds only the version.
 LAYERS = (
     "jaxlint",     # __version__
+    "reading",     # reading regular files within a size limit, without blocking
     "model",       # plain values: findings, fixes, positions, severities, settings
     "catalogue",   # rule documentation (rules/*.toml), the deprecation table
     "syntax",      # libcst primitives: the fast walk, positions, text fixes, noqa comments

@@ -8,11 +8,11 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from .engine.checker import PARSE_ERROR, FileResult, NotAnalysed, RuleFailure, check_source, enabled_rules
-from .engine.files import (MAX_NOTEBOOK_BYTES, MAX_SOURCE_BYTES, UnreadableFile, check_file, encode_like, read_bytes,
-                           read_regular, size_limit, unreadable_reason)
+from .engine.files import check_file, encode_like, read_bytes
 from .engine.registry import all_rules, known_codes
 from .model.finding import Finding
 from .model.settings import Settings
+from .reading import MAX_NOTEBOOK_BYTES, MAX_SOURCE_BYTES, UnreadableFile, read_regular, size_limit, unreadable_reason
 
 __all__ = ["MAX_NOTEBOOK_BYTES", "MAX_SOURCE_BYTES", "PARSE_ERROR", "FileResult", "NotAnalysed", "RuleFailure",
            "UnreadableFile", "all_rules", "encode_like", "known_codes", "lint_file", "lint_source", "read_bytes",

@@ -7,16 +7,13 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from ..model.finding import Severity
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+from ..model.settings import PARSE_ERROR_CODE, UNUSED_NOQA_CODE
 
 FIELDS = ("code", "name", "severity", "summary", "why", "bad", "good", "fix", "references", "runtime")
 #: What runtime mode does with a rule's findings (the `check` of its `[runtime]` table):
@@ -114,6 +111,11 @@ def catalogue_dir() -> Path:
 
 
 def read_entry(path: Path) -> RuleDoc:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
@@ -187,6 +189,42 @@ def load_catalogue() -> dict[str, RuleDoc]:
             raise CatalogueError(f"{path}: file name does not start with its code {doc.code}")
         docs[doc.code] = doc
     return docs
+
+
+def catalogue_codes() -> list[str]:
+    """Every code a user may name: each rule's and JAX000, which the engine reports itself. The
+    same as the registry's `known_codes` (it refuses a rule without an entry), read from the
+    entries' file names (`JAX101-prng-key-reuse.toml`: `load_catalogue` holds each entry's code
+    to its name), without parsing them or importing the rules."""
+    return sorted({path.name.partition("-")[0] for path in catalogue_dir().glob("JAX*.toml")})
+
+
+def rule_entries() -> dict[str, RuleDoc]:
+    """The entries of the rules, by code: every entry but those of the codes the engine reports
+    itself, JAX000 and JAX001 (the registry's rules each with its `doc`, read without importing them)."""
+    return {code: doc for code, doc in load_catalogue().items() if code not in (PARSE_ERROR_CODE, UNUSED_NOQA_CODE)}
+
+
+class RuleEntries(Mapping):
+    """The whole catalogue (JAX000's entry too), read when first looked into and then kept: a
+    report that names no rule's entry (any but GitHub's, JUnit's and SARIF) parses none of them."""
+
+    def __init__(self) -> None:
+        self._docs: dict[str, RuleDoc] | None = None
+
+    def _entries(self) -> dict[str, RuleDoc]:
+        if self._docs is None:
+            self._docs = load_catalogue()
+        return self._docs
+
+    def __getitem__(self, code: str) -> RuleDoc:
+        return self._entries()[code]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries())
+
+    def __len__(self) -> int:
+        return len(self._entries())
 
 
 def render_text(doc: RuleDoc) -> str:

@@ -4,11 +4,11 @@ from __future__ import annotations
 import ast
 import gc
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Protocol
 
 import libcst as cst
 
+from ..model.result import FileResult  # noqa: F401 - where the engine's callers import it from
 from ..model.settings import PARSE_ERROR_CODE, RELEVANT_WORDS, UNUSED_NOQA_CODE, Settings
 from ..rulebase.context import FileContext
 from ..semantic.model import SemanticModel
@@ -56,29 +56,6 @@ class NotAnalysed(Exception):
         super().__init__(reason)
         self.reason = reason
         self.findings = findings or []
-
-
-@dataclass
-class FileResult:
-    path: str
-    #: the findings of the file as it was read (a front end that writes the fixed text swaps in
-    #: `fixed_findings` once, and only once, the write succeeded)
-    findings: list[Finding] = field(default_factory=list)
-    #: the fixed text, when fixing changed something
-    fixed_text: str | None = None
-    #: the findings of `fixed_text`
-    fixed_findings: list[Finding] | None = None
-    original_text: str | None = None
-    #: the bytes that were checked, kept with a fixed text: a writer encodes the fix like them and
-    #: can tell whether the file changed since
-    original_bytes: bytes | None = None
-    fixed_count: int = 0
-    #: why fixes were not written, if they were not
-    fix_refused: str | None = None
-    #: a bug in jaxlint met while checking this file
-    internal_error: str | None = None
-    #: what of this file (valid Python) was not analysed, and why: a note, not a finding
-    not_analysed: str | None = None
 
 
 def parse_error(path: str, message: str, line: int = 1, column: int = 1, cell: int | None = None) -> Finding:

@@ -19,10 +19,11 @@ from ..project.layout import ImportedName, ModuleFile, ProjectLayout, imports_in
 from ..semantic.source_file import SourceFile
 from .checker import cyclic_gc_paused
 from .deep_stack import call_with_deep_stack, stack_depth_available
-from .files import decode_file, read_regular, size_limit
+from .files import decode_file
 from . import notebook as nb
 from .notebook_check import JoinedCells
 from .parsing import NotParsed, Parsed, libcst_parse, nesting_beyond, python_tree
+from ..reading import read_regular, size_limit
 
 
 class ProjectSession:

@@ -143,7 +143,7 @@ def check(paths, select, ignore, extend_select, output_format, output_file, fix,
 
     from .output import render, statistics as render_statistics, summary_line
     from .output_full import use_colour
-    from ..catalogue.rule_docs import load_catalogue
+    from ..catalogue.rule_docs import RuleEntries
 
     if add_noqa:
         files = len({r.path for r in outcome.results if r.fixed_count})
@@ -182,7 +182,7 @@ def check(paths, select, ignore, extend_select, output_format, output_file, fix,
             report += "" if report.endswith("\n") else "\n"
     else:
         colour = output_format == "full" and output_file is None and use_colour(sys.stderr if report_to_stderr else sys.stdout)
-        report = render(findings, output_format, rules=load_catalogue(), colour=colour,
+        report = render(findings, output_format, rules=RuleEntries(), colour=colour,
                         files=[r.path for r in outcome.results])
     if output_file is not None:
         from .report_file import ReportFileError, write_report_file

@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import replace
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable
 
 from ..model.settings import PARSE_ERROR_CODE, ConfigError, Settings
-from ..runtime.options import runtime_settings
+from ..reading import read_regular
+from .distributions import NotInstalled, distribution_version
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -31,8 +31,8 @@ def parse_version(text: str) -> tuple[int, ...]:
 def installed_jax_version() -> tuple[int, ...] | None:
     """The version of the installed JAX, read from its metadata (JAX itself is never imported)."""
     try:
-        return parse_version(".".join(metadata.version("jax").split(".")[:3]))
-    except (metadata.PackageNotFoundError, ValueError):
+        return parse_version(".".join(distribution_version("jax").split(".")[:3]))
+    except (NotInstalled, ValueError):
         return None
 
 
@@ -59,8 +59,6 @@ def _find_table(start: str | Path) -> tuple[Path, Any] | None:
 
 
 def _read_pyproject(path: Path) -> dict[str, Any]:
-    from ..api import read_regular
-
     try:
         return tomllib.loads(read_regular(str(path), MAX_CONFIG_BYTES).decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -192,6 +190,13 @@ def _version(value: Any, where: str, known) -> tuple[int, ...]:
     return parse_version(value)
 
 
+def _runtime_settings(value: Any, where: str):
+    """`[tool.jaxlint.runtime]`, read by runtime mode's own reader (imported only for such a table)."""
+    from ..runtime.options import runtime_settings
+
+    return runtime_settings(value, where)
+
+
 _KEYS = {
     "select": _codes,
     "ignore": _codes,
@@ -207,7 +212,7 @@ _KEYS = {
     "key-names": _name_patterns,
     "unknown-calls-consume-keys": _bool,
     "strict-key-reuse": _bool,
-    "runtime": lambda value, where, known: runtime_settings(value, where),
+    "runtime": lambda value, where, known: _runtime_settings(value, where),
 }
 
 

@@ -17,7 +17,7 @@ Rules, in short:
   A directory named explicitly but ignored by a parent's ``.gitignore`` is walked anyway, using
   only the ignore files inside it.
 * Git is never run; hidden files and directories are walked like any other.
-* Only regular files are read, within a size limit (``api.size_limit``): a walked FIFO, socket or
+* Only regular files are read, within a size limit (``reading.size_limit``): a walked FIFO, socket or
   device (also one reached through a symlink) and a walked file over the limit are skipped with a
   non-fatal note; such a file named on the command line is a fatal problem. Neither is opened.
 * An ignore line that git accepts but ``pathspec`` cannot compile (``!`` or ``\\`` alone) matches
@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
-import pathspec
+from ..reading import read_regular, size_limit, unreadable_reason
 
-from ..api import read_regular, size_limit, unreadable_reason
+if TYPE_CHECKING:
+    import pathspec
 
 LINTABLE_SUFFIXES = (".py", ".pyi", ".ipynb")
 
@@ -105,6 +106,8 @@ class _Level:
 def compile_patterns(lines: Iterable[str]) -> pathspec.GitIgnoreSpec:
     """The gitignore-style patterns of `lines`; a line pathspec cannot compile matches nothing,
     as git treats it (``!`` or ``\\`` alone, a pattern ending in an unescaped backslash)."""
+    import pathspec  # only where there are patterns: a run over a tree without any starts sooner
+
     lines = list(lines)
     try:
         return pathspec.GitIgnoreSpec.from_lines(lines)
@@ -113,6 +116,8 @@ def compile_patterns(lines: Iterable[str]) -> pathspec.GitIgnoreSpec:
 
 
 def is_valid_pattern(line: str) -> bool:
+    import pathspec
+
     try:
         pathspec.GitIgnoreSpec.from_lines([line])
     except (ValueError, TypeError):
@@ -121,6 +126,9 @@ def is_valid_pattern(line: str) -> bool:
 
 
 def _compile(lines: Iterable[str]) -> tuple[_Rule, ...]:
+    lines = list(lines)
+    if all(not line or line.startswith("#") for line in lines):
+        return ()  # blank lines and comments (a fresh repository's .git/info/exclude)
     rules = []
     for pattern in compile_patterns(lines).patterns:
         if pattern.include is None:  # blank line or comment

@@ -31,7 +31,7 @@ from collections import deque
 from multiprocessing.connection import wait
 from typing import Callable, Sequence
 
-from ..api import FileResult
+from ..model.result import FileResult
 from .stopping import raise_if_stopped, release_signals, signals_held
 
 #: seconds a worker waits for its next file before checking that its parent is still there

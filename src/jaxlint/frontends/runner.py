@@ -1,16 +1,23 @@
-"""One run over many files: configuration, discovery, the cache, parallel workers, fixes written."""
+"""One run over many files: configuration, discovery, the cache, parallel workers, fixes written.
+
+A run whose files all come from the cache imports no part of the analysis (libcst, the engine, the
+rules): the cache is consulted here, with the files' bytes read by `reading`, before any file is
+handed to a worker, and the analysis is imported only where a file must be analysed.
+"""
 from __future__ import annotations
 
 import functools
 import os
 import sys
 from dataclasses import dataclass, field
+from typing import Callable
 
-from ..model.settings import Settings
-from .config import ConfigError, load_settings, with_overrides
-from ..api import FileResult, lint_file, read_bytes
-from .fix_writer import FixWriter, NotWritten, PatchMaker
+from ..catalogue.rule_docs import catalogue_codes
 from ..model.finding import Finding
+from ..model.result import FileResult
+from ..model.settings import Settings
+from ..reading import read_regular, size_limit
+from .config import ConfigError, load_settings, with_overrides
 
 #: Below this many files, starting worker processes costs more than it saves.
 PARALLEL_THRESHOLD = 16
@@ -46,25 +53,51 @@ class RunOutcome:
     #: with --diff: one patch per fixed file, bytes in the file's own encoding
     diffs: list[bytes] = field(default_factory=list)
     fixed: int = 0
-    #: the project the files were checked in (`engine.project_check.ProjectSession`), if any
-    project: object | None = None
+    #: the project the files were checked in, its settings and files (see `project`)
+    checked_in: "tuple[ProjectPlan, Settings, tuple[str, ...]] | None" = None
     #: with --fix of a buffer read from stdin: the buffer to print, fixed or as it came
     fixed_output: bytes | None = None
+    #: the project session the run already holds (a buffer from stdin is checked in one)
+    session: object | None = None
 
     @property
     def findings(self) -> list[Finding]:
         found = [f for result in self.results for f in result.findings]
         return sorted(found, key=lambda f: f.sort_key)
 
+    @property
+    def project(self):
+        """The project the files were checked in (`engine.project_check.ProjectSession`), if any:
+        made when asked (runtime mode asks), so that a run answered by the cache loads no analysis."""
+        if self.session is not None:
+            return self.session
+        if self.checked_in is None:
+            return None
+        plan, settings, files = self.checked_in
+        return project_session(plan, settings, files, settled=False)
+
+
+def lint_file(path: str, settings: Settings, **options) -> FileResult:
+    """`api.lint_file`, imported when a file is first analysed."""
+    from ..api import lint_file as lint
+
+    return lint(path, settings, **options)
+
+
+def read_bytes(path: str) -> bytes | Finding:
+    """`api.read_bytes`: the bytes of a file, or the JAX000 finding that says why it has none."""
+    from ..api import read_bytes as read
+
+    return read(path)
+
 
 def resolve_settings(options: RunOptions, config_start: str | None = None) -> Settings:
     """The settings of a run. `config_start`: where the search for the configuration file starts
     (a buffer's file name, which need not exist), instead of the first path."""
-    from ..api import known_codes
-
     from .config import installed_jax_version, load_settings_file
 
-    known = known_codes()
+    # the catalogue's codes are the rules' and JAX000 (tests/test_catalogue.py holds the registry to it)
+    known = catalogue_codes()
     if options.isolated:
         settings = Settings(target_jax_version=installed_jax_version())
     elif options.config is not None:
@@ -104,8 +137,12 @@ def run(options: RunOptions) -> RunOutcome:
     progress = _Progress(len(files)) if options.progress and len(files) >= PARALLEL_THRESHOLD else None
     jobs = options.jobs if len(files) >= PARALLEL_THRESHOLD else 1
     if plan is not None:
-        outcome.results = _check_project(files, plan, settings, cache, check, progress, jobs)
-        outcome.project = project_session(plan, settings, tuple(files), settled=False)
+        outcome.results = (_check_project_in_state if cache is not None else _check_project)(
+            files, plan, settings, cache, check, progress, jobs)
+        outcome.checked_in = (plan, settings, tuple(files))
+    elif cache is not None:
+        outcome.results = _cache_first(files, lambda path: _stored(path, cache),
+                                       lambda paths: _check_all(paths, check, jobs, progress), progress)
     else:
         outcome.results = _check_all(files, check, jobs, progress)
     if progress:
@@ -121,6 +158,35 @@ def run(options: RunOptions) -> RunOutcome:
             outcome.problems.append(f"{result.path}: internal error: {result.internal_error}")
             outcome.fatal = True
     return outcome
+
+
+def _cache_first(files: list[str], stored: Callable[[str], FileResult | None],
+                 check: Callable[[list[str]], list[FileResult]], progress: _Progress | None) -> list[FileResult]:
+    """Results in the order of `files`: what the cache holds for each (`stored`), read in this
+    process, and `check` of the others (only they import the analysis)."""
+    results: list[FileResult | None] = [None] * len(files)
+    missing = []
+    for index, path in enumerate(files):
+        results[index] = stored(path)
+        if results[index] is None:
+            missing.append(index)
+        elif progress:
+            progress.step()
+    if missing:
+        for index, result in zip(missing, check([files[i] for i in missing])):
+            results[index] = result
+    return [r for r in results if r is not None]
+
+
+def _stored(path: str, cache, context: str = "") -> FileResult | None:
+    """The findings the cache holds for the file's text as it is now (and `context`), or None;
+    never reads more than `reading` does (a file that cannot be read is analysed, to say why)."""
+    try:
+        data = read_regular(path, size_limit(path))
+    except OSError:
+        return None
+    found = cache.get(cache.key(path, data, context))
+    return FileResult(path, [f.with_path(path) for f in found]) if found is not None else None
 
 
 def _check_all(files: list[str], check, jobs: int, progress: _Progress | None) -> list[FileResult]:
@@ -148,6 +214,36 @@ def _check_all(files: list[str], check, jobs: int, progress: _Progress | None) -
     else:
         check_in_workers(files, check, jobs, method, collect)
     return [result for result in results if result is not None]
+
+
+def _check_project_in_state(files: list[str], plan: "ProjectPlan", settings: Settings, cache, check,
+                            progress: "_Progress | None", jobs: int) -> list[FileResult]:
+    """The files of a project with the cache: while every module is as it was when their contexts
+    were recorded (`cache.ProjectState`), their findings come from the cache under those contexts;
+    the others are checked by `_check_project`, and their contexts recorded."""
+    from .cache import ProjectState, project_index_salt
+
+    modules = {os.path.abspath(m) for m in plan.modules}  # found under the roots, which are resolved
+    if not all(os.path.abspath(path) in modules or os.path.realpath(path) in modules for path in files):
+        # a file given outside the project's walk takes part without being one of its modules
+        return _check_project(files, plan, settings, cache, check, progress, jobs)
+    state = ProjectState(settings.root, plan.roots, project_index_salt(settings), plan.modules)
+
+    def stored(path: str) -> FileResult | None:
+        context = state.context(path)
+        return _stored(path, cache, context) if context is not None else None
+
+    def check_others(paths: list[str]) -> list[FileResult]:
+        # the files given by the state are not settled again: a worker settles only these
+        results = _check_project(paths, plan, settings, cache, functools.partial(check, reported=tuple(paths)),
+                                 progress, jobs)
+        for result in results:
+            if result.cache_context is not None:
+                state.record(result.path, result.cache_context)
+        state.save()
+        return results
+
+    return _cache_first(files, stored, check_others, progress)
 
 
 def _check_project(files: list[str], plan: "ProjectPlan", settings: Settings, cache, check,
@@ -208,7 +304,7 @@ def _cached(path: str, cache, session) -> FileResult | None:
     # the findings also depend on what the file's analysis asked other modules: still the same?
     if found is None or not isinstance(found[1], list) or not session.still_true(found[1]):
         return None
-    return FileResult(path, [f.with_path(path) for f in found[0]])
+    return FileResult(path, [f.with_path(path) for f in found[0]], cache_context=context)
 
 
 def _check_one(path: str, settings: Settings, fixing: bool, cache, plan: "ProjectPlan | None" = None,
@@ -223,12 +319,10 @@ def _check_one(path: str, settings: Settings, fixing: bool, cache, plan: "Projec
             context = session.context_key(path) if cache is not None else None
             if context is not None and result.internal_error is None and result.not_analysed is None:
                 cache.put(cache.key(path, data, context), result.findings, session.asked(path))
+                result.cache_context = context
             return result
-        if cache is not None:
+        if cache is not None:  # the run found no findings for it in the cache (`_cache_first`)
             key = cache.key(path, data)
-            cached = cache.get(key)
-            if cached is not None:
-                return FileResult(path, [f.with_path(path) for f in cached])
             result = lint_file(path, settings, data=data)
             if result.internal_error is None and result.not_analysed is None:
                 cache.put(key, result.findings)
@@ -325,6 +419,7 @@ def project_session(plan: ProjectPlan | None, settings: Settings, reported: tupl
 def _add_noqa_comments(outcome: RunOutcome) -> None:
     """`--add-noqa`: each file's lines with findings get `# noqa: CODES`, written like a fix."""
     from .add_noqa import annotate
+    from .fix_writer import FixWriter, NotWritten
 
     writer = FixWriter()
     for result in outcome.results:
@@ -358,6 +453,8 @@ def _add_noqa_comments(outcome: RunOutcome) -> None:
 def _write_or_show_fixes(outcome: RunOutcome, show: bool) -> None:
     """Write the fixed files (`show`: collect their patches instead). A result's findings become
     those of its fixed text only once that text is on disk."""
+    from .fix_writer import FixWriter, NotWritten, PatchMaker
+
     writer, patches = FixWriter(), PatchMaker()
     for result in outcome.results:
         if result.fix_refused:

@@ -12,7 +12,7 @@ import sys
 from typing import BinaryIO
 
 from ..api import encode_like, size_limit
-from ..engine.files import describe_limit
+from ..reading import describe_limit
 from .config import ConfigError
 from .patch import unified_patch
 from .runner import RunOptions, RunOutcome, check_data, project_plan, project_session, resolve_settings
@@ -52,7 +52,7 @@ def run_stdin(options: RunOptions, path: str, data: bytes) -> RunOutcome:
     if named:
         plan = project_plan(settings, [path], [path])
         session = project_session(plan, settings, (path,))
-        outcome.project = session
+        outcome.session = session
     fixing = options.fix or options.diff
     result = check_data(path, data, settings, fixing, session)
     outcome.results = [result]

@@ -1,1 +1,1 @@
-"""Plain values shared by every layer: findings, fixes, positions, severities, settings."""
+"""Plain values shared by every layer: findings, fixes, positions, severities, settings, a file's result."""
