@@ -8,7 +8,7 @@ from typing import Callable, Iterable, Iterator, Protocol
 
 import libcst as cst
 
-from ..model.result import FileResult  # noqa: F401 - where the engine's callers import it from
+from ..model.result import FileResult  # noqa: F401 (re-exported: the engine's callers import it from here)
 from ..model.settings import PARSE_ERROR_CODE, RELEVANT_WORDS, UNUSED_NOQA_CODE, Settings
 from ..rulebase.context import FileContext
 from ..semantic.model import SemanticModel

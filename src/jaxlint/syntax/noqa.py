@@ -4,7 +4,6 @@ noqa` and `# jaxlint: noqa: CODES` on a line of their own, for the whole file; a
 with the place of each code, for the report of those that suppress nothing (JAX001)."""
 from __future__ import annotations
 
-import io
 import re
 import tokenize
 from dataclasses import dataclass
