@@ -46,6 +46,7 @@ def jaxlint(*args: str, cwd: Path) -> tuple[int, str, list[str]]:
     return result.returncode, result.stdout, last.split()[1:]
 
 
+@pytest.mark.system  # imports seen from a process of its own
 def test_a_cached_run_of_a_file_alone_loads_no_analysis(tmp_path, monkeypatch):
     (tmp_path / "alone.py").write_text(BAD, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
@@ -65,11 +66,13 @@ def test_a_notebook_from_the_cache_keeps_the_cells_of_its_fixes(tmp_path, monkey
     assert [f.to_json() for f in cached] == [f.to_json() for f in first]
 
 
+@pytest.mark.system  # imports seen from a process of its own
 def test_the_harness_sees_the_analysis_loaded(tmp_path):
     status, _, loaded = jaxlint("rules", cwd=tmp_path)
     assert status == 0 and "jaxlint.engine.registry" in loaded and "libcst" in loaded
 
 
+@pytest.mark.system  # imports seen from a process of its own
 def test_a_cached_run_in_a_project_loads_no_analysis(tmp_path, monkeypatch):
     project = tmp_path / "src_layout"
     shutil.copytree(PROJECT, project)
