@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from jaxlint.frontends.cache import ProjectState
 from jaxlint.frontends.runner import RunOptions, run
 
