@@ -89,6 +89,8 @@ NON_CONSUMING_PREFIXES = (
     "typing.", "jax.dtypes.", "pickle.", "copy.", "jax.typeof", "jax.device_put", "jax.device_get",
     "jax.block_until_ready", "jax.lax.stop_gradient", "jax.ShapeDtypeStruct", "jax.eval_shape",
     "jax.make_jaxpr", "jax.random.key_data",
+    # flax's helpers copy a value to every device or back (`replicate(key)`), drawing nothing
+    "flax.jax_utils.",
 )
 #: Functions that keep a key for later (a handler seeded with it) without drawing from it.
 STORING_CALLS = frozenset({"numpyro.handlers.seed"})
