@@ -213,3 +213,19 @@ def test_runtime_flag_cannot_be_combined_with_fix(project):
     assert result.exit_code == 2
     assert "--runtime" in result.stderr
     assert (project / "pkg" / "bad.py").read_text() == BAD
+
+
+def test_a_reused_key_names_its_first_use_as_a_related_location(tmp_path, monkeypatch):
+    """JSON and SARIF carry the first use of the key; the text line names it in the message, so no
+    `via` line repeats it."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "draws.py").write_text(
+        "import jax\n\nkey = jax.random.key(0)\na = jax.random.normal(key, (3,))\nb = jax.random.uniform(key, (3,))\n")
+    data = json.loads(CliRunner().invoke(main, ["check", "--no-cache", "--output-format", "json", "draws.py"]).stdout)
+    assert [(d["code"], d["line"]) for d in data] == [("JAX101", 5)]
+    assert data[0]["trace"] == [{"path": "draws.py", "line": 4, "message": "`key` is first consumed here"}]
+    sarif = json.loads(CliRunner().invoke(main, ["check", "--no-cache", "--output-format", "sarif", "draws.py"]).stdout)
+    related = sarif["runs"][0]["results"][0]["relatedLocations"]
+    assert [r["physicalLocation"]["region"]["startLine"] for r in related] == [4]
+    text = CliRunner().invoke(main, ["check", "--no-cache", "--output-format", "concise", "draws.py"]).stdout
+    assert text.count("\n") == 1 and "via" not in text and "consumed at line 4" in text

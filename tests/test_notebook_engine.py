@@ -127,6 +127,9 @@ def test_a_message_that_names_another_line_names_its_cell(tmp_path, monkeypatch)
     data = json.loads(check("--output-format", "json", "--select", "JAX101", "draws.ipynb").stdout)
     assert [(d["cell"], d["line"]) for d in data] == [(2, 3)]
     assert "consumed at cell 3 (counted from 1), line 1 is used again" in data[0]["message"]
+    # the first use is a related location too, in the notebook's own cells and lines
+    assert data[0]["trace"] == [{"path": "draws.ipynb", "line": 1, "cell": 2,
+                                 "message": "`key` is first consumed here"}]
 
 
 def test_one_key_drawn_from_in_two_cells_is_reported_only_with_strict_key_reuse(tmp_path, monkeypatch):

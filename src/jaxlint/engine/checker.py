@@ -226,9 +226,10 @@ def _run_rules(file: SourceFile, module: cst.Module, path: str, rule_classes: li
             except Exception as exc:
                 walker.failures.append((rule, exc))
                 failed.add(id(rule))
-    chains = ctx.report_chains
+    chains, related = ctx.report_chains, ctx.report_related
     kept = [index for index, r in enumerate(ctx.reports) if id(r[0]) not in failed]
     ctx.report_chains = {new: chains[old] for new, old in enumerate(kept) if old in chains}
+    ctx.report_related = {new: related[old] for new, old in enumerate(kept) if old in related}
     ctx.reports = [ctx.reports[index] for index in kept]
     findings = _findings(ctx, module, path)
     too_deep = sorted({rule.code for rule, exc in walker.failures if isinstance(exc, RecursionError)})
@@ -268,6 +269,7 @@ def _findings(ctx: FileContext, module: cst.Module, path: str) -> list[Finding]:
         doc = rule.doc
         chain = ctx.report_chains.get(index, ())
         trace = tuple(TraceLocation(step.path, step.line, step.action, step.cell) for step in chain)
+        trace += tuple(TraceLocation(path, line, note) for line, note in ctx.report_related.get(index, ()))
         findings.append(Finding(rule.code, doc.name, doc.severity, message, path, start, end, fix, trace=trace))
     return findings
 

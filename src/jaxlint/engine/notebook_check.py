@@ -38,6 +38,11 @@ class JoinedCells:
     def to_cell(self, finding: Finding) -> Finding:
         position = self._position(finding.start.line)
         moved = shift(finding, self.cells[position].index, self.first_lines[position] - 1)
+        if any(step.cell is None and step.path == finding.path for step in finding.trace):
+            # the lines of this notebook a finding refers to (a key's first use) are lines of cells too
+            moved = replace(moved, trace=tuple(
+                replace(step, cell=self.place(step.line)[0], line=self.place(step.line)[1])
+                if step.cell is None and step.path == finding.path else step for step in finding.trace))
         if finding.fix is None:
             return moved
         # A fix can change other cells than the finding's (JAX601 renames `np` wherever it is

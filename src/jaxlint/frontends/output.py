@@ -103,8 +103,9 @@ def _render_text(findings: Sequence[Finding], show_source: bool) -> str:
     out: list[str] = []
     for finding in findings:
         out.append(_text_line(finding) + "\n")
-        if finding.trace:
-            out.append(_via_line(finding) + "\n")
+        via = _via_line(finding)
+        if via:
+            out.append(via + "\n")
         if sources is not None:
             out.extend(line + "\n" for line in _source_excerpt(finding, sources))
     return "".join(out)
@@ -130,11 +131,14 @@ def _text_parts(finding: Finding) -> tuple[str, str]:
 
 
 def _via_line(finding: Finding) -> str:
-    """`  via train.py:6 (`train_step` calls it under `jax.jit`)`: where the tracing comes from."""
+    """`  via train.py:6 (`train_step` calls it under `jax.jit`)`: where the tracing comes from, in
+    other files; "" when the trace has no such place (the lines of its own file that a finding
+    refers to, such as a key's first use, its message names already)."""
     def where(step) -> str:
         return f"{step.path}:{step.line}" if step.cell is None else f"{step.path}:cell {step.cell + 1}, line {step.line}"
 
-    return "  via " + " → ".join(f"{where(step)} ({step.message})" for step in finding.trace)
+    elsewhere = [step for step in finding.trace if step.path != finding.path]
+    return "  via " + " → ".join(f"{where(step)} ({step.message})" for step in elsewhere) if elsewhere else ""
 
 
 def _runtime_note(finding: Finding) -> str | None:

@@ -80,8 +80,9 @@ def render_full(findings: Sequence[Finding], text_parts: Callable[[Finding], tup
     blocks: list[str] = []
     for finding in findings:
         lines = [_header(finding, *text_parts(finding), paint)]
-        if finding.trace:
-            lines.append(via(finding))
+        via_line = via(finding)
+        if via_line:
+            lines.append(via_line)
         file_lines = sources.lines(finding.path, finding.cell)
         if file_lines is not None:
             # one gutter width for the whole finding, so that its bars line up

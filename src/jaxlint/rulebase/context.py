@@ -54,6 +54,8 @@ class FileContext(WalkState):
         self.reports: list[tuple[Any, cst.CSTNode, str, NodeFix | None]] = []
         #: index into `reports` -> the chain of calls from other modules that traces the code there
         self.report_chains: dict[int, tuple["TraceStep", ...]] = {}
+        #: index into `reports` -> (line, note) of the other lines of the file the message names
+        self.report_related: dict[int, tuple[tuple[int, str], ...]] = {}
         self._jax: JaxNames | None = None
         self._traced: TracedFunctions | None = None
 
@@ -103,11 +105,14 @@ class FileContext(WalkState):
         return False
 
     # -- reporting -----------------------------------------------------------------------------
-    def add_finding(self, rule: Any, node: cst.CSTNode, message: str, fix: NodeFix | None) -> None:
+    def add_finding(self, rule: Any, node: cst.CSTNode, message: str, fix: NodeFix | None,
+                    related: tuple[tuple[int, str], ...] = ()) -> None:
         chain = self._foreign_trace() if getattr(rule, "explains_trace", False) and self.traced.project else ()
         if chain:
             message = f"{message}; traced because {_because(chain)}"
             self.report_chains[len(self.reports)] = chain
+        if related:
+            self.report_related[len(self.reports)] = related
         self.reports.append((rule, node, message, fix))
 
     def _foreign_trace(self) -> tuple["TraceStep", ...]:

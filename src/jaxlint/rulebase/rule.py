@@ -30,8 +30,11 @@ class Rule:
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
 
-    def report(self, node: cst.CSTNode, message: str, fix: NodeFix | None = None) -> None:
-        self.ctx.add_finding(self, node, message, fix)
+    def report(self, node: cst.CSTNode, message: str, fix: NodeFix | None = None,
+               related: tuple[tuple[int, str], ...] = ()) -> None:
+        """`related`: other lines of this file the message names, each with a note (the first use of
+        a reused key), which front ends show beside the finding."""
+        self.ctx.add_finding(self, node, message, fix, related)
 
     def names_wanted(self) -> Container[str] | None:
         """The spellings of the Names `visit_Name` does anything with (None: every Name), asked once

@@ -42,7 +42,7 @@ class PrngKeyReuse(Rule):
                     f"key `{name}` consumed at {self._consumed_at(facts, reuse.first)} is consumed again here "
                     f"in the next iteration of the loop ({self._label(facts, reuse.loop)}), before the body "
                     f"rebinds it: {_outcome(reuse.first, reuse.node, self.ctx)}; draw only from keys split "
-                    f"off for one use ({split}, then draw from `{fresh}`)"))
+                    f"off for one use ({split}, then draw from `{fresh}`)"), related=_first_use(facts, reuse))
             elif reuse.kind == "loop":
                 kind = "comprehension" if not isinstance(reuse.loop, (cst.For, cst.While)) else "loop"
                 self.report(reuse.node, (
@@ -53,7 +53,7 @@ class PrngKeyReuse(Rule):
                 self.report(reuse.node, (
                     f"key `{name}` consumed at {self._consumed_at(facts, reuse.first)} is used again here: "
                     f"{_outcome(reuse.first, reuse.node, self.ctx)}, as JAX keys are not stateful; split it first: "
-                    f"{split} and use `{fresh}`"))
+                    f"{split} and use `{fresh}`"), related=_first_use(facts, reuse))
 
     def _consumed_at(self, facts: KeyFlowFacts, first: Consumption) -> str:
         """`line 16`, or `line 16 by `step` → `sample` → `jax.random.normal` (line 8)` when the key was
@@ -77,6 +77,14 @@ class PrngKeyReuse(Rule):
 
     def _code(self, node: cst.CSTNode) -> str:
         return self.ctx.module.code_for_node(node)
+
+
+def _first_use(facts: KeyFlowFacts, reuse: Reuse) -> tuple[tuple[int, str], ...]:
+    """The line of the key's first use, for front ends to show beside the finding (an editor's
+    related location); a use in another module is named by the message alone."""
+    if reuse.first.where is not None:
+        return ()
+    return ((facts.line(reuse.first.node), f"`{reuse.name}` is first consumed here"),)
 
 
 def _named_nodes(reuses: list[Reuse]) -> list[cst.CSTNode]:
