@@ -64,7 +64,7 @@ def run(subject: Subject, inputs: Inputs, cache: dict | None = None) -> Run:
         return cache[key]
     import jax
 
-    fn = subject.python_function
+    fn = _fresh(subject.python_function)
     error = None
     with lines_run(subject.path) as lines:
         try:
@@ -83,6 +83,20 @@ def run(subject: Subject, inputs: Inputs, cache: dict | None = None) -> Run:
     if cache is not None:
         cache[key] = result
     return result
+
+
+def _fresh(fn):
+    """A new function object for a plain function: JAX caches traces per function, and the
+    program's own call of it (recorded earlier) must not stand in for this trace."""
+    import types
+
+    if type(fn) is not types.FunctionType:
+        return fn
+    copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    copy.__dict__.update(fn.__dict__)
+    copy.__qualname__ = fn.__qualname__
+    return copy
 
 
 def _vjp(jax, fn, args: tuple, kwargs: dict) -> None:

@@ -117,11 +117,13 @@ def _import(plan: dict, events: Events, jax) -> State:
             sys.path.insert(0, root)
     state: State = {"module": None, "import_error": None, "cache": {}, "checked_errors": [], "units": None}
     checked = any(e["function"] is None and e["check"]["check"] == "key-reuse-checker" for e in plan["findings"])
+    recorder = _recorder(plan)
+    load = (lambda: recorder.watching(lambda: _load(plan))) if recorder is not None else (lambda: _load(plan))
     events.write(event="importing")
     if checked:
         before = set(sys.modules)
         with jax.debug_key_reuse(True):
-            module, error, units = _load(plan)
+            module, error, units = load()
         state["checked_errors"] = _raised(error, units)
         if state["checked_errors"]:
             # Import again with checking off: what the module defines must not depend on the checker.
@@ -129,7 +131,7 @@ def _import(plan: dict, events: Events, jax) -> State:
                 del sys.modules[name]
             module, error, units = _load(plan)
     else:
-        module, error, units = _load(plan)
+        module, error, units = load()
     if error is not None:
         state["import_error"] = _error_record(error, plan["path"])
     state["fatal_import_error"] = error
@@ -140,7 +142,40 @@ def _import(plan: dict, events: Events, jax) -> State:
     state["module"] = module
     state["examples"], state["examples_error"] = _examples(plan)
     events.write(event="imported", ok=module is not None)
+    if recorder is not None and module is not None:
+        # The program's entry points run now, for their calls' arguments: should they end the
+        # worker, the launcher starts another one that does not run them.
+        events.write(event="recording")
+        recorder.run_entry_points(module, _source(plan, state), _entry_budget(plan))
+        events.write(event="recorded", entry_points=recorder.entry_points, functions=sorted(recorder.records))
+    state["recorder"] = recorder
     return state
+
+
+def _recorder(plan: dict):
+    """A recorder for the calls of the flagged functions (and of the functions called to reach
+    nested ones), or None when recording is off for this worker."""
+    from .recording import Recorder, Target
+
+    if not plan.get("record", True):
+        return None
+    targets: dict[str, Target] = {}
+    for entry in plan["findings"]:
+        facts = entry["function"]
+        for function in (facts, (facts or {}).get("outer")):
+            if function and function["kind"] != "property" and function["qualname"] not in targets:
+                targets[function["qualname"]] = Target(
+                    function["qualname"], function["name"], frozenset({function["first_line"], function["def_line"]}),
+                    skip_receiver=function["kind"] in ("method", "classmethod"))
+    # A notebook's calls are named by line of the joined cells, which the parent turns into cells.
+    display = None if plan.get("source") is not None else os.path.basename(plan["path"])
+    return Recorder(plan["path"], list(targets.values()), display) if targets else None
+
+
+def _entry_budget(plan: dict) -> float:
+    from .recording import ENTRY_BUDGET_S
+
+    return min(ENTRY_BUDGET_S, float(plan.get("timeout", 60)) / 4)
 
 
 def _raised(error: BaseException | None, units) -> list[BaseException]:
@@ -493,7 +528,11 @@ def _subject(entry: dict, plan: dict, state: State):
         candidates = [declared]
     else:
         abstract = not (set(facts["modes"]) <= {"grad"})  # untransformed, or traced abstractly
-        candidates = inputs_module.candidates(params, traced, abstract=abstract)
+        recorder = state.get("recorder")
+        recorded = recorder.inputs(facts["qualname"], abstract and traced is not None) if recorder else []
+        # The program's own calls say what the function takes: when there are some, they are the
+        # inputs, as a declared example would be (a probe that confirms what no call does proves nothing).
+        candidates = recorded or inputs_module.candidates(params, traced, abstract=abstract, calls=facts.get("calls"))
     modes = facts["modes"]
     subject = Subject(
         code=entry["code"], line=entry["line"], path=plan["path"], message=entry["message"],
