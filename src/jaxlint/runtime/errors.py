@@ -152,4 +152,7 @@ def confirm(subject: Subject, raises: Raises, cache: dict | None = None) -> Outc
 
 def _through(how: str, subject: Subject) -> str:
     """`a plain call of make()` when the flagged function is reached through the one defining it."""
-    return f"{how} of {subject.qualname}()" if subject.extra.get("inner_qualname") else how
+    if not subject.extra.get("inner_qualname"):
+        return how
+    caller = "its caller " if subject.extra.get("through_caller") else ""
+    return f"{how} of {caller}{subject.qualname}()"

@@ -230,6 +230,9 @@ def _functions(module: cst.Module, source: str, path: str, settings: Settings, p
     walk(module, enter, leave)
     for record, node in zip(found, nodes):  # once every use of every name is counted
         record["calls"] = call_facts(node, traced, positions, uses)
+    by_node = {id(node): record for record, node in zip(found, nodes)}
+    for record, node in zip(found, nodes):
+        record["via"] = _traced_callers(node, traced, by_node)
         if record.get("outer"):
             outer = next(r for r in found if r["qualname"] == record["outer"]["qualname"] and not r["nested"])
             record["outer"]["calls"] = outer.get("calls") or call_facts(nodes[found.index(outer)], traced, positions, uses)
@@ -304,6 +307,41 @@ def call_facts(node, traced, positions, uses: _NameUses) -> dict:
         "unpassed": sorted(defaults - passed),
         "literals": {name: first[name] for name in sorted(literal_everywhere or ())},
     }
+
+
+#: Callers tried, at most, to reach a function whose own inputs do not confirm its finding, and
+#: how many calls up from it they may be.
+VIA_CALLERS = 3
+VIA_DEPTH = 3
+
+
+def _traced_callers(node, traced, by_node: dict[int, dict]) -> list[dict]:
+    """The traced functions that call `node` (a helper traced because they call it), nearest
+    first, up the chain of calls: running one of them with its inputs calls the helper with the
+    arguments the code really builds (`first_positive(y)`, `scale_updates(grads, lr=lr,
+    momentum=0.9)`, `NFWPotential(m, r_s)` running its `__init__`)."""
+    info = traced.info(node)
+    if info is None or info.depth == 0:
+        return []
+    found: list[dict] = []
+    seen = {id(node)}
+    level = [node]
+    for _ in range(VIA_DEPTH):
+        following = []
+        for callee in level:
+            for site in traced.call_sites.get(id(callee), []):
+                caller = traced.function_of_call(site.call)
+                if caller is None or id(caller) in seen:
+                    continue
+                seen.add(id(caller))
+                record, caller_info = by_node.get(id(caller)), traced.info(caller)
+                if record is None or caller_info is None or not caller_info.modes:
+                    continue
+                following.append(caller)
+                if not record["nested"] and len(found) < VIA_CALLERS:
+                    found.append({k: v for k, v in record.items() if k not in ("outer", "via")})
+        level = following
+    return found
 
 
 def _describe(node, qualname: str, class_name: str | None, traced, positions) -> dict:

@@ -374,9 +374,13 @@ def _outcome(entry: dict, plan: dict, state: State):
         return Outcome("inconclusive", _import_failure(state))
     subject, reason = _subject(entry, plan, state)
     if subject is None:
-        return Outcome("inconclusive", reason)
+        through = _through_callers(entry, plan, state) if check["check"] == "raises" else None
+        return through or Outcome("inconclusive", reason)
     if check["check"] == "raises":
-        return errors.confirm(subject, check["raises"], state["cache"])
+        outcome = errors.confirm(subject, check["raises"], state["cache"])
+        if outcome.verdict != "confirmed" and not subject.extra.get("recorded"):
+            return _through_callers(entry, plan, state) or outcome
+        return outcome
     if check["check"] == "key-reuse-checker":
         mine = keys.confirm(subject)
         if mine.verdict == "confirmed":
@@ -386,6 +390,27 @@ def _outcome(entry: dict, plan: dict, state: State):
             return mine
         return fallback
     return _behaviour(check, subject, state) or Outcome("inconclusive", "no runtime check for this rule yet")
+
+
+def _through_callers(entry: dict, plan: dict, state: State):
+    """A helper traced because traced functions call it, run through one of them: the caller
+    gets its own inputs, and the helper the arguments the code really builds. The outcome only
+    when it confirms the finding (at the flagged line, inside the helper)."""
+    from . import errors
+
+    helper = entry["function"] or {}
+    for caller in helper.get("via", ()):
+        through, _reason = _subject({**entry, "function": caller}, plan, state)
+        if through is None:
+            continue
+        # The error must be raised inside the helper, at the flagged line.
+        through.function_lines = (helper["first_line"], helper["end_line"])
+        through.extra["inner_qualname"] = helper["qualname"]
+        through.extra["through_caller"] = True
+        outcome = errors.confirm(through, entry["check"]["raises"], state["cache"])
+        if outcome.verdict == "confirmed":
+            return outcome
+    return None
 
 
 def _behaviour(check: dict, subject, state: State):
@@ -526,6 +551,7 @@ def _subject(entry: dict, plan: dict, state: State):
         except Exception as exc:  # noqa: BLE001 - a bad example is the user's to fix: say what is wrong
             return None, f"the declared example for {facts['qualname']} is not usable: {type(exc).__name__}: {exc}"
         candidates = [declared]
+        recorded = [declared]  # the user's word: as authoritative as a recorded call
     else:
         abstract = not (set(facts["modes"]) <= {"grad"})  # untransformed, or traced abstractly
         recorder = state.get("recorder")
@@ -543,6 +569,7 @@ def _subject(entry: dict, plan: dict, state: State):
         device=state.get("device", ""),
         extra={"modes": list(modes), "transforms": facts["transforms"], "traced_params": facts["traced_params"]},
     )
+    subject.extra["recorded"] = bool(recorded)
     if inner is not None:
         subject.extra["inner_qualname"] = inner  # the flagged function, defined inside `qualname`
     return subject, None
