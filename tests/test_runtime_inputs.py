@@ -202,3 +202,36 @@ def test_probes_keep_defaults_no_call_passes_and_use_the_literals_every_call_pas
     assert guided[1].description == "probes: x=f32[3], factor=2.0"
     for inputs in guided[1:]:
         assert "steps" not in inputs.description and "factor=2.0" in inputs.description
+
+
+@pytest.mark.runtime
+def test_helpers_are_confirmed_through_their_traced_callers_and_guesses_that_do_not_fit_say_what_to_do(tmp_path):
+    """`first_positive(*args)` and `scale_updates(grads, **hyper)` take what no probe gives, and
+    `NFWPotential._check_init` needs constructor arguments: their jitted callers build them."""
+    guess = tmp_path / "guess.py"
+    guess.write_text(textwrap.dedent('''\
+        import jax
+
+
+        @jax.jit
+        def first_key(batch):
+            if batch["x"].sum() > 0:
+                return batch["x"]
+            return -batch["x"]
+        '''), encoding="utf-8")
+    paths = [FIXTURES / "JAX201_packed_arguments.py", FIXTURES / "JAX201_constructed_objects.py", guess]
+    findings = _findings(paths)
+    checked = confirm(findings, Settings(), RuntimeOptions(jobs=3))
+    verdicts = {(Path(f.path).name, f.start.line): f.runtime for f in checked}
+    expected = {("JAX201_packed_arguments.py", 10): "relu_scalar", ("JAX201_packed_arguments.py", 22): "sgd_updates",
+                ("JAX201_constructed_objects.py", 21): "energy", ("JAX201_constructed_objects.py", 41): "lr_at"}
+    for place, caller in expected.items():
+        runtime = verdicts[place]
+        assert runtime["verdict"] == "confirmed", (place, runtime)
+        assert f"TracerBoolConversionError at line {place[1]} (jax.jit trace of its caller {caller}(); probes: " \
+            in runtime["evidence"], (place, runtime)
+    (unfit,) = [runtime for (name, _), runtime in verdicts.items() if name == "guess.py"]
+    assert unfit["verdict"] == "inconclusive"
+    assert unfit["evidence"].startswith("no input set reached the predicted error")
+    assert unfit["evidence"].endswith("declare example inputs for `first_key` (pyproject.toml "
+                                      "[tool.jaxlint.runtime.examples] or jaxlint_examples.py) to check it")

@@ -18,6 +18,7 @@ import importlib
 import importlib.util
 import json
 import os
+import re
 import sys
 import types
 from pathlib import Path
@@ -324,7 +325,24 @@ def _check(entry: dict, plan: dict, state: State) -> tuple[str, str]:
         needed = _needed_failure(entry["function"], plan, state)
         if needed is not None:
             return "inconclusive", needed
+        return "inconclusive", _with_advice(outcome.evidence, entry["function"], state)
     return outcome.verdict, outcome.evidence
+
+
+#: Evidence of an inconclusive check whose inputs were guessed and did not fit the function.
+_GUESSED = re.compile(r"^(no input set reached|the call raised)|did not run with these inputs")
+
+
+def _with_advice(evidence: str, facts: dict, state: State) -> str:
+    """What the user can do when guessed inputs did not fit: declare an example."""
+    qualname = facts["qualname"]
+    if not _GUESSED.search(evidence) or qualname in state.get("examples", {}):
+        return evidence
+    recorder = state.get("recorder")
+    if recorder is not None and recorder.records.get(qualname):
+        return evidence  # the program's own inputs: no guess to replace
+    return (f"{evidence}; declare example inputs for `{qualname}` (pyproject.toml "
+            f"[tool.jaxlint.runtime.examples] or jaxlint_examples.py) to check it")
 
 
 def _needed_failure(facts: dict, plan: dict, state: State) -> str | None:
