@@ -132,6 +132,8 @@ def confirm(subject: Subject, raises: Raises, cache: dict | None = None) -> Outc
         result = run(subject, inputs, cache)
         if result.error is None:
             clean.append((inputs, result))
+            if inputs.settles:
+                break
             continue
         if predicted(raises, result.error) and raised_on(result.error, subject.path, span, within):
             line = raised_at(result.error, subject.path, within)

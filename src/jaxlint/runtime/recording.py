@@ -35,8 +35,13 @@ from typing import Any, Callable
 
 from .subject import Inputs
 
-#: Distinct recordings kept per function (its first calls).
+#: Distinct recordings kept per function (its first calls), out of at most this many calls read:
+#: a helper called in a loop costs the reading of its first calls only.
 KEPT_CALLS = 3
+READ_CALLS = 20
+#: Code flags of generators and coroutines: their frames are entered again at every resumption,
+#: with the parameters' names bound to whatever the body made of them.
+_RESUMABLE = 0x20 | 0x80 | 0x100 | 0x200
 #: Seconds the entry points may run in all, at most (a quarter of the worker's time limit if less).
 ENTRY_BUDGET_S = 10.0
 
@@ -115,7 +120,7 @@ class Recorded:
             return tuple(args), kwargs
 
         description = f"inputs recorded from the call at {self.where}: {self.describe()}"
-        return Inputs(make, _shorten(description), static)
+        return Inputs(make, _shorten(description), static, settles=True)
 
 
 @dataclass
@@ -134,6 +139,7 @@ class Recorder:
         self._by_code = {(t.name, line): t for t in self.targets for line in t.lines}
         self._names = {t.name for t in self.targets}
         self._files: dict[str, bool] = {}
+        self._read: dict[str, int] = {}
 
     def complete(self) -> bool:
         return all(t.qualname in self.records for t in self.targets)
@@ -145,10 +151,11 @@ class Recorder:
         if code.co_name not in self._names:
             return
         target = self._by_code.get((code.co_name, code.co_firstlineno))
-        if target is None or not self._ours(code.co_filename):
+        if target is None or code.co_flags & _RESUMABLE or not self._ours(code.co_filename):
             return
+        read = self._read[target.qualname] = self._read.get(target.qualname, 0) + 1
         kept = self.records.setdefault(target.qualname, [])
-        if len(kept) < KEPT_CALLS:
+        if len(kept) < KEPT_CALLS and read <= READ_CALLS:
             try:
                 recorded = _record(frame, target, self.path, self.display)
             except Exception:  # noqa: BLE001 - an argument that cannot be read costs only its recording

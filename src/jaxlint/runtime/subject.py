@@ -64,6 +64,9 @@ class Inputs:
     make: Callable[[], tuple[tuple, dict]]
     description: str  # how they were chosen, e.g. "probes: x=f32[3]" or "examples: pyproject.toml"
     static_argnames: tuple[str, ...] = ()
+    #: A clean run with these inputs settles the finding: the candidates after them are not tried
+    #: (the program's own calls ran cleanly; a guess that fails proves nothing it does).
+    settles: bool = False
 
 
 @dataclass

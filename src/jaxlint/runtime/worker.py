@@ -574,9 +574,11 @@ def _subject(entry: dict, plan: dict, state: State):
         abstract = not (set(facts["modes"]) <= {"grad"})  # untransformed, or traced abstractly
         recorder = state.get("recorder")
         recorded = recorder.inputs(facts["qualname"], abstract and traced is not None) if recorder else []
-        # The program's own calls say what the function takes: when there are some, they are the
-        # inputs, as a declared example would be (a probe that confirms what no call does proves nothing).
-        candidates = recorded or inputs_module.candidates(params, traced, abstract=abstract, calls=facts.get("calls"))
+        # The program's own calls say what the function takes: they come first, and one that runs
+        # cleanly settles the finding (a probe that confirms what no call does proves nothing).
+        # Guesses follow, for recorded calls that fail some other way.
+        candidates = [*recorded, *inputs_module.candidates(params, traced, abstract=abstract,
+                                                           calls=facts.get("calls"))]
     modes = facts["modes"]
     subject = Subject(
         code=entry["code"], line=entry["line"], path=plan["path"], message=entry["message"],
