@@ -235,3 +235,88 @@ def test_helpers_are_confirmed_through_their_traced_callers_and_guesses_that_do_
     assert unfit["evidence"].startswith("no input set reached the predicted error")
     assert unfit["evidence"].endswith("declare example inputs for `first_key` (pyproject.toml "
                                       "[tool.jaxlint.runtime.examples] or jaxlint_examples.py) to check it")
+
+
+# -- the recorder itself, in this process -----------------------------------------------------------
+RECORDED_MODULE = '''\
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+class Model:
+    def apply(self, params, x, *, config):
+        return x
+
+
+def helper(x, count, options):
+    return x
+
+
+@jax.jit
+def step(state, batch):
+    return helper(state[0], 3, {"mode": "fast", "eps": 1e-3})
+
+
+def stream(x):
+    yield x
+    x = "changed"
+    yield x
+
+
+step((jnp.ones((2, 3)), jax.random.key(1)), np.zeros(4, np.int32))
+Model().apply({"w": jnp.ones(2)}, [1.5, None], config="large")
+list(stream(jnp.ones(1)))
+for _ in range(50):
+    helper(np.ones(7), 5, {})
+'''
+
+
+@pytest.mark.jax
+def test_the_recorder_keeps_shapes_keys_python_values_and_structure(tmp_path):
+    import jax
+    import numpy as np
+
+    from jaxlint.runtime.recording import READ_CALLS, Recorder, Target
+
+    path = tmp_path / "recorded_module.py"
+    path.write_text(RECORDED_MODULE, encoding="utf-8")
+    lines = RECORDED_MODULE.splitlines()
+
+    def target(qualname: str, receiver: bool = False) -> Target:
+        name = qualname.rsplit(".", 1)[-1]
+        line = next(i for i, text in enumerate(lines, 1) if text.lstrip().startswith(f"def {name}("))
+        first = line - 1 if lines[line - 2].startswith("@") else line
+        return Target(qualname, name, frozenset({first, line}), skip_receiver=receiver)
+
+    recorder = Recorder(str(path), [target("step"), target("helper"), target("Model.apply", True), target("stream")],
+                        "recorded_module.py")
+    namespace = {"__name__": "recorded_module"}
+    recorder.watching(lambda: exec(compile(RECORDED_MODULE, str(path), "exec"), namespace))  # noqa: S102
+
+    (step,) = recorder.records["step"]
+    assert step.describe() == "state=(f32[2,3], key), batch=i32[4]"  # a tracer, inside jit
+    assert step.where == "recorded_module.py:26"
+    # Inside the trace the helper got a tracer and Python values: the latter stay static.
+    first_helper = recorder.records["helper"][0]
+    assert first_helper.describe() == "x=f32[2,3], count=3, options={eps: 0.001, mode: 'fast'}"
+    inputs = first_helper.inputs(abstract=True)
+    assert inputs.static_argnames == ("count", "options") and inputs.settles
+    args, kwargs = inputs.make()
+    assert args[0].shape == (2, 3) and args[1] == 3 and hash(args[2]) is not None and args[2]["mode"] == "fast"
+    # Fresh values on every call, keys distinct, NumPy stays NumPy.
+    state, batch = recorder.records["step"][0].inputs(abstract=True).make()[0]
+    assert isinstance(batch, jax.Array) and batch.dtype == np.int32
+    assert jax.dtypes.issubdtype(state[1].dtype, jax.dtypes.prng_key)
+    plain = recorder.records["helper"][1]
+    assert plain.describe() == "x=np.f64[7], count=5, options={}"
+    assert isinstance(plain.inputs(abstract=False).make()[0][0], np.ndarray)
+    # A method: `self` is left to the worker; keyword-only arguments go by keyword.
+    (apply,) = recorder.records["Model.apply"]
+    assert apply.describe() == "params={w: f32[2]}, x=[1.5, None], config='large'"
+    assert apply.inputs(abstract=False).make()[1] == {"config": "large"}
+    # A generator's frame is entered again at each resumption: not recorded. A helper called in a
+    # loop is read for its first calls only.
+    assert "stream" not in recorder.records
+    assert len(recorder.records["helper"]) == 2
+    assert recorder._read["helper"] == 51 > READ_CALLS
