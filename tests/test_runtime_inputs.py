@@ -88,7 +88,8 @@ def loss(params):
 HOSTILE_MAIN = {
     "exits": "import os\n    os._exit(3)",
     "sys_exits": "import sys\n    sys.exit(4)",
-    "loops": "while True:\n        try:\n            while True:\n                pass\n        except BaseException:\n            pass",
+    "loops": ("while True:\n        try:\n            while True:\n                pass\n"
+              "        except BaseException:\n            pass"),
     "reads_stdin": "import sys\n    sys.stdin.read()",
     "writes": "open('written.txt', 'w').write('x')\n    open(__file__ + '.out', 'w').write('x')",
     "forks": ("import os, time\n    if os.fork() == 0:\n        os.setsid()\n"

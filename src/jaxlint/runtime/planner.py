@@ -235,7 +235,7 @@ def _functions(module: cst.Module, source: str, path: str, settings: Settings, p
         record["via"] = _traced_callers(node, traced, by_node)
         if record.get("outer"):
             outer = next(r for r in found if r["qualname"] == record["outer"]["qualname"] and not r["nested"])
-            record["outer"]["calls"] = outer.get("calls") or call_facts(nodes[found.index(outer)], traced, positions, uses)
+            record["outer"]["calls"] = outer["calls"]  # an outer def comes before what it holds
     return found
 
 

@@ -235,7 +235,11 @@ def entry_points(module, source: str, path: str) -> list[tuple[str, Callable[[],
         if isinstance(statement, ast.If) and _is_main_test(statement.test):
             body = ast.Module(body=statement.body, type_ignores=[])
             code = compile(body, path, "exec", flags=_future_flags(tree), dont_inherit=True)
-            found.append(("the __main__ block", lambda code=code: exec(code, dict(namespace, __name__="__main__"))))  # noqa: S102
+
+            def main_block(code=code) -> None:
+                exec(code, dict(namespace, __name__="__main__"))  # noqa: S102 - the user's code, in the worker
+
+            found.append(("the __main__ block", main_block))
     for statement in tree.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name.startswith("test") \
                 and isinstance(statement, ast.FunctionDef) and _no_required_parameters(statement.args):
