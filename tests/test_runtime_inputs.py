@@ -170,6 +170,13 @@ def uses(x):
 
 
 HANDLERS = [passed_around]
+
+
+def clamp(value, low):
+    return max(value, low)
+
+
+clamp(1.5, low=0)
 '''
 
 
@@ -185,7 +192,9 @@ def test_the_planner_sends_what_the_call_sites_pass(tmp_path):
     calls = functions["scale"]["calls"]
     assert calls["unpassed"] == ["steps"]
     assert calls["literals"] == {"factor": "2.0"}  # `mode` is passed by one call only
-    assert [site["line"] for site in calls["sites"]] == []  # `x` is never a literal
+    assert calls["sites"] == []  # `x` is never a literal
+    assert functions["clamp"]["calls"] == {"sites": [{"where": "calls.py:29", "args": {"value": "1.5", "low": "0"}}],
+                                           "unpassed": [], "literals": {"value": "1.5", "low": "0"}}
     # A function whose name escapes (stored in a list) may be called from anywhere: nothing is known.
     assert functions["passed_around"]["calls"] == {}
 
@@ -198,8 +207,8 @@ def test_probes_keep_defaults_no_call_passes_and_use_the_literals_every_call_pas
     plain = candidates(params, traced)
     assert plain[0].description == "probes: x=f32[3], factor=f32[3], steps=3"  # traced, so probed
     guided = candidates(params, traced, calls={"unpassed": ["steps"], "literals": {"factor": "2.0"},
-                                               "sites": [{"line": 7, "args": {"x": "1.0", "factor": "2.0"}}]})
-    assert guided[0].description == "inputs from the call site at line 7 (literals): x=1.0, factor=2.0"
+                                               "sites": [{"where": "calls.py:7", "args": {"x": "1.0", "factor": "2.0"}}]})
+    assert guided[0].description == "inputs from the call site at calls.py:7 (literals): x=1.0, factor=2.0"
     assert guided[1].description == "probes: x=f32[3], factor=2.0"
     for inputs in guided[1:]:
         assert "steps" not in inputs.description and "factor=2.0" in inputs.description
@@ -219,6 +228,15 @@ def test_helpers_are_confirmed_through_their_traced_callers_and_guesses_that_do_
             if batch["x"].sum() > 0:
                 return batch["x"]
             return -batch["x"]
+
+
+        @jax.jit
+        def twice(x):
+            if x.sum() > 0:
+                x = -x
+            if x.mean() > 1:
+                x = x * 2
+            return x
         '''), encoding="utf-8")
     paths = [FIXTURES / "JAX201_packed_arguments.py", FIXTURES / "JAX201_constructed_objects.py", guess]
     findings = _findings(paths)
@@ -231,11 +249,17 @@ def test_helpers_are_confirmed_through_their_traced_callers_and_guesses_that_do_
         assert runtime["verdict"] == "confirmed", (place, runtime)
         assert f"TracerBoolConversionError at line {place[1]} (jax.jit trace of its caller {caller}(); probes: " \
             in runtime["evidence"], (place, runtime)
-    (unfit,) = [runtime for (name, _), runtime in verdicts.items() if name == "guess.py"]
+    unfit = verdicts[("guess.py", 6)]
     assert unfit["verdict"] == "inconclusive"
     assert unfit["evidence"].startswith("no input set reached the predicted error")
     assert unfit["evidence"].endswith("declare example inputs for `first_key` (pyproject.toml "
                                       "[tool.jaxlint.runtime.examples] or jaxlint_examples.py) to check it")
+    # Of two findings in one function, the first stops the trace: the second says which line to fix.
+    assert verdicts[("guess.py", 13)]["verdict"] == "confirmed"
+    assert verdicts[("guess.py", 15)] == {
+        "verdict": "inconclusive", "device": verdicts[("guess.py", 15)]["device"],
+        "evidence": "TracerBoolConversionError at line 13 stops jax.jit trace first (probes: x=f32[3]), before "
+                    "line 15: fix line 13, then check this line again"}
 
 
 # -- the recorder itself, in this process -----------------------------------------------------------

@@ -147,6 +147,12 @@ def confirm(subject: Subject, raises: Raises, cache: dict | None = None) -> Outc
         return Outcome("not-reproduced", f"{verb} cleanly with {_through(result.how, subject)} "
                                          f"({inputs.description}){reached}")
     inputs, result = failed[0]
+    first = raised_at(result.error, subject.path, within) if predicted(raises, result.error) else None
+    if first is not None and not span[0] <= first <= span[1]:
+        # Another line of the function raises the same kind of error before the trace gets here.
+        return Outcome("inconclusive", f"{type(result.error).__name__} at line {first} stops "
+                                       f"{_through(result.how, subject)} first ({inputs.description}), before "
+                                       f"line {subject.line}: fix line {first}, then check this line again")
     more = f" (and {len(failed) - 1} other input set{'s' if len(failed) > 2 else ''})" if len(failed) > 1 else ""
     return Outcome("inconclusive", f"no input set reached the predicted error: {_through(result.how, subject)} with "
                                    f"{inputs.description} raised {describe(result.error, subject.path, within)}{more}")

@@ -202,7 +202,7 @@ def _site_candidates(params: list[dict], traced: set[str] | None, abstract: bool
                 break  # a required parameter the call does not name: not usable alone
         else:
             described = ", ".join(f"{name}={spec}" for name, spec in chosen.items()) or "no arguments"
-            result.append(Inputs(_maker(params, chosen), f"inputs from the call site at line {site['line']} "
+            result.append(Inputs(_maker(params, chosen), f"inputs from the call site at {site['where']} "
                                                          f"(literals): {described}", tuple(static)))
     return result
 

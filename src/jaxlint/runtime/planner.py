@@ -229,7 +229,7 @@ def _functions(module: cst.Module, source: str, path: str, settings: Settings, p
 
     walk(module, enter, leave)
     for record, node in zip(found, nodes):  # once every use of every name is counted
-        record["calls"] = call_facts(node, traced, positions, uses)
+        record["calls"] = call_facts(node, traced, positions, uses, _place_name(path))
     by_node = {id(node): record for record, node in zip(found, nodes)}
     for record, node in zip(found, nodes):
         record["via"] = _traced_callers(node, traced, by_node)
@@ -266,7 +266,13 @@ class _NameUses:
         return self.read[name] - self.called[name] - self.defined[name] <= wrapped
 
 
-def call_facts(node, traced, positions, uses: _NameUses) -> dict:
+def _place_name(path: str) -> str | None:
+    """How evidence names a line of this file: `train.py:12`; None for a notebook, whose lines the
+    parent turns into cells ("line 12")."""
+    return None if path.endswith(".ipynb") else Path(path).name
+
+
+def call_facts(node, traced, positions, uses: _NameUses, file_name: str | None = None) -> dict:
     """What the module's call sites pass to a function: for each call (when every call of it is
     known), the literal source of each argument it names, or None where an argument is not a
     literal; the parameters with a default that no call passes; the parameters every call passes a
@@ -298,11 +304,12 @@ def call_facts(node, traced, positions, uses: _NameUses) -> dict:
             arguments[name] = text
         literal_names = {name for name, text in arguments.items() if text is not None}
         literal_everywhere = literal_names if literal_everywhere is None else literal_everywhere & literal_names
-        described.append((positions[site.call].start.line, arguments))
+        line = positions[site.call].start.line
+        described.append((f"{file_name}:{line}" if file_name else f"line {line}", arguments))
     defaults = {p["name"] for p in _params(node) if p["default"] is not None}
     first = dict(described[0][1])
     return {
-        "sites": [{"line": line, "args": args} for line, args in described
+        "sites": [{"where": where, "args": args} for where, args in described
                   if all(text is not None for text in args.values())],
         "unpassed": sorted(defaults - passed),
         "literals": {name: first[name] for name in sorted(literal_everywhere or ())},
