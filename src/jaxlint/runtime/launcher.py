@@ -7,7 +7,8 @@ and kills whatever the worker leaves running. The worker writes an event line as
 step, so when it dies — killed at the time limit, a segfault in XLA, an `os._exit` in the user's
 code — the finding it was checking gets the reason, and a fresh worker resumes with the findings
 after it (at most `MAX_RUNS` workers per module). If it dies before the module is imported, every
-finding of the module gets the reason.
+finding of the module gets the reason. If it dies while running the program's entry points to record
+the arguments of its calls (recording.py), one more worker checks the module without running them.
 """
 from __future__ import annotations
 
