@@ -177,6 +177,18 @@ def clamp(value, low):
 
 
 clamp(1.5, low=0)
+
+
+class Net:
+    def apply(self, x, gain=1.0):
+        return x * gain
+
+
+def use(other):
+    return Net().apply(1.0) + other.apply(2.0, gain=3.0)
+
+
+SETTINGS = dict(scale=1.0)  # a keyword named like a function is no use of it
 '''
 
 
@@ -197,6 +209,8 @@ def test_the_planner_sends_what_the_call_sites_pass(tmp_path):
                                            "unpassed": [], "literals": {"value": "1.5", "low": "0"}}
     # A function whose name escapes (stored in a list) may be called from anywhere: nothing is known.
     assert functions["passed_around"]["calls"] == {}
+    # Nor when a call of its name reaches something the analysis cannot tell (`other.apply`).
+    assert functions["Net.apply"]["calls"] == {}
 
 
 def test_probes_keep_defaults_no_call_passes_and_use_the_literals_every_call_passes():

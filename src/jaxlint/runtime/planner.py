@@ -253,17 +253,26 @@ class _NameUses:
         if isinstance(node, cst.Name):
             self.read[node.value] += 1
         elif isinstance(node, cst.Call):
-            func = node.func
-            name = func if isinstance(func, cst.Name) else func.attr if isinstance(func, cst.Attribute) else None
+            name = called_name(node)
             if name is not None:
-                self.called[name.value] += 1
-        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            self.defined[node.name.value] += 1
+                self.called[name] += 1
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Param)):
+            self.defined[node.name.value] += 1  # a parameter of the same name is no use of it either
+        elif isinstance(node, cst.Arg) and node.keyword is not None:
+            self.defined[node.keyword.value] += 1  # `f(scale=2)` names a parameter, not `scale`
         return True
 
-    def only_called(self, name: str, wrapped: int) -> bool:
-        """Every read of `name` calls it, or gives it to a transform whose wrapper's calls are known."""
-        return self.read[name] - self.called[name] - self.defined[name] <= wrapped
+    def only_called(self, name: str, wrapped: int, resolved: int) -> bool:
+        """Every read of `name` calls it (and each such call was resolved to the function), or gives
+        it to a transform whose wrapper's calls are known."""
+        return self.read[name] - self.called[name] - self.defined[name] <= wrapped and self.called[name] == resolved
+
+
+def called_name(call: cst.Call) -> str | None:
+    """`f` of `f(…)` and of `obj.f(…)`."""
+    func = call.func
+    name = func if isinstance(func, cst.Name) else func.attr if isinstance(func, cst.Attribute) else None
+    return name.value if name is not None else None
 
 
 def _place_name(path: str) -> str | None:
@@ -281,10 +290,15 @@ def call_facts(node, traced, positions, uses: _NameUses, file_name: str | None =
 
     if isinstance(node, cst.Lambda):
         return {}
+    info = traced.info(node)
+    if info is not None and info.chain:
+        return {}  # traced because of a caller in another module: its calls are not all here
     sites = traced.call_sites.get(id(node), [])
     applications = traced.applications.get(id(node), [])
     wrapped = sum(1 for use in applications if use.sites is not None)
-    if not sites or not uses.only_called(node.name.value, wrapped) or \
+    name = node.name.value
+    resolved = sum(1 for site in sites if called_name(site.call) == name)
+    if not sites or not uses.only_called(name, wrapped, resolved) or \
             any(use.all_params or use.traced_positions is not None for use in applications):
         return {}
     described, passed, literal_everywhere = [], set(), None
