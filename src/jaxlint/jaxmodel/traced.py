@@ -947,6 +947,10 @@ class TracedFunctions:
             return (), _name(owner.node) if owner is not None else "", node, info.label
         return None
 
+    def function_of_call(self, call: cst.Call) -> FunctionNode | None:
+        """The function whose body makes `call` (None: module level)."""
+        return self._function_of_call(call)
+
     def _function_of_call(self, call: cst.Call) -> FunctionNode | None:
         scope = self.call_scopes.get(id(call))
         owner = _function_scope(scope)

@@ -64,7 +64,7 @@ def run(subject: Subject, inputs: Inputs, cache: dict | None = None) -> Run:
         return cache[key]
     import jax
 
-    fn = subject.python_function
+    fn = _fresh(subject.python_function)
     error = None
     with lines_run(subject.path) as lines:
         try:
@@ -83,6 +83,20 @@ def run(subject: Subject, inputs: Inputs, cache: dict | None = None) -> Run:
     if cache is not None:
         cache[key] = result
     return result
+
+
+def _fresh(fn):
+    """A new function object for a plain function: JAX caches traces per function, and the
+    program's own call of it (recorded earlier) must not stand in for this trace."""
+    import types
+
+    if type(fn) is not types.FunctionType:
+        return fn
+    copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    copy.__dict__.update(fn.__dict__)
+    copy.__qualname__ = fn.__qualname__
+    return copy
 
 
 def _vjp(jax, fn, args: tuple, kwargs: dict) -> None:
@@ -118,6 +132,8 @@ def confirm(subject: Subject, raises: Raises, cache: dict | None = None) -> Outc
         result = run(subject, inputs, cache)
         if result.error is None:
             clean.append((inputs, result))
+            if inputs.settles:
+                break
             continue
         if predicted(raises, result.error) and raised_on(result.error, subject.path, span, within):
             line = raised_at(result.error, subject.path, within)
@@ -131,6 +147,12 @@ def confirm(subject: Subject, raises: Raises, cache: dict | None = None) -> Outc
         return Outcome("not-reproduced", f"{verb} cleanly with {_through(result.how, subject)} "
                                          f"({inputs.description}){reached}")
     inputs, result = failed[0]
+    first = raised_at(result.error, subject.path, within) if predicted(raises, result.error) else None
+    if first is not None and not span[0] <= first <= span[1]:
+        # Another line of the function raises the same kind of error before the trace gets here.
+        return Outcome("inconclusive", f"{type(result.error).__name__} at line {first} stops "
+                                       f"{_through(result.how, subject)} first ({inputs.description}), before "
+                                       f"line {subject.line}: fix line {first}, then check this line again")
     more = f" (and {len(failed) - 1} other input set{'s' if len(failed) > 2 else ''})" if len(failed) > 1 else ""
     return Outcome("inconclusive", f"no input set reached the predicted error: {_through(result.how, subject)} with "
                                    f"{inputs.description} raised {describe(result.error, subject.path, within)}{more}")
@@ -138,4 +160,7 @@ def confirm(subject: Subject, raises: Raises, cache: dict | None = None) -> Outc
 
 def _through(how: str, subject: Subject) -> str:
     """`a plain call of make()` when the flagged function is reached through the one defining it."""
-    return f"{how} of {subject.qualname}()" if subject.extra.get("inner_qualname") else how
+    if not subject.extra.get("inner_qualname"):
+        return how
+    caller = "its caller " if subject.extra.get("through_caller") else ""
+    return f"{how} of {caller}{subject.qualname}()"

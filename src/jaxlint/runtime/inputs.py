@@ -10,7 +10,11 @@ consumed by the checks, so it must not be shared between runs). The candidates c
   `num_steps`, `axis`, the shape (3,) for `shape`, True for flags such as `training`, float32[3]
   for the others), then float32 scalars, then the integer 3, then float32[3,3].
 
-Parameters with a default that the static analysis does not see passed keep their default.
+Parameters with a default that the static analysis does not see passed keep their default, and so
+do those that no call site passes; a parameter every call site passes a Python literal for gets
+that literal, not a probe; a call site whose arguments are all literals is a candidate of its own,
+before the annotations and probes. (Inputs recorded from the program's own calls come before all
+of these: recording.py.)
 Parameters the static analysis finds static (not traced, no default) get the integer 3 unless
 an annotation or example says otherwise, and are named in `static_argnames`.
 """
@@ -116,15 +120,23 @@ def _describe_value(value: Any) -> str:
     return text if len(text) <= 20 else type(value).__name__
 
 
-def candidates(params: list[dict], traced: set[str] | None, abstract: bool = True) -> list[Inputs]:
-    """Inputs from annotations and probes, best first (see the module docstring).
+def candidates(params: list[dict], traced: set[str] | None, abstract: bool = True,
+               calls: dict | None = None) -> list[Inputs]:
+    """Inputs from the call sites, annotations and probes, best first (see the module docstring).
 
     `params` are the planner's parameter records without `self`/`cls`; `traced` the parameters the
     static analysis finds traced (None: the function is not traced, every parameter is an input).
     `abstract`: traced abstractly (jit, vmap, lax …), where an untraced parameter is a static one;
     otherwise (under `grad` alone) it is an ordinary argument, and the differentiated parameters
-    must be floating point.
+    must be floating point. `calls`: what the planner knows of the function's call sites
+    (`planner.call_facts`): a parameter no call passes keeps its default, one every call passes a
+    Python literal gets that literal, and a call whose arguments are all literals is a candidate.
     """
+    calls = calls or {}
+    unpassed = set(calls.get("unpassed", ()))
+    literals = {name: _literal(text) for name, text in calls.get("literals", {}).items()}
+    literals = {name: value for name, value in literals.items() if value is not _NOT_LITERAL}
+    result = _site_candidates(params, traced, abstract, calls)
     sizes: dict[str, int] = {}
     hints = {p["name"]: read_annotation(p.get("annotation"), sizes) for p in params}
     plans = []
@@ -137,23 +149,61 @@ def candidates(params: list[dict], traced: set[str] | None, abstract: bool = Tru
             if kind in ("var_positional", "var_keyword"):
                 continue
             is_traced = traced is None or name in traced
-            if param.get("default") is not None and not (traced is not None and name in traced):
+            if param.get("default") is not None and (name in unpassed or not (traced is not None and name in traced)):
                 continue  # keeps its default
             is_static = traced is not None and not is_traced and abstract
             if is_static:
                 static.append(name)
+            if name in literals:
+                chosen[name] = Spec("python", value=literals[name])  # what every call passes
+                continue
             spec = _choose(name, hints.get(name), probe, static=is_static)
             if not abstract and traced is not None and is_traced and spec.kind == "python":
                 spec = SCALAR if probe != "guided" else VECTOR  # grad differentiates floats only
             chosen[name] = spec
         plans.append((chosen, tuple(static), origin))
-    seen, result = set(), []
+    seen = {inputs.description for inputs in result}
     for chosen, static, origin in plans:
         description = ", ".join(f"{name}={spec}" for name, spec in chosen.items()) or "no arguments"
         if description in seen:
             continue
         seen.add(description)
         result.append(Inputs(_maker(params, chosen), f"{origin}: {description}", static))
+    return result
+
+
+_NOT_LITERAL = object()
+
+
+def _literal(text: str) -> Any:
+    import ast
+
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return _NOT_LITERAL
+
+
+def _site_candidates(params: list[dict], traced: set[str] | None, abstract: bool, calls: dict) -> list[Inputs]:
+    """One candidate per call site whose arguments are all Python literals, in source order."""
+    result = []
+    for site in calls.get("sites", ()):
+        values = {name: _literal(text) for name, text in site["args"].items()}
+        if any(value is _NOT_LITERAL for value in values.values()):
+            continue
+        chosen, static = {}, []
+        for param in params:
+            name = param["name"]
+            if name in values:
+                chosen[name] = Spec("python", value=values[name])
+                if traced is not None and name not in traced and abstract:
+                    static.append(name)
+            elif param.get("default") is None and param["kind"] not in ("var_positional", "var_keyword"):
+                break  # a required parameter the call does not name: not usable alone
+        else:
+            described = ", ".join(f"{name}={spec}" for name, spec in chosen.items()) or "no arguments"
+            result.append(Inputs(_maker(params, chosen), f"inputs from the call site at {site['where']} "
+                                                         f"(literals): {described}", tuple(static)))
     return result
 
 

@@ -35,6 +35,8 @@ def confirm(subject: Subject) -> Outcome:
                 error = None
         if error is None:
             clean.append((inputs, set(lines)))
+            if inputs.settles:
+                break
             continue
         if type(error).__name__ == "KeyReuseError" and raised_on(error, subject.path, span, within):
             line = raised_at(error, subject.path, within)

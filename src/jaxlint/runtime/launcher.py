@@ -7,7 +7,8 @@ and kills whatever the worker leaves running. The worker writes an event line as
 step, so when it dies — killed at the time limit, a segfault in XLA, an `os._exit` in the user's
 code — the finding it was checking gets the reason, and a fresh worker resumes with the findings
 after it (at most `MAX_RUNS` workers per module). If it dies before the module is imported, every
-finding of the module gets the reason.
+finding of the module gets the reason. If it dies while running the program's entry points to record
+the arguments of its calls (recording.py), one more worker checks the module without running them.
 """
 from __future__ import annotations
 
@@ -165,8 +166,9 @@ def _inside(path: str, directory: str) -> bool:
 def _run_all(result: ModuleResult, payload: dict, scratch: str, directory: str, runtime: RuntimeSettings,
              device: str | None, enable_x64: bool) -> None:
     entries = payload["findings"]
-    start = 0
-    for number in range(MAX_RUNS):
+    start, number, runs = 0, -1, MAX_RUNS
+    while number + 1 < runs:
+        number += 1
         if start >= len(entries):
             return
         if _STOPPED.is_set():
@@ -190,6 +192,11 @@ def _run_all(result: ModuleResult, payload: dict, scratch: str, directory: str, 
             return
         if run.finished:
             return
+        if run.current is None and run.recording:
+            # The program's entry points, run for their calls' arguments, ended the worker: the
+            # next one does without them.
+            payload, runs = {**payload, "record": False}, runs + 1
+            continue
         if run.current is None:  # died before checking a finding: starting JAX or importing the module
             _all_remaining(result, entries, start, _death(run, runtime, "import" if run.ready else "start"))
             return
@@ -212,6 +219,7 @@ class _Run:
     skipped: list[tuple[int, str]] = field(default_factory=list)
     ready: bool = False
     current: int | None = None
+    recording: bool = False  # running the program's entry points for their calls' arguments
     finished: bool = False
     fatal: str | None = None
     internal: str | None = None  # the worker's own bug, as it reported it
@@ -312,6 +320,10 @@ def _read_events(path: str, run: _Run) -> None:
             kind = event.get("event")
             if kind == "ready":
                 run.ready, run.device = True, event.get("device")
+            elif kind == "recording":
+                run.recording = True
+            elif kind == "recorded":
+                run.recording = False
             elif kind == "start":
                 run.current = event.get("index")
             elif kind == "result":

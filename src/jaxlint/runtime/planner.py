@@ -9,6 +9,7 @@ that the worker (`worker.py`) executes in its own process.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from ..catalogue.rule_docs import RuntimeCheck, load_catalogue
 from ..model.settings import Settings
 from ..model.finding import Finding, Position
+from ..syntax.arguments import Passing
 
 def runtime_check(code: str) -> RuntimeCheck | None:
     """What runtime mode does with findings of `code`, as its catalogue entry says (None: not run)."""
@@ -192,7 +194,9 @@ def _functions(module: cst.Module, source: str, path: str, settings: Settings, p
         context = project.context(path)
     traced = SourceFile(path, source, module, settings, *context).fact(TracedFunctions)
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    uses = _NameUses()
     found: list[dict] = []
+    nodes: list[cst.CSTNode] = []
     # (node, qualified-name prefix for what is defined inside it, class name or None)
     stack: list[tuple[cst.CSTNode, str, str | None]] = []
 
@@ -200,6 +204,7 @@ def _functions(module: cst.Module, source: str, path: str, settings: Settings, p
         return stack[-1][1] if stack else ""
 
     def enter(node: cst.CSTNode, _field: str) -> bool:
+        uses.enter(node, _field)
         if isinstance(node, cst.ClassDef):
             stack.append((node, f"{prefix()}{node.name.value}.", node.name.value))
         elif isinstance(node, (cst.FunctionDef, cst.Lambda)):
@@ -208,6 +213,7 @@ def _functions(module: cst.Module, source: str, path: str, settings: Settings, p
             in_class = owner is not None and isinstance(owner[0], cst.ClassDef)
             qualname = f"{prefix()}{name}"
             record = _describe(node, qualname, owner[2] if in_class else None, traced, positions)
+            nodes.append(node)
             if record["nested"]:
                 # The outermost def around it: called instead when this one cannot be called alone.
                 outer = next((r for r in reversed(found) if not r["nested"] and
@@ -222,6 +228,140 @@ def _functions(module: cst.Module, source: str, path: str, settings: Settings, p
             stack.pop()
 
     walk(module, enter, leave)
+    for record, node in zip(found, nodes):  # once every use of every name is counted
+        record["calls"] = call_facts(node, traced, positions, uses, _place_name(path))
+    by_node = {id(node): record for record, node in zip(found, nodes)}
+    for record, node in zip(found, nodes):
+        record["via"] = _traced_callers(node, traced, by_node)
+        if record.get("outer"):
+            outer = next(r for r in found if r["qualname"] == record["outer"]["qualname"] and not r["nested"])
+            record["outer"]["calls"] = outer["calls"]  # an outer def comes before what it holds
+    return found
+
+
+class _NameUses:
+    """How often each name is read, called and defined in the module: a function whose name is
+    read other than to call it (passed to a transform, stored, returned) may be called from
+    anywhere, so its call sites are not all known."""
+
+    def __init__(self) -> None:
+        self.read: Counter[str] = Counter()
+        self.called: Counter[str] = Counter()
+        self.defined: Counter[str] = Counter()
+
+    def enter(self, node: cst.CSTNode, _field: str) -> bool:
+        if isinstance(node, cst.Name):
+            self.read[node.value] += 1
+        elif isinstance(node, cst.Call):
+            name = called_name(node)
+            if name is not None:
+                self.called[name] += 1
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Param)):
+            self.defined[node.name.value] += 1  # a parameter of the same name is no use of it either
+        elif isinstance(node, cst.Arg) and node.keyword is not None:
+            self.defined[node.keyword.value] += 1  # `f(scale=2)` names a parameter, not `scale`
+        return True
+
+    def only_called(self, name: str, wrapped: int, resolved: int) -> bool:
+        """Every read of `name` calls it (and each such call was resolved to the function), or gives
+        it to a transform whose wrapper's calls are known."""
+        return self.read[name] - self.called[name] - self.defined[name] <= wrapped and self.called[name] == resolved
+
+
+def called_name(call: cst.Call) -> str | None:
+    """`f` of `f(…)` and of `obj.f(…)`."""
+    func = call.func
+    name = func if isinstance(func, cst.Name) else func.attr if isinstance(func, cst.Attribute) else None
+    return name.value if name is not None else None
+
+
+def _place_name(path: str) -> str | None:
+    """How evidence names a line of this file: `train.py:12`; None for a notebook, whose lines the
+    parent turns into cells ("line 12")."""
+    return None if path.endswith(".ipynb") else Path(path).name
+
+
+def call_facts(node, traced, positions, uses: _NameUses, file_name: str | None = None) -> dict:
+    """What the module's call sites pass to a function: for each call (when every call of it is
+    known), the literal source of each argument it names, or None where an argument is not a
+    literal; the parameters with a default that no call passes; the parameters every call passes a
+    literal for. Empty when the function has no call site here, or may be called from elsewhere."""
+    import ast
+
+    if isinstance(node, cst.Lambda):
+        return {}
+    info = traced.info(node)
+    if info is not None and info.chain:
+        return {}  # traced because of a caller in another module: its calls are not all here
+    sites = traced.call_sites.get(id(node), [])
+    applications = traced.applications.get(id(node), [])
+    wrapped = sum(1 for use in applications if use.sites is not None)
+    name = node.name.value
+    resolved = sum(1 for site in sites if called_name(site.call) == name)
+    if not sites or not uses.only_called(name, wrapped, resolved) or \
+            any(use.all_params or use.traced_positions is not None for use in applications):
+        return {}
+    described, passed, literal_everywhere = [], set(), None
+    for site in sites:
+        bound = site.bind()
+        arguments: dict[str, str | None] = {}
+        for name, given in bound.items():
+            passed.add(name)
+            if given.how is Passing.RECEIVER:
+                continue
+            text = _text(given.values[0]) if given.how is Passing.ARGUMENT and len(given.values) == 1 else None
+            if text is not None:
+                try:
+                    ast.literal_eval(text)
+                except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                    text = None
+            arguments[name] = text
+        literal_names = {name for name, text in arguments.items() if text is not None}
+        literal_everywhere = literal_names if literal_everywhere is None else literal_everywhere & literal_names
+        line = positions[site.call].start.line
+        described.append((f"{file_name}:{line}" if file_name else f"line {line}", arguments))
+    defaults = {p["name"] for p in _params(node) if p["default"] is not None}
+    first = dict(described[0][1])
+    return {
+        "sites": [{"where": where, "args": args} for where, args in described
+                  if all(text is not None for text in args.values())],
+        "unpassed": sorted(defaults - passed),
+        "literals": {name: first[name] for name in sorted(literal_everywhere or ())},
+    }
+
+
+#: Callers tried, at most, to reach a function whose own inputs do not confirm its finding, and
+#: how many calls up from it they may be.
+VIA_CALLERS = 3
+VIA_DEPTH = 3
+
+
+def _traced_callers(node, traced, by_node: dict[int, dict]) -> list[dict]:
+    """The traced functions that call `node` (a helper traced because they call it), nearest
+    first, up the chain of calls: running one of them with its inputs calls the helper with the
+    arguments the code really builds (`first_positive(y)`, `scale_updates(grads, lr=lr,
+    momentum=0.9)`, `NFWPotential(m, r_s)` running its `__init__`)."""
+    info = traced.info(node)
+    if info is None or info.depth == 0:
+        return []
+    found: list[dict] = []
+    seen = {id(node)}
+    level = [node]
+    for _ in range(VIA_DEPTH):
+        following = []
+        for callee in level:
+            for site in traced.call_sites.get(id(callee), []):
+                caller = traced.function_of_call(site.call)
+                if caller is None or id(caller) in seen:
+                    continue
+                seen.add(id(caller))
+                record, caller_info = by_node.get(id(caller)), traced.info(caller)
+                if record is None or caller_info is None or not caller_info.modes:
+                    continue
+                following.append(caller)
+                if not record["nested"] and len(found) < VIA_CALLERS:
+                    found.append({k: v for k, v in record.items() if k not in ("outer", "via")})
+        level = following
     return found
 
 

@@ -22,8 +22,13 @@ What the worker guarantees when it calls a confirmer:
   inside another function, or a lambda, is rebuilt from the module's compiled code when it uses
   no variables of the enclosing function: then `function is python_function`, and its defaults
   are evaluated in the module's namespace.
-- `inputs` is the first of `candidates` (best first: a declared example, else annotations, else
-  probes; see `inputs.py`); `inputs` is None when no candidate could be built. For JAX101, a
+- `inputs` is the first of `candidates` (best first: a declared example, else the inputs recorded
+  from the program's own calls (`recording.py`), else call sites with literal arguments,
+  annotations and probes; see `inputs.py`); `inputs` is None when no candidate could be built.
+  `static_argnames` of recorded inputs name the parameters that held no array in the recorded
+  call; a dict or list among them is hashable by identity. The module was imported, and its
+  `__main__` block and test functions may have run, with a profile hook watching the calls; the
+  hook is off when a confirmer runs. For JAX101, a
   behaviour confirmer runs after JAX's key-reuse checker did not confirm, and `inputs` is then the
   candidate that ran cleanly under that checker when there was one.
 - `trace_mode` lists the static analysis' modes, comma-separated and sorted ("jit", "grad,jit");
@@ -59,6 +64,9 @@ class Inputs:
     make: Callable[[], tuple[tuple, dict]]
     description: str  # how they were chosen, e.g. "probes: x=f32[3]" or "examples: pyproject.toml"
     static_argnames: tuple[str, ...] = ()
+    #: A clean run with these inputs settles the finding: the candidates after them are not tried
+    #: (the program's own calls ran cleanly; a guess that fails proves nothing it does).
+    settles: bool = False
 
 
 @dataclass

@@ -18,6 +18,7 @@ import importlib
 import importlib.util
 import json
 import os
+import re
 import sys
 import types
 from pathlib import Path
@@ -117,11 +118,13 @@ def _import(plan: dict, events: Events, jax) -> State:
             sys.path.insert(0, root)
     state: State = {"module": None, "import_error": None, "cache": {}, "checked_errors": [], "units": None}
     checked = any(e["function"] is None and e["check"]["check"] == "key-reuse-checker" for e in plan["findings"])
+    recorder = _recorder(plan)
+    load = (lambda: recorder.watching(lambda: _load(plan))) if recorder is not None else (lambda: _load(plan))
     events.write(event="importing")
     if checked:
         before = set(sys.modules)
         with jax.debug_key_reuse(True):
-            module, error, units = _load(plan)
+            module, error, units = load()
         state["checked_errors"] = _raised(error, units)
         if state["checked_errors"]:
             # Import again with checking off: what the module defines must not depend on the checker.
@@ -129,7 +132,7 @@ def _import(plan: dict, events: Events, jax) -> State:
                 del sys.modules[name]
             module, error, units = _load(plan)
     else:
-        module, error, units = _load(plan)
+        module, error, units = load()
     if error is not None:
         state["import_error"] = _error_record(error, plan["path"])
     state["fatal_import_error"] = error
@@ -140,7 +143,40 @@ def _import(plan: dict, events: Events, jax) -> State:
     state["module"] = module
     state["examples"], state["examples_error"] = _examples(plan)
     events.write(event="imported", ok=module is not None)
+    if recorder is not None and module is not None:
+        # The program's entry points run now, for their calls' arguments: should they end the
+        # worker, the launcher starts another one that does not run them.
+        events.write(event="recording")
+        recorder.run_entry_points(module, _source(plan, state), _entry_budget(plan))
+        events.write(event="recorded", entry_points=recorder.entry_points, functions=sorted(recorder.records))
+    state["recorder"] = recorder
     return state
+
+
+def _recorder(plan: dict):
+    """A recorder for the calls of the flagged functions (and of the functions called to reach
+    nested ones), or None when recording is off for this worker."""
+    from .recording import Recorder, Target
+
+    if not plan.get("record", True):
+        return None
+    targets: dict[str, Target] = {}
+    for entry in plan["findings"]:
+        facts = entry["function"]
+        for function in (facts, (facts or {}).get("outer")):
+            if function and function["kind"] != "property" and function["qualname"] not in targets:
+                targets[function["qualname"]] = Target(
+                    function["qualname"], function["name"], frozenset({function["first_line"], function["def_line"]}),
+                    skip_receiver=function["kind"] in ("method", "classmethod"))
+    # A notebook's calls are named by line of the joined cells, which the parent turns into cells.
+    display = None if plan.get("source") is not None else os.path.basename(plan["path"])
+    return Recorder(plan["path"], list(targets.values()), display) if targets else None
+
+
+def _entry_budget(plan: dict) -> float:
+    from .recording import ENTRY_BUDGET_S
+
+    return min(ENTRY_BUDGET_S, float(plan.get("timeout", 60)) / 4)
 
 
 def _raised(error: BaseException | None, units) -> list[BaseException]:
@@ -289,7 +325,24 @@ def _check(entry: dict, plan: dict, state: State) -> tuple[str, str]:
         needed = _needed_failure(entry["function"], plan, state)
         if needed is not None:
             return "inconclusive", needed
+        return "inconclusive", _with_advice(outcome.evidence, entry["function"], state)
     return outcome.verdict, outcome.evidence
+
+
+#: Evidence of an inconclusive check whose inputs were guessed and did not fit the function.
+_GUESSED = re.compile(r"^(no input set reached|the call raised)|did not run with these inputs")
+
+
+def _with_advice(evidence: str, facts: dict, state: State) -> str:
+    """What the user can do when guessed inputs did not fit: declare an example."""
+    qualname = facts["qualname"]
+    if not _GUESSED.search(evidence) or qualname in state.get("examples", {}):
+        return evidence
+    recorder = state.get("recorder")
+    if recorder is not None and recorder.records.get(qualname):
+        return evidence  # the program's own inputs: no guess to replace
+    return (f"{evidence}; declare example inputs for `{qualname}` (pyproject.toml "
+            f"[tool.jaxlint.runtime.examples] or jaxlint_examples.py) to check it")
 
 
 def _needed_failure(facts: dict, plan: dict, state: State) -> str | None:
@@ -339,9 +392,13 @@ def _outcome(entry: dict, plan: dict, state: State):
         return Outcome("inconclusive", _import_failure(state))
     subject, reason = _subject(entry, plan, state)
     if subject is None:
-        return Outcome("inconclusive", reason)
+        through = _through_callers(entry, plan, state) if check["check"] == "raises" else None
+        return through or Outcome("inconclusive", reason)
     if check["check"] == "raises":
-        return errors.confirm(subject, check["raises"], state["cache"])
+        outcome = errors.confirm(subject, check["raises"], state["cache"])
+        if outcome.verdict != "confirmed" and not subject.extra.get("recorded"):
+            return _through_callers(entry, plan, state) or outcome
+        return outcome
     if check["check"] == "key-reuse-checker":
         mine = keys.confirm(subject)
         if mine.verdict == "confirmed":
@@ -351,6 +408,27 @@ def _outcome(entry: dict, plan: dict, state: State):
             return mine
         return fallback
     return _behaviour(check, subject, state) or Outcome("inconclusive", "no runtime check for this rule yet")
+
+
+def _through_callers(entry: dict, plan: dict, state: State):
+    """A helper traced because traced functions call it, run through one of them: the caller
+    gets its own inputs, and the helper the arguments the code really builds. The outcome only
+    when it confirms the finding (at the flagged line, inside the helper)."""
+    from . import errors
+
+    helper = entry["function"] or {}
+    for caller in helper.get("via", ()):
+        through, _reason = _subject({**entry, "function": caller}, plan, state)
+        if through is None:
+            continue
+        # The error must be raised inside the helper, at the flagged line.
+        through.function_lines = (helper["first_line"], helper["end_line"])
+        through.extra["inner_qualname"] = helper["qualname"]
+        through.extra["through_caller"] = True
+        outcome = errors.confirm(through, entry["check"]["raises"], state["cache"])
+        if outcome.verdict == "confirmed":
+            return outcome
+    return None
 
 
 def _behaviour(check: dict, subject, state: State):
@@ -491,9 +569,16 @@ def _subject(entry: dict, plan: dict, state: State):
         except Exception as exc:  # noqa: BLE001 - a bad example is the user's to fix: say what is wrong
             return None, f"the declared example for {facts['qualname']} is not usable: {type(exc).__name__}: {exc}"
         candidates = [declared]
+        recorded = [declared]  # the user's word: as authoritative as a recorded call
     else:
         abstract = not (set(facts["modes"]) <= {"grad"})  # untransformed, or traced abstractly
-        candidates = inputs_module.candidates(params, traced, abstract=abstract)
+        recorder = state.get("recorder")
+        recorded = recorder.inputs(facts["qualname"], abstract and traced is not None) if recorder else []
+        # The program's own calls say what the function takes: they come first, and one that runs
+        # cleanly settles the finding (a probe that confirms what no call does proves nothing).
+        # Guesses follow, for recorded calls that fail some other way.
+        candidates = [*recorded, *inputs_module.candidates(params, traced, abstract=abstract,
+                                                           calls=facts.get("calls"))]
     modes = facts["modes"]
     subject = Subject(
         code=entry["code"], line=entry["line"], path=plan["path"], message=entry["message"],
@@ -504,6 +589,7 @@ def _subject(entry: dict, plan: dict, state: State):
         device=state.get("device", ""),
         extra={"modes": list(modes), "transforms": facts["transforms"], "traced_params": facts["traced_params"]},
     )
+    subject.extra["recorded"] = bool(recorded)
     if inner is not None:
         subject.extra["inner_qualname"] = inner  # the flagged function, defined inside `qualname`
     return subject, None
