@@ -74,6 +74,7 @@ def codes(diagnostics: list[dict]) -> list[tuple[str, int]]:
     return sorted((d["code"], d["range"]["start"]["line"]) for d in diagnostics)
 
 
+@pytest.mark.system  # the server as a process of its own
 def test_open_fix_and_change_clear_the_diagnostic(server, workspace):
     document = Document(server, workspace / "model.py", BAD)
     found = {d["code"]: d for d in server.diagnostics(document.uri)}
@@ -95,6 +96,7 @@ def test_open_fix_and_change_clear_the_diagnostic(server, workspace):
     assert server.diagnostics(document.uri) == []
 
 
+@pytest.mark.system  # the server as a process of its own
 def test_noqa_action_adds_or_merges_the_comment(server, workspace):
     document = Document(server, workspace / "suppressed.py", BAD.replace("t)\n", "t)  # noqa: E501\n"))
     found = {d["code"]: d for d in server.diagnostics(document.uri)}
@@ -106,6 +108,7 @@ def test_noqa_action_adds_or_merges_the_comment(server, workspace):
     document.close()
 
 
+@pytest.mark.system  # the server as a process of its own
 def test_fix_all_of_one_code_leaves_the_other_codes(server, workspace):
     document = Document(server, workspace / "many.py", MANY)
     found = server.diagnostics(document.uri)
@@ -119,6 +122,7 @@ def test_fix_all_of_one_code_leaves_the_other_codes(server, workspace):
     document.close()
 
 
+@pytest.mark.system  # the server as a process of its own
 def test_hover_shows_the_rule_documentation(server, workspace):
     document = Document(server, workspace / "hovered.py", BAD)
     found = {d["code"]: d for d in server.diagnostics(document.uri)}
@@ -133,6 +137,7 @@ def test_hover_shows_the_rule_documentation(server, workspace):
     document.close()
 
 
+@pytest.mark.system  # the server as a process of its own
 def test_a_file_that_does_not_parse_is_jax000_and_the_server_goes_on(server, workspace):
     document = Document(server, workspace / "broken.py", "import jax\ndef f(:\n    pass\n")
     found = server.diagnostics(document.uri)
@@ -143,6 +148,7 @@ def test_a_file_that_does_not_parse_is_jax000_and_the_server_goes_on(server, wor
     document.close()
 
 
+@pytest.mark.system  # the server as a process of its own
 def test_the_workspace_configuration_applies(server, workspace):
     legacy = Document(server, workspace / "legacy_model.py", BAD)
     assert codes(server.diagnostics(legacy.uri)) == [("JAX602", 5)]
@@ -157,6 +163,7 @@ def test_the_workspace_configuration_applies(server, workspace):
         document.close()
 
 
+@pytest.mark.system  # the server as a process of its own
 def test_a_function_traced_from_another_module_names_the_caller(server, workspace):
     document = Document(server, workspace / "pkg" / "mod.py", "# unsaved\n" + HELPER)
     (finding,) = server.diagnostics(document.uri)
@@ -167,6 +174,7 @@ def test_a_function_traced_from_another_module_names_the_caller(server, workspac
     document.close()
 
 
+@pytest.mark.system  # the server as a process of its own
 def test_changes_are_debounced_and_the_last_version_is_checked(server, workspace):
     document = Document(server, workspace / "typing.py", BAD)
     server.diagnostics(document.uri)
@@ -184,6 +192,7 @@ def test_changes_are_debounced_and_the_last_version_is_checked(server, workspace
     document.close()
 
 
+@pytest.mark.system  # the server as a process of its own
 def test_positions_count_utf16_units(server, workspace):
     document = Document(server, workspace / "emoji.py", 's = "\U0001F600"; import jax.numpy as np\n')
     (finding,) = server.diagnostics(document.uri)
@@ -275,6 +284,7 @@ def run_python(code: str) -> subprocess.CompletedProcess:
                           env={**os.environ, "PYTHONPATH": SRC})
 
 
+@pytest.mark.system  # a process of its own each
 @pytest.mark.parametrize("missing", ["pygls", "lsprotocol", "pygls.lsp.server"])
 def test_without_the_extra_the_server_says_how_to_install_it(missing):
     done = run_python(f"import sys; sys.modules[{missing!r}] = None\n"
