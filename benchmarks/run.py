@@ -205,6 +205,7 @@ def main() -> int:
                     result = getattr(exc, "findings", [])
                 for finding in result:
                     project_counts[finding.code] += 1
+            session.close()
 
     def cli_command(jobs: list[str], *extra: str) -> list[str]:
         targets = paths if sum(len(p) + 1 for p in paths) < MAX_ARGV_BYTES else [str(corpus)]
