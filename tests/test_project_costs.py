@@ -75,3 +75,28 @@ def test_a_new_run_gives_back_what_the_last_run_froze(monkeypatch):
     assert gc.get_freeze_count() > 0
     runner._drop_sessions()  # what `run` does first
     assert gc.get_freeze_count() == 0 and not runner._SESSIONS
+
+
+def test_a_warm_run_over_an_import_cycle_analyses_nothing(tmp_path, monkeypatch):
+    """Modules that import one another are settled from the index like any other: a second run
+    takes every file's findings from the cache, the same as the first run's."""
+    import shutil
+
+    from jaxlint.frontends import runner
+    from jaxlint.frontends.discovery import discover
+
+    project = tmp_path / "cycle"
+    shutil.copytree(PROJECTS / "cycle", project)
+    monkeypatch.chdir(project)
+    cold = runner.run(runner.RunOptions(paths=["."]))
+    assert cold.findings
+    settings = runner.resolve_settings(runner.RunOptions(paths=["."]))
+    files, _ = discover(["."], exclude=settings.exclude, root=settings.root)
+    runner._drop_sessions()
+    session = runner.project_session(runner.project_plan(settings, ["."], files), settings, tuple(files),
+                                     settled=False, keep_index=True)
+    assert all(session.context_key(path) is not None for path in files)
+    assert not [unit.module.name for unit in session.project._units.values() if unit.loaded]
+    warm = runner.run(runner.RunOptions(paths=["."]))
+    assert [(f.path, f.start, f.message, f.trace) for f in warm.findings] == \
+           [(f.path, f.start, f.message, f.trace) for f in cold.findings]

@@ -193,9 +193,51 @@ class Project:
                 for target, seed in unit.gives:
                     self._give(target, seed, inside)
                 continue
-            if replay_only:
-                return False
-            self._settle_cycle(group, inside)
+            if not self._replay_cycle(group, inside, analysed_anyway, replay_only):
+                if replay_only:
+                    return False
+                self._settle_cycle(group, inside)
+        return True
+
+    def _replay_cycle(self, group: list[ModuleFile], inside: set[str], analysed_anyway: set[str],
+                      replay_only: bool) -> bool:
+        """Modules that import one another, settled from the index: what each received and gave
+        when the group was last settled with these texts and these seeds from outside it, while
+        every answer that settling asked for is the same. False when the index cannot tell (or a
+        member is to be analysed anyway): the group is to be settled. Recorded after settling."""
+        units = [self._unit_of(m) for m in group]
+        if all(unit.gives is not None for unit in units):  # settled earlier in this run
+            for unit in units:
+                for target, seed in unit.gives:
+                    self._give(target, seed, inside)
+            return True
+        if any(self._entry(m) is None for m in group):
+            return False
+        context = combined(["cycle", *(self.context_key(m) for m in group)])
+        owner = group[0].path
+        stored = None if analysed_anyway.intersection(m.path for m in group) and not replay_only else \
+            self.index.seeds(owner, context)
+        members = stored.get("members") if stored is not None else None
+        if isinstance(members, dict) and set(members) == {m.path for m in group} and self.still_true(stored["deps"]):
+            for module, unit in zip(group, units):
+                received, gives = members[module.path]
+                unit.seeds = {seed.qualname: seed for seed in (seed_from_json(item)[1] for item in received)}
+                unit.gives = [seed_from_json(item) for item in gives]
+            for unit in units:
+                for target, seed in unit.gives:
+                    self._give(target, seed, inside)
+            return True
+        if replay_only:
+            return False
+        self._settle_cycle(group, inside)
+        if any(unit.gives is None for unit in units):
+            return True  # stopped by MAX_ROUNDS_PER_MODULE: what its earlier rounds gave is not kept
+        deps = [dep for module in group for dep in self.asked_by(module)]
+        self.index.record_seeds(owner, context, {
+            "gives": [], "deps": deps,
+            "members": {module.path: [[seed_to_json("", seed) for seed in unit.seeds.values()],
+                                      [seed_to_json(target, seed) for target, seed in unit.gives or ()]]
+                        for module, unit in zip(group, units)}})
         return True
 
     def _may_trace(self, module: ModuleFile) -> bool:
