@@ -85,6 +85,10 @@ class Project:
         self._answering: set[tuple[str, str]] = set()
         #: (module path, question) -> the function a name reaches (`f:`/`m:` questions) in this run
         self._functions: dict[tuple[str, str], ExternalFunction] = {}
+        #: module name -> the paths of the modules that import it (for `_importers_of`), and how
+        #: many modules the layout had when it was made (a file added later is looked at again)
+        self._importers: dict[str, set[str]] | None = None
+        self._importers_made_for = 0
 
     # -- modules ------------------------------------------------------------------------------
     def view(self, module: ModuleFile) -> "ModuleView":
@@ -293,10 +297,14 @@ class Project:
 
     def _importers_of(self, reported: list[ModuleFile]) -> list[ModuleFile]:
         """The reported modules and every project module that imports one of them, transitively."""
-        importers: dict[str, set[str]] = {}
-        for module in self.layout.by_path.values():
-            for imported in self.imports(module):
-                importers.setdefault(imported, set()).add(module.path)
+        importers = self._importers
+        if importers is None or self._importers_made_for != len(self.layout.by_path):
+            importers = {}
+            for module in self.layout.by_path.values():
+                for imported in self.imports(module):
+                    importers.setdefault(imported, set()).add(module.path)
+            # asked once per file by a warm run: the import graph of the run's texts, made once
+            self._importers, self._importers_made_for = importers, len(self.layout.by_path)
         found = {m.path: m for m in reported}
         pending = [m for m in reported if not m.notebook]
         while pending:
