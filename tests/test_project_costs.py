@@ -100,3 +100,25 @@ def test_a_warm_run_over_an_import_cycle_analyses_nothing(tmp_path, monkeypatch)
     warm = runner.run(runner.RunOptions(paths=["."]))
     assert [(f.path, f.start, f.message, f.trace) for f in warm.findings] == \
            [(f.path, f.start, f.message, f.trace) for f in cold.findings]
+
+
+def test_one_file_of_an_import_cycle_with_a_warm_index_is_analysed_alone(tmp_path, monkeypatch):
+    """What the other modules of its cycle give it comes from the index: no module of the project
+    is loaded (the check parses the file itself), and its findings are those of the whole run."""
+    import shutil
+
+    from jaxlint.api import lint_file
+    from jaxlint.frontends import runner
+
+    project = tmp_path / "cycle"
+    shutil.copytree(PROJECTS / "cycle", project)
+    monkeypatch.chdir(project)
+    whole = runner.run(runner.RunOptions(paths=["."]))
+    one = "cyc/model.py"
+    settings = runner.resolve_settings(runner.RunOptions(paths=[one]))
+    runner._drop_sessions()
+    session = runner.project_session(runner.project_plan(settings, [one], [one]), settings, (one,))
+    findings = lint_file(one, settings, project=session).findings
+    assert findings and [(f.start, f.message, f.trace) for f in findings] == \
+           [(f.start, f.message, f.trace) for f in whole.findings if f.path.endswith("model.py")]
+    assert not [unit.module.name for unit in session.project._units.values() if unit.loaded]

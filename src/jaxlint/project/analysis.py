@@ -178,14 +178,16 @@ class Project:
                 unit = self._unit_of(module)
                 if replay_only and module.path in analysed_anyway:
                     continue  # what a reported module receives is asked, not what it gives
-                if unit.gives is None and not unit.seeds and not self._may_trace(module):
-                    unit.gives = []  # nothing traces in it, nor is given to trace: it gives nothing
                 if unit.gives is None:
                     context = self.context_key(module)
                     stored = None if module.path in analysed_anyway and not replay_only else \
                         self.index.seeds(module.path, context)
                     if stored is not None and self.still_true(stored["deps"]):
                         unit.gives = [seed_from_json(item) for item in stored["gives"]]
+                    elif not unit.seeds and not self._may_trace(module):
+                        # nothing traces in it, nor is given to trace: it gives nothing (asked
+                        # after the index, which spares reading the text of a module it knows)
+                        unit.gives = []
                     elif replay_only:
                         return False
                     else:
@@ -197,18 +199,17 @@ class Project:
                 for target, seed in unit.gives:
                     self._give(target, seed, inside)
                 continue
-            if not self._replay_cycle(group, inside, analysed_anyway, replay_only):
+            if not self._replay_cycle(group, inside, replay_only):
                 if replay_only:
                     return False
                 self._settle_cycle(group, inside)
         return True
 
-    def _replay_cycle(self, group: list[ModuleFile], inside: set[str], analysed_anyway: set[str],
-                      replay_only: bool) -> bool:
+    def _replay_cycle(self, group: list[ModuleFile], inside: set[str], replay_only: bool) -> bool:
         """Modules that import one another, settled from the index: what each received and gave
         when the group was last settled with these texts and these seeds from outside it, while
-        every answer that settling asked for is the same. False when the index cannot tell (or a
-        member is to be analysed anyway): the group is to be settled. Recorded after settling."""
+        every answer that settling asked for is the same. False when the index cannot tell and
+        `replay_only`; otherwise the group is settled and recorded."""
         units = [self._unit_of(m) for m in group]
         if all(unit.gives is not None for unit in units):  # settled earlier in this run
             for unit in units:
@@ -219,8 +220,9 @@ class Project:
             return False
         context = combined(["cycle", *(self.context_key(m) for m in group)])
         owner = group[0].path
-        stored = None if analysed_anyway.intersection(m.path for m in group) and not replay_only else \
-            self.index.seeds(owner, context)
+        # replayed even when a member is reported: it is analysed for its check with what it
+        # receives, and the others need not be (a large cycle is much of a project)
+        stored = self.index.seeds(owner, context)
         members = stored.get("members") if stored is not None else None
         if isinstance(members, dict) and set(members) == {m.path for m in group} and self.still_true(stored["deps"]):
             for module, unit in zip(group, units):
