@@ -122,3 +122,27 @@ def test_one_file_of_an_import_cycle_with_a_warm_index_is_analysed_alone(tmp_pat
     assert findings and [(f.start, f.message, f.trace) for f in findings] == \
            [(f.start, f.message, f.trace) for f in whole.findings if f.path.endswith("model.py")]
     assert not [unit.module.name for unit in session.project._units.values() if unit.loaded]
+
+
+def test_a_cycle_member_analysed_before_the_replay_gets_the_seeds_replayed(tmp_path, monkeypatch):
+    """A module of the cycle whose analysis a question had already built (with no seeds yet) is
+    given what the index says it receives before it is checked."""
+    import shutil
+
+    from jaxlint.api import lint_file
+    from jaxlint.frontends import runner
+
+    project = tmp_path / "cycle"
+    shutil.copytree(PROJECTS / "cycle", project)
+    monkeypatch.chdir(project)
+    whole = runner.run(runner.RunOptions(paths=["."]))
+    one = "cyc/model.py"
+    settings = runner.resolve_settings(runner.RunOptions(paths=[one]))
+    runner._drop_sessions()
+    session = runner.project_session(runner.project_plan(settings, [one], [one]), settings, (one,), settled=False)
+    module = session.layout.module_of(one)
+    assert session.project._traced_of(module) is not None  # built before any seed is known
+    session.settle([one])
+    findings = lint_file(one, settings, project=session).findings
+    assert findings and [(f.start, f.message, f.trace) for f in findings] == \
+           [(f.start, f.message, f.trace) for f in whole.findings if f.path.endswith("model.py")]

@@ -229,6 +229,9 @@ class Project:
                 received, gives = members[module.path]
                 unit.seeds = {seed.qualname: seed for seed in (seed_from_json(item)[1] for item in received)}
                 unit.gives = [seed_from_json(item) for item in gives]
+                if unit.file is not None and TracedFunctions in unit.file._facts:
+                    # analysed already (a question reached it) with fewer seeds: given the rest
+                    unit.file.fact(TracedFunctions).add_seeds(list(unit.seeds.values()))
             for unit in units:
                 for target, seed in unit.gives:
                     self._give(target, seed, inside)
