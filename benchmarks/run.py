@@ -13,7 +13,12 @@ Measurements, all over the same list of `*.py` files:
   check        read each file and `jaxlint.engine.checker.check_source` it: jaxlint's whole per-file
                analysis, parse included, in this process, no cache;
   project      each package of the corpus checked as one project (its modules analysed together:
-               `engine.project_check.ProjectSession`, then `check_source` of each file in it)
+               `engine.project_check.ProjectSession`, then `check_source` of each file in it);
+  project warm a run over every package (`frontends.runner.run`, as `jaxlint check` makes it) once a
+               cold run has filled the findings cache and the project index (kept in a temporary
+               directory);
+  one file alone / one file, index   one file checked alone (`api.lint_file`), and a run over it
+               in the project with the warm index and no findings cache;
   cli -j1      `python -m jaxlint check --no-cache --jobs 1 --quiet --exit-zero FILES...`, wall time;
   cli          the same with the default number of jobs (all cores).
 
@@ -205,6 +210,7 @@ def main() -> int:
                     result = getattr(exc, "findings", [])
                 for finding in result:
                     project_counts[finding.code] += 1
+            session.close()
 
     def cli_command(jobs: list[str], *extra: str) -> list[str]:
         targets = paths if sum(len(p) + 1 for p in paths) < MAX_ARGV_BYTES else [str(corpus)]
@@ -215,7 +221,10 @@ def main() -> int:
         command = cli_command(jobs)
         return lambda: subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
 
-    measurements = {"parse": parse_all, "ast": python_parse_all, "check": check_all, "project": project_all}
+    warm = WarmProject(corpus, paths)
+    measurements = {"parse": parse_all, "ast": python_parse_all, "check": check_all, "project": project_all,
+                    "project warm": warm.run_all, "one file alone": warm.check_one_alone,
+                    "one file, index": warm.run_one}
     if not args.no_cli:
         measurements["cli -j1"] = cli(["--jobs", "1"])
         measurements[f"cli -j{os.cpu_count() or 1}"] = cli([])
@@ -225,6 +234,8 @@ def main() -> int:
             runs[name].append(timed(function))
         print(f"round {round_number}/{args.repeat}: "
               + ", ".join(f"{name} {values[-1]:.2f}s" for name, values in runs.items()), file=sys.stderr)
+
+    warm.close()
 
     # ------------------------------------------------------------------ report
     print(f"corpus: {corpus}")
@@ -236,14 +247,18 @@ def main() -> int:
         print(f"files jaxlint skips without a libcst parse (none of {', '.join(relevant_words)}): {quick}")
     print()
     base = min(runs["parse"])
-    print(f"| {'measurement':<10} | {'min s':>7} | {'median s':>8} | {'min / parse min':>15} |")
-    print(f"|{'-' * 12}|{'-' * 9}|{'-' * 10}|{'-' * 17}|")
+    print(f"| {'measurement':<15} | {'min s':>7} | {'median s':>8} | {'min / parse min':>15} |")
+    print(f"|{'-' * 17}|{'-' * 9}|{'-' * 10}|{'-' * 17}|")
     for name, values in runs.items():
         low, middle = summary(values)
-        print(f"| {name:<10} | {low:>7.2f} | {middle:>8.2f} | {low / base:>15.2f} |")
+        print(f"| {name:<15} | {low:>7.2f} | {middle:>8.2f} | {low / base:>15.2f} |")
     print()
     print(f"parse throughput: {lines / base:,.0f} lines/s")
     print(f"check throughput: {lines / min(runs['check']):,.0f} lines/s (one process, parse included)")
+    print(f"project warm: a run over every package with the project index and the findings cache made by "
+          f"a cold run ({warm.cold_seconds:.1f}s, {warm.cold_files} files); one file: {warm.one_file}, "
+          f"with the warm index adds {min(runs['one file, index']) - min(runs['one file alone']):+.2f}s "
+          f"to it checked alone")
     gained = project_counts - counts
     lost = counts - project_counts
     print(f"project: findings only there {sum(gained.values())} {dict(gained)}, only alone {sum(lost.values())} {dict(lost)}")
@@ -271,6 +286,55 @@ def main() -> int:
     if args.profile:
         profile_check(check_all)
     return 0
+
+
+class WarmProject:
+    """Runs over the corpus as one project, as `jaxlint check` makes them (`frontends.runner.run`), with
+    the findings cache and the project index in a temporary directory (nothing is written in the
+    corpus): a configuration file there names each package as a source root. A cold run, untimed,
+    fills them; `run_all` is then a warm run over the unchanged corpus, `run_one` a run over one
+    file with the warm index and no findings cache (what an editor or pre-commit asks after an
+    edit), and `check_one_alone` the same file checked without the project."""
+
+    #: the file `run_one` checks: one that imports much of its package (the largest file otherwise)
+    ONE_FILE = ("flax-0.12.8/flax/linen/module.py", "optax-0.2.8/optax/_src/alias.py")
+
+    def __init__(self, corpus: Path, paths: list[str]) -> None:
+        import tempfile
+
+        from jaxlint.frontends import runner
+
+        self.runner = runner
+        self.directory = tempfile.mkdtemp(prefix="jaxlint-bench-")
+        self.packages = [str(p) for p in sorted(corpus.iterdir()) if p.is_dir()]
+        config = Path(self.directory) / "pyproject.toml"
+        config.write_text("[tool.jaxlint]\nsrc = [" + ", ".join(json.dumps(p) for p in self.packages) + "]\n",
+                          encoding="utf-8")
+        self.config = str(config)
+        self.settings = runner.resolve_settings(runner.RunOptions(paths=self.packages, config=self.config))
+        chosen = [str(corpus / name) for name in self.ONE_FILE if (corpus / name).is_file()]
+        self.one_file = chosen[0] if chosen else max(paths, key=os.path.getsize)
+        start = time.perf_counter()
+        outcome = runner.run(runner.RunOptions(paths=self.packages, config=self.config))
+        self.cold_seconds = time.perf_counter() - start
+        self.cold_files = len(outcome.results)
+
+    def run_all(self) -> None:
+        self.runner.run(self.runner.RunOptions(paths=self.packages, config=self.config))
+
+    def run_one(self) -> None:
+        self.runner.run(self.runner.RunOptions(paths=[self.one_file], config=self.config, use_cache=False))
+
+    def check_one_alone(self) -> None:
+        from jaxlint.api import lint_file
+
+        lint_file(self.one_file, self.settings)
+
+    def close(self) -> None:
+        import shutil
+
+        self.runner._drop_sessions()
+        shutil.rmtree(self.directory, ignore_errors=True)
 
 
 def _read(path: str) -> str:

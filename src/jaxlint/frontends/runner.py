@@ -125,7 +125,7 @@ def run(options: RunOptions) -> RunOutcome:
         outcome.problems.append(f"{problem.path}: {problem.message}")
         outcome.fatal = outcome.fatal or problem.fatal
     fixing = options.fix or options.diff
-    _SESSIONS.clear()  # files may have changed since an earlier run in this process
+    _drop_sessions()  # files may have changed since an earlier run in this process
     plan = project_plan(settings, options.paths, files)
     cache = None
     if options.use_cache and not fixing:
@@ -407,13 +407,19 @@ def project_session(plan: ProjectPlan | None, settings: Settings, reported: tupl
         from ..project.index import ProjectIndex
         from .cache import cache_marker, project_index_path, project_index_salt
 
-        _SESSIONS.clear()
+        _drop_sessions()
         index = ProjectIndex(project_index_path(settings.root, plan.roots), project_index_salt(settings),
                              writable=keep_index, marker=cache_marker(settings.root))
         session = _SESSIONS[key] = ProjectSession(settings, plan.roots, plan.modules, index)
     if settled:
         session.settle(reported)
     return session
+
+
+def _drop_sessions() -> None:
+    for session in _SESSIONS.values():
+        session.close()  # type: ignore[attr-defined]
+    _SESSIONS.clear()
 
 
 def _add_noqa_comments(outcome: RunOutcome) -> None:

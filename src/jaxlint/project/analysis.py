@@ -85,6 +85,10 @@ class Project:
         self._answering: set[tuple[str, str]] = set()
         #: (module path, question) -> the function a name reaches (`f:`/`m:` questions) in this run
         self._functions: dict[tuple[str, str], ExternalFunction] = {}
+        #: module name -> the paths of the modules that import it (for `_importers_of`), and how
+        #: many modules the layout had when it was made (a file added later is looked at again)
+        self._importers: dict[str, set[str]] | None = None
+        self._importers_made_for = 0
 
     # -- modules ------------------------------------------------------------------------------
     def view(self, module: ModuleFile) -> "ModuleView":
@@ -174,14 +178,16 @@ class Project:
                 unit = self._unit_of(module)
                 if replay_only and module.path in analysed_anyway:
                     continue  # what a reported module receives is asked, not what it gives
-                if unit.gives is None and not unit.seeds and not self._may_trace(module):
-                    unit.gives = []  # nothing traces in it, nor is given to trace: it gives nothing
                 if unit.gives is None:
                     context = self.context_key(module)
                     stored = None if module.path in analysed_anyway and not replay_only else \
                         self.index.seeds(module.path, context)
                     if stored is not None and self.still_true(stored["deps"]):
                         unit.gives = [seed_from_json(item) for item in stored["gives"]]
+                    elif not unit.seeds and not self._may_trace(module):
+                        # nothing traces in it, nor is given to trace: it gives nothing (asked
+                        # after the index, which spares reading the text of a module it knows)
+                        unit.gives = []
                     elif replay_only:
                         return False
                     else:
@@ -193,9 +199,54 @@ class Project:
                 for target, seed in unit.gives:
                     self._give(target, seed, inside)
                 continue
-            if replay_only:
-                return False
-            self._settle_cycle(group, inside)
+            if not self._replay_cycle(group, inside, replay_only):
+                if replay_only:
+                    return False
+                self._settle_cycle(group, inside)
+        return True
+
+    def _replay_cycle(self, group: list[ModuleFile], inside: set[str], replay_only: bool) -> bool:
+        """Modules that import one another, settled from the index: what each received and gave
+        when the group was last settled with these texts and these seeds from outside it, while
+        every answer that settling asked for is the same. False when the index cannot tell and
+        `replay_only`; otherwise the group is settled and recorded."""
+        units = [self._unit_of(m) for m in group]
+        if all(unit.gives is not None for unit in units):  # settled earlier in this run
+            for unit in units:
+                for target, seed in unit.gives:
+                    self._give(target, seed, inside)
+            return True
+        if any(self._entry(m) is None for m in group):
+            return False
+        context = combined(["cycle", *(self.context_key(m) for m in group)])
+        owner = group[0].path
+        # replayed even when a member is reported: it is analysed for its check with what it
+        # receives, and the others need not be (a large cycle is much of a project)
+        stored = self.index.seeds(owner, context)
+        members = stored.get("members") if stored is not None else None
+        if isinstance(members, dict) and set(members) == {m.path for m in group} and self.still_true(stored["deps"]):
+            for module, unit in zip(group, units):
+                received, gives = members[module.path]
+                unit.seeds = {seed.qualname: seed for seed in (seed_from_json(item)[1] for item in received)}
+                unit.gives = [seed_from_json(item) for item in gives]
+                if unit.file is not None and TracedFunctions in unit.file._facts:
+                    # analysed already (a question reached it) with fewer seeds: given the rest
+                    unit.file.fact(TracedFunctions).add_seeds(list(unit.seeds.values()))
+            for unit in units:
+                for target, seed in unit.gives:
+                    self._give(target, seed, inside)
+            return True
+        if replay_only:
+            return False
+        self._settle_cycle(group, inside)
+        if any(unit.gives is None for unit in units):
+            return True  # stopped by MAX_ROUNDS_PER_MODULE: what its earlier rounds gave is not kept
+        deps = [dep for module in group for dep in self.asked_by(module)]
+        self.index.record_seeds(owner, context, {
+            "gives": [], "deps": deps,
+            "members": {module.path: [[seed_to_json("", seed) for seed in unit.seeds.values()],
+                                      [seed_to_json(target, seed) for target, seed in unit.gives or ()]]
+                        for module, unit in zip(group, units)}})
         return True
 
     def _may_trace(self, module: ModuleFile) -> bool:
@@ -251,10 +302,14 @@ class Project:
 
     def _importers_of(self, reported: list[ModuleFile]) -> list[ModuleFile]:
         """The reported modules and every project module that imports one of them, transitively."""
-        importers: dict[str, set[str]] = {}
-        for module in self.layout.by_path.values():
-            for imported in self.imports(module):
-                importers.setdefault(imported, set()).add(module.path)
+        importers = self._importers
+        if importers is None or self._importers_made_for != len(self.layout.by_path):
+            importers = {}
+            for module in self.layout.by_path.values():
+                for imported in self.imports(module):
+                    importers.setdefault(imported, set()).add(module.path)
+            # asked once per file by a warm run: the import graph of the run's texts, made once
+            self._importers, self._importers_made_for = importers, len(self.layout.by_path)
         found = {m.path: m for m in reported}
         pending = [m for m in reported if not m.notebook]
         while pending:

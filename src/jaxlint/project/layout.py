@@ -180,12 +180,25 @@ def shown_path(path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
+#: The fields of statements (and of `except` handlers and `case` blocks) that hold statements.
+_STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
 def imports_in(tree: ast.Module) -> list[ImportedName]:
-    """Every import of a module, wherever it stands (in functions and `try` blocks too)."""
+    """Every import of a module, wherever it stands (in functions and `try` blocks too). Imports are
+    statements, so only statements are looked into, never expressions (most of a tree's nodes)."""
     found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        kind = type(node)
+        if kind is ast.Import:
             found += [ImportedName(alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
+        elif kind is ast.ImportFrom:
             found.append(ImportedName(node.module, node.level, tuple(alias.name for alias in node.names)))
+        else:
+            for field in _STATEMENT_LISTS:
+                inner = getattr(node, field, None)
+                if type(inner) is list:
+                    pending += inner
     return found
