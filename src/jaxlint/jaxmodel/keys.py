@@ -1003,6 +1003,10 @@ class KeyDomain:
                         self._over_written_out_cases(loop) or periodic(loop, node)):
                     return
                 self.facts.record(Reuse(node, name, first, loop, kind))
+            elif certain and not held.consumed.certain and not self.summary:
+                # after a call that may or may not draw from the key (unknown: not reported), a sure
+                # draw is what a later sure draw repeats
+                state[name] = KeyState(consumption, held.known, held.param)
             return
         state[name] = KeyState(consumption, held.known, held.param)
         if held.param is not None and held.param not in self.param_consumed:

@@ -16,6 +16,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
+from ..missing import needs_package
 from ..subject import Outcome, Subject
 
 #: Modes (as the static analysis names them) whose traced body runs once per trace and is then cached;
@@ -86,6 +87,12 @@ def guarded(confirm: Callable[[Subject], Outcome]) -> Callable[[Subject], Outcom
             outcome = confirm(subject)
         except Inconclusive as reason:
             return Outcome("inconclusive", one_line(str(reason)))
+        except ModuleNotFoundError as error:
+            if not error.name:
+                return Outcome("inconclusive", one_line(f"the call raised {describe_error(error, subject)}"))
+            # an import inside the function: the same line as for a module's own missing import
+            package = error.name.partition(".")[0]
+            return Outcome("inconclusive", one_line(needs_package(package, package, describe_error(error, subject))))
         except (Exception, SystemExit) as error:  # noqa: BLE001 - user code may raise anything
             return Outcome("inconclusive", one_line(f"the call raised {describe_error(error, subject)}"))
         return Outcome(outcome.verdict, one_line(outcome.evidence))
