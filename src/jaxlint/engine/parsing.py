@@ -19,9 +19,12 @@ from __future__ import annotations
 import ast
 import io
 import re
+import threading
 import tokenize
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from typing import Iterator
 
 import libcst as cst
 
@@ -33,6 +36,15 @@ NATIVE_BYTES_PER_LEVEL = 4 << 10
 #: libcst's grammar refuses more adjacent string literals than this in one expression.
 MAX_ADJACENT_STRINGS = 3000
 _INDENT_WITH_FORM_FEED = re.compile(r"^[ \t]*\x0c[ \t\x0c]*", re.MULTILINE)
+
+
+def _all_subclasses(kind: type) -> list[type]:
+    found, pending = [], [kind]
+    while pending:
+        for sub in pending.pop().__subclasses__():
+            found.append(sub)
+            pending.append(sub)
+    return found
 
 
 class NotParsed(Exception):
@@ -95,7 +107,7 @@ def nesting_beyond(tree: ast.AST, source: str, stack_bytes: int) -> int | None:
 def libcst_parse(source: str, tree: ast.Module) -> Parsed:
     """libcst's tree of a text CPython accepted (`tree`); NotParsed when libcst cannot give one."""
     try:
-        return Parsed(cst.parse_module(source))
+        return Parsed(parse_module(source))
     except cst.ParserSyntaxError as exc:
         first_error = exc
     except RecursionError:
@@ -108,7 +120,7 @@ def libcst_parse(source: str, tree: ast.Module) -> Parsed:
         text, spans = changed
         rewritten += spans
         try:
-            return Parsed(cst.parse_module(text), rewritten)
+            return Parsed(parse_module(text), rewritten)
         except cst.ParserSyntaxError:
             continue
         except RecursionError:
@@ -117,6 +129,50 @@ def libcst_parse(source: str, tree: ast.Module) -> Parsed:
     if len(message) > 160:
         message = message[:159] + "…"
     raise NotParsed(f"Python accepts it, but libcst (jaxlint's parser) does not: {message}")
+
+
+def parse_module(text: str) -> cst.Module:
+    """`cst.parse_module(text)`, the same tree, without libcst's check of each node it builds.
+
+    Every libcst node checks its fields when it is made (`cst.CSTNode.__post_init__` calls
+    `_validate`), which is about a sixth of a parse; the nodes libcst's own parser makes from a
+    text CPython accepted pass it by construction. The check is skipped while the parser runs and
+    is back for every node made after it (fixes, other users of libcst in the process)."""
+    if not _CAN_SKIP_VALIDATION:
+        return cst.parse_module(text)
+    with _validation_skipped():
+        return cst.parse_module(text)
+
+
+def _no_validation(self: cst.CSTNode) -> None:
+    return None
+
+
+_VALIDATING_POST_INIT = cst.CSTNode.__dict__.get("__post_init__")
+#: skipping is only safe where `cst.CSTNode.__post_init__` is the one hook every node runs (no node
+#: class has its own), as in the libcst versions jaxlint supports
+_CAN_SKIP_VALIDATION = _VALIDATING_POST_INIT is not None and not any(
+    "__post_init__" in vars(kind) for kind in _all_subclasses(cst.CSTNode))
+_skipping_lock = threading.Lock()
+#: parses running without the check (threads may parse at once: the first in turns it off, the
+#: last out turns it back on)
+_skipping = 0
+
+
+@contextmanager
+def _validation_skipped() -> Iterator[None]:
+    global _skipping
+    with _skipping_lock:
+        if _skipping == 0:
+            cst.CSTNode.__post_init__ = _no_validation
+        _skipping += 1
+    try:
+        yield
+    finally:
+        with _skipping_lock:
+            _skipping -= 1
+            if _skipping == 0:
+                cst.CSTNode.__post_init__ = _VALIDATING_POST_INIT
 
 
 # -- rewrites that keep every position -----------------------------------------------------------
