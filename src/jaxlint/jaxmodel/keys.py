@@ -1038,11 +1038,11 @@ def tests_remainder(test: cst.BaseExpression) -> bool:
     stack = [test]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.BinaryOperation) and isinstance(current.operator, cst.Modulo):
+        if type(current) is cst.BinaryOperation and type(current.operator) is cst.Modulo:
             return True
-        if isinstance(current, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.BinaryOperation)):
+        if type(current) in (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.BinaryOperation):
             stack.extend(current.children)
-        elif isinstance(current, cst.ComparisonTarget):
+        elif type(current) is cst.ComparisonTarget:
             stack.append(current.comparator)
     return False
 
@@ -1154,7 +1154,7 @@ def in_test_function(scope: Scope | None) -> bool:
     """Whether a scope is, or is nested in, a function named `test*`."""
     while scope is not None:
         node = scope.node
-        if isinstance(node, cst.FunctionDef) and node.name.value.startswith("test"):
+        if type(node) is cst.FunctionDef and node.name.value.startswith("test"):
             return True
         scope = scope.parent
     return False
@@ -1221,9 +1221,9 @@ def _callee_name(func: cst.BaseExpression) -> str | None:
 
 def _last_name(node: cst.CSTNode) -> str | None:
     """`c` for `a.b.c` or `c`; None for anything else."""
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         return node.attr.value
     return None
 

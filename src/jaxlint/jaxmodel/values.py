@@ -325,7 +325,7 @@ class ValueFlow:
         return None
 
     def assigned(self, name: str, value: Value, source: cst.BaseExpression | None) -> None:
-        if isinstance(source, (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)):
+        if type(source) in (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp):
             self.python_sequences.add(name)
         else:
             self.python_sequences.discard(name)

@@ -167,12 +167,12 @@ class InPlaceArrayUpdate(Rule):
 
 
 def _subscripts(target: cst.BaseExpression):
-    if isinstance(target, cst.Subscript):
+    if type(target) is cst.Subscript:
         yield target
-    elif isinstance(target, (cst.Tuple, cst.List)):
+    elif type(target) in (cst.Tuple, cst.List):
         for element in target.elements:
             yield from _subscripts(element.value)
-    elif isinstance(target, cst.StarredElement):
+    elif type(target) is cst.StarredElement:
         yield from _subscripts(target.value)
 
 

@@ -46,7 +46,7 @@ class StateMutationInTraced(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+        if not (type(func) is cst.Attribute and type(func.value) is cst.Name):
             return
         if func.attr.value not in MUTATING_METHODS or self.ctx.scope.kind == "module":
             return
@@ -66,11 +66,11 @@ class StateMutationInTraced(Rule):
                 deleting: bool = False) -> None:
         if self.ctx.scope.kind in ("module", "class"):
             return  # not in a function body
-        if isinstance(target, (cst.Tuple, cst.List)):
+        if type(target) in (cst.Tuple, cst.List):
             for element in target.elements:
                 self._target(element.value, statement, value, deleting)
             return
-        if isinstance(target, cst.StarredElement):
+        if type(target) is cst.StarredElement:
             self._target(target.value, statement, value, deleting)
             return
         if isinstance(target, cst.Name):

@@ -30,7 +30,7 @@ class StatefulRngInTraced(Rule):
         self.pending: list[tuple[cst.Call, object, str, object]] = []
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if isinstance(node.value, cst.Call) and self.ctx.qualified_name(node.value.func) in GENERATORS:
+        if type(node.value) is cst.Call and self.ctx.qualified_name(node.value.func) in GENERATORS:
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
                     self.generator_targets.add(id(target.target))

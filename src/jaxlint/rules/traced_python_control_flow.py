@@ -77,7 +77,7 @@ class TracedPythonControlFlow(Rule):
 
     def _is_elif(self, node: cst.If) -> bool:
         parent = self.ctx.parent
-        return isinstance(parent, cst.If) and parent.orelse is node
+        return type(parent) is cst.If and parent.orelse is node
 
     def _in_test(self, node: cst.CSTNode) -> bool:
         """Whether this boolean expression is (part of) the test of an if/while/assert: reported there."""

@@ -143,7 +143,7 @@ class _ModuleBindings:
             self.statement(statement, path, in_loop)
 
     def statement(self, node: cst.CSTNode, path: Path, in_loop: bool) -> None:
-        if isinstance(node, cst.SimpleStatementLine):
+        if type(node) is cst.SimpleStatementLine:
             for small in node.body:
                 self.small(small, path, in_loop)
         elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
@@ -178,21 +178,21 @@ class _ModuleBindings:
                 self.statements(case.body.body, path + ((id(node), index),), in_loop)
 
     def small(self, node: cst.BaseSmallStatement, path: Path, in_loop: bool) -> None:
-        if isinstance(node, cst.Assign):
+        if type(node) is cst.Assign:
             single = len(node.targets) == 1
             for target in node.targets:
                 self.targets(target.target, path, in_loop, node.value if single else None)
-        elif isinstance(node, cst.AnnAssign) and node.value is not None:
+        elif type(node) is cst.AnnAssign and node.value is not None:
             self.targets(node.target, path, in_loop, node.value)
-        elif isinstance(node, cst.AugAssign):
+        elif type(node) is cst.AugAssign:
             self.targets(node.target, path, True)
-        elif isinstance(node, cst.Del):
+        elif type(node) is cst.Del:
             self.targets(node.target, path, True)
-        elif isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
+        elif type(node) in (cst.Import, cst.ImportFrom) and type(node.names) is not cst.ImportStar:
             for alias in node.names:
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                     self.state.definitions.add(alias.asname.name.value)
-                elif isinstance(node, cst.Import):
+                elif type(node) is cst.Import:
                     root = alias.name
                     while isinstance(root, cst.Attribute):
                         root = root.value

@@ -61,16 +61,7 @@ _KINDS = {cst.Module: "module", cst.ClassDef: "class", **{t: "comprehension" for
 
 
 def _kind(node: ScopeNode) -> str:
-    kind = _KINDS.get(type(node))
-    if kind is not None:
-        return kind
-    if isinstance(node, cst.Module):
-        return "module"
-    if isinstance(node, cst.ClassDef):
-        return "class"
-    if isinstance(node, COMPREHENSIONS):
-        return "comprehension"
-    return "function"
+    return _KINDS.get(type(node), "function")
 
 
 class Scope:
@@ -155,10 +146,10 @@ class Scope:
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """`a.b.c` written as Names and Attributes, else None."""
     parts = []
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:
         parts.append(node.attr.value)
         node = node.value
-    if not isinstance(node, cst.Name):
+    if type(node) is not cst.Name:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))
@@ -242,12 +233,12 @@ class _BindingCollector:
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             self._add(param.name.value, LOCAL, param, param)
         for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
+            if type(star) is cst.Param:
                 self._add(star.name.value, LOCAL, star, star)
 
     def _target(self, target: cst.BaseExpression, statement: cst.CSTNode,
                 alias: cst.BaseExpression | None = None) -> None:
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             if alias is not None and dotted_name(alias) is not None:
                 self._add(target.value, "<alias>", target, statement, alias)
             else:
