@@ -19,7 +19,8 @@ from ..model.finding import Applicability, Edit, Finding, Fix, Position, TraceLo
 from ..syntax.fixes import apply_fixes
 from ..syntax.noqa import file_suppressed, source_lines, suppressed, suppressed_in_file
 from .deep_stack import call_with_deep_stack, stack_depth_available
-from .parsing import NotParsed, Parsed, keeps_rewritten, libcst_parse, nesting_beyond, python_tree
+from .parsing import (NotParsed, Parsed, could_nest_beyond, keeps_rewritten, libcst_parse, nesting_beyond,
+                      python_accepts, python_tree)
 from .registry import all_rules
 
 PARSE_ERROR = PARSE_ERROR_CODE
@@ -110,16 +111,23 @@ def check_source(source: str, path: str, settings: Settings, enabled: Iterable[s
                 file.line_label = line_label
             return call_with_deep_stack(_check_loaded, file, parsed, enabled, apply_noqa)
     with cyclic_gc_paused():
-        tree = python_tree(source, path)
-        if not isinstance(tree, ast.Module):
+        # CPython decides what is Python; its tree is only made where something needs it (a text
+        # it may reject, or one long enough to be deeper than libcst's parser can go)
+        tree = None if python_accepts(source, path) else python_tree(source, path)
+        stack_bytes = stack_depth_available()
+        deep = could_nest_beyond(source, stack_bytes)
+        if tree is None and deep:
+            tree = python_tree(source, path)
+        if tree is not None and not isinstance(tree, ast.Module):
             message, line, column = tree
             return [parse_error(path, f"cannot parse: {message}", line, column)] if PARSE_ERROR in enabled else []
         if not any(word in source for word in RELEVANT_WORDS):
             return []
-        depth = nesting_beyond(tree, source, stack_depth_available())
-        if depth is not None:
-            raise NotAnalysed(f"nested {depth} levels deep, deeper than jaxlint's parser can go")
-        # the thread takes CPython's tree out of the holder, and drops it once libcst has parsed
+        if deep:
+            depth = nesting_beyond(tree, source, stack_bytes)
+            if depth is not None:
+                raise NotAnalysed(f"nested {depth} levels deep, deeper than jaxlint's parser can go")
+        # the thread takes CPython's tree (if made) out of the holder, and drops it once libcst has parsed
         holder = [tree]
         del tree
         return call_with_deep_stack(_check_parsed, source, path, settings, enabled, apply_noqa, line_label, holder,
@@ -127,10 +135,10 @@ def check_source(source: str, path: str, settings: Settings, enabled: Iterable[s
 
 
 def _check_parsed(source: str, path: str, settings: Settings, enabled: frozenset[str], apply_noqa: bool,
-                  line_label: Callable[[int], str] | None, tree_holder: list[ast.Module],
+                  line_label: Callable[[int], str] | None, tree_holder: list[ast.Module | None],
                   project: "ProjectFiles | None" = None) -> list[Finding]:
     try:
-        parsed = libcst_parse(source, tree_holder.pop())
+        parsed = libcst_parse(source, tree_holder.pop(), path)
     except NotParsed as exc:
         raise NotAnalysed(str(exc)) from None
     file = SourceFile(path, source, parsed.module, settings, *(project.context(path) if project else ()))
