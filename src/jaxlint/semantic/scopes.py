@@ -178,6 +178,14 @@ def relative_module(package: str | None, level: int, module: str | None) -> str 
     return ".".join(base) or None
 
 
+#: statements (and `with` items) that hold no binding below themselves but a `:=` in an expression:
+#: what they bind is read from the node itself
+_NOTHING_BOUND_BELOW = frozenset({
+    cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Del, cst.Expr, cst.Return, cst.Raise, cst.Assert, cst.Pass,
+    cst.Break, cst.Continue, cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal, cst.WithItem,
+})
+
+
 class _BindingCollector:
     """Collects the names a single scope binds, without entering nested scopes."""
 
@@ -200,7 +208,9 @@ class _BindingCollector:
         method = self._methods.get(kind)
         if method is None:
             method = self._methods[kind] = getattr(type(self), f"visit_{kind.__name__}", _no_method)
-        return method(self, node) is not False
+        if method(self, node) is False:
+            return False
+        return self.walrus or kind not in _NOTHING_BOUND_BELOW
 
     def collect(self) -> dict[str, Binding]:
         node = self.scope.node
