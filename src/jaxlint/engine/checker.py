@@ -14,7 +14,7 @@ from ..rulebase.context import FileContext
 from ..semantic.model import SemanticModel
 from ..semantic.source_file import SourceFile
 from ..semantic.walk_state import Walker
-from ..syntax.positions import Span, node_spans
+from ..syntax.positions import Span, node_spans, statement_spans
 from ..model.finding import Applicability, Edit, Finding, Fix, Position, TraceLocation
 from ..syntax.fixes import apply_fixes
 from ..syntax.noqa import file_suppressed, source_lines, suppressed, suppressed_in_file
@@ -155,7 +155,8 @@ def _check_loaded(file: SourceFile, parsed: Parsed, enabled: frozenset[str], app
 def _check_file(file: SourceFile, parsed: Parsed, enabled: frozenset[str], apply_noqa: bool) -> list[Finding]:
     source = file.source
     try:
-        findings = _walk(file, enabled)
+        # the text libcst parsed is the file's own unless it was rewritten for libcst
+        findings = _walk(file, enabled, None if parsed.rewritten else source)
     except (RuleFailure, NotAnalysed) as partial:
         partial.findings = _kept(partial.findings, source, parsed, apply_noqa)
         raise
@@ -210,17 +211,18 @@ def syntax_error(source: str, path: str) -> Finding | None:
     return parse_error(path, f"cannot parse: {message}", line, column)
 
 
-def _walk(file: SourceFile, enabled: frozenset[str]) -> list[Finding]:
+def _walk(file: SourceFile, enabled: frozenset[str], parsed_text: str | None = None) -> list[Finding]:
     rule_classes = [cls for code, cls in all_rules().items() if code in enabled]
     if not rule_classes:
         return []
     try:
-        return _run_rules(file, file.module, file.path, rule_classes)
+        return _run_rules(file, file.module, file.path, rule_classes, parsed_text)
     finally:
         file.release()
 
 
-def _run_rules(file: SourceFile, module: cst.Module, path: str, rule_classes: list[type]) -> list[Finding]:
+def _run_rules(file: SourceFile, module: cst.Module, path: str, rule_classes: list[type],
+               parsed_text: str | None = None) -> list[Finding]:
     ctx = FileContext.for_file(file)
     rules = [cls(ctx) for cls in rule_classes]
     walker = Walker(ctx, rules)
@@ -241,7 +243,7 @@ def _run_rules(file: SourceFile, module: cst.Module, path: str, rule_classes: li
     kept = [index for index, r in enumerate(ctx.reports) if id(r[0]) not in failed]
     ctx.report_chains = {new: chains[old] for new, old in enumerate(kept) if old in chains}
     ctx.reports = [ctx.reports[index] for index in kept]
-    findings = _findings(ctx, module, path)
+    findings = _findings(ctx, module, path, parsed_text)
     too_deep = sorted({rule.code for rule, exc in walker.failures if isinstance(exc, RecursionError)})
     if len(too_deep) < len(walker.failures):
         raise RuleFailure(findings, [f"{rule.code} failed: {type(exc).__name__}: {exc}" for rule, exc in walker.failures])
@@ -260,15 +262,20 @@ def _recorded_walk(file: SourceFile) -> list | None:
         return None
 
 
-def _findings(ctx: FileContext, module: cst.Module, path: str) -> list[Finding]:
+def _findings(ctx: FileContext, module: cst.Module, path: str, parsed_text: str | None = None) -> list[Finding]:
     if not ctx.reports:
         return []
     # Positions of the reported nodes and of the nodes their fixes replace, and of nothing else:
     # libcst's PositionProvider (every node's range, then a visit of the whole tree) was about a
-    # sixth of a whole check.
+    # sixth of a whole check. With the parsed text and the recorded walk at hand, only the code of
+    # the statements holding those nodes is generated.
     nodes = [node for _, node, _, _ in ctx.reports]
     nodes += [r.node for _, _, _, node_fix in ctx.reports if node_fix is not None for r in node_fix.replacements]
-    positions = node_spans(module, nodes)
+    statement_of = _statements_holding(ctx.file, nodes) if parsed_text is not None else None
+    if statement_of is not None:
+        positions = statement_spans(module, nodes, parsed_text, statement_of)
+    else:
+        positions = node_spans(module, nodes)
     findings = []
     for index, (rule, node, message, node_fix) in enumerate(ctx.reports):
         start, end = _span(positions[id(node)])
@@ -281,6 +288,14 @@ def _findings(ctx: FileContext, module: cst.Module, path: str) -> list[Finding]:
         trace = tuple(TraceLocation(step.path, step.line, step.action, step.cell) for step in chain)
         findings.append(Finding(rule.code, doc.name, doc.severity, message, path, start, end, fix, trace=trace))
     return findings
+
+
+def _statements_holding(file: SourceFile, nodes: list[cst.CSTNode]) -> dict[int, cst.CSTNode] | None:
+    try:
+        model = SemanticModel.of(file)
+    except Exception:  # noqa: BLE001 - no model, no recorded walk: the whole module's code is generated
+        return None
+    return model.statements_holding(nodes)
 
 
 def _span(span: Span) -> tuple[Position, Position]:

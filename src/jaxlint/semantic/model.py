@@ -89,6 +89,29 @@ class SemanticModel:
         wanted = frozenset(spellings)
         return [occurrence for occurrence in self.names if occurrence[0].value in wanted]
 
+    def statements_holding(self, nodes: Iterable[cst.CSTNode]) -> dict[int, cst.CSTNode]:
+        """id(node) -> the statement of the module's body that holds it (or is it), for each of the
+        nodes the walk met (read from the recorded walk: no walk of the tree)."""
+        wanted = {id(node) for node in nodes}
+        found: dict[int, cst.CSTNode] = {}
+        scope_type = Scope
+        depth = 0
+        statement = None
+        for item in self.events:
+            if item is None:
+                depth -= 1
+                continue
+            if type(item) is scope_type:
+                continue
+            depth += 1
+            if depth == 2:  # a child of the module: one of its statements
+                statement = item
+            if id(item) in wanted:
+                found[id(item)] = statement
+                if len(found) == len(wanted):
+                    break
+        return found
+
     def replay(self, visitor: object) -> list[BaseException]:
         """Calls the visitor's `visit_<Node>` methods on the recorded nodes, in source order, as a walk
         would; `visitor.ctx` is set to a `ReplayState` that says where each node is.
