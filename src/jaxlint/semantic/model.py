@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Iterable, NamedTuple
 import libcst as cst
 
 from .scopes import Scope
+from ..syntax.walk import ENUMERATORS
 from .walk_state import Walker, WalkState, handlers
 
 if TYPE_CHECKING:
@@ -95,21 +96,24 @@ class SemanticModel:
         wanted = {id(node) for node in nodes}
         found: dict[int, cst.CSTNode] = {}
         scope_type = Scope
+        enumerators = ENUMERATORS
         depth = 0
         statement = None
         for item in self.events:
             if item is None:
                 depth -= 1
                 continue
-            if type(item) is scope_type:
+            kind = type(item)
+            if kind is scope_type:
                 continue
-            depth += 1
-            if depth == 2:  # a child of the module: one of its statements
+            if depth == 1:  # a child of the module: one of its statements
                 statement = item
             if id(item) in wanted:
                 found[id(item)] = statement
                 if len(found) == len(wanted):
                     break
+            if enumerators[kind] is not None:  # a leaf is left where it is entered
+                depth += 1
         return found
 
     def replay(self, visitor: object) -> list[BaseException]:
