@@ -181,7 +181,7 @@ class FlowInterpreter(Generic[V]):
         self.env = dict(entry or {})
         if path_state is not None:
             self.env[PATH_STATE] = path_state
-        if isinstance(body, (cst.FunctionDef, cst.Lambda)):
+        if type(body) in (cst.FunctionDef, cst.Lambda):
             body = body.body
         if type(body) in EXPRESSION_TYPES:  # a lambda's body is what it returns
             self._return(self.eval(body), body)
@@ -516,7 +516,7 @@ class FlowInterpreter(Generic[V]):
         elif kind is cst.Tuple or kind is cst.List:
             elements = target.elements
             starred = next((i for i, e in enumerate(elements) if type(e) is cst.StarredElement), None)
-            if (starred is None and isinstance(source, (cst.Tuple, cst.List)) and len(source.elements) == len(elements)
+            if (starred is None and type(source) in (cst.Tuple, cst.List) and len(source.elements) == len(elements)
                     and not any(isinstance(e, cst.StarredElement) for e in source.elements)):
                 # `a, b = x, y`: each target gets its own element
                 for element, given in zip(elements, source.elements):

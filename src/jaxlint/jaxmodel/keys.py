@@ -679,7 +679,7 @@ class KeyDomain:
         """`for k in jax.random.split(key, n)` gives keys, so does `for i, k in enumerate(…)`."""
         if value is KEYS:
             flow.bind(target, KEY)
-        elif isinstance(iterable, cst.Call) and isinstance(target, cst.Tuple) and len(target.elements) == 2 \
+        elif type(iterable) is cst.Call and type(target) is cst.Tuple and len(target.elements) == 2 \
                 and self.resolve(iterable.func) == "builtins.enumerate" and iterable.args \
                 and flow.value_at(iterable.args[0].value) is KEYS:
             flow.bind(target.elements[0].value, NOT_KEY)
@@ -1118,12 +1118,12 @@ def _index_draws(within: cst.CSTNode) -> set[int]:
     index_expressions: list[cst.CSTNode] = []
 
     def enter(node: cst.CSTNode, field: str) -> bool:
-        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+        if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name \
                 and isinstance(node.value, cst.Call):
             assigned.setdefault(node.targets[0].target.value, []).append(id(node.value))
-        elif isinstance(node, cst.Subscript):
+        elif type(node) is cst.Subscript:
             index_expressions.extend(element.slice for element in node.slice)
-        elif isinstance(node, cst.Call) and _last_name(node.func) in INDEXING_CALLS:
+        elif type(node) is cst.Call and _last_name(node.func) in INDEXING_CALLS:
             # `jnp.take(x, idx)` and `x.take(idx)` alike: every argument is taken as an index
             index_expressions.extend(arg.value for arg in node.args)
         return True
@@ -1353,9 +1353,9 @@ def _closed_over_draws(facts: KeyFlowFacts, function: FunctionNode) -> list[tupl
     draws: list[tuple[cst.Call, str]] = []
 
     def enter(node: cst.CSTNode, field: str) -> bool:
-        if node is not function and isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+        if node is not function and type(node) in (cst.FunctionDef, cst.Lambda, cst.ClassDef):
             return False
-        if isinstance(node, cst.Call) and node.args and node.args[0].keyword is None:
+        if type(node) is cst.Call and node.args and node.args[0].keyword is None:
             callee = facts.ctx.names.qualified_name(node.func, scope)
             key = node.args[0].value
             if callee is not None and callee.startswith("jax.random.") and callee not in NON_CONSUMING_RANDOM \

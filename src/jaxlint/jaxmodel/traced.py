@@ -407,7 +407,7 @@ class TracedFunctions:
 
     def functions_of(self, expr: cst.BaseExpression, scope: Scope, use: _Application) -> list[tuple[FunctionNode, _Application]]:
         """The module's functions an expression given to a transform stands for."""
-        if isinstance(expr, cst.Lambda):
+        if type(expr) is cst.Lambda:
             return [(expr, use)]
         if isinstance(expr, cst.Name):
             found = scope.lookup(expr.value)
@@ -733,7 +733,7 @@ class TracedFunctions:
         classes = set()
         for node in nodes:
             value = self.assigned_calls.get(id(node))
-            cls = self._class_named(value.func, owner) if value is not None and isinstance(value.func, cst.Name) else None
+            cls = self._class_named(value.func, owner) if value is not None and type(value.func) is cst.Name else None
             if cls is None:
                 return None
             classes.add(cls)
@@ -1175,7 +1175,7 @@ class TracedFunctions:
     def _passed(self, function: FunctionNode, param: str, use: _Application) -> bool:
         """A parameter with a default is only known to be traced when some call of the transformed
         function passes it: calls of the decorated name, or of the wrapper this application made."""
-        if isinstance(function, cst.Lambda) or not _has_default(function, param):
+        if type(function) is cst.Lambda or not _has_default(function, param):
             return True
         sites = use.sites if use.sites is not None else self.call_sites.get(id(function), ())
         for site in sites:
@@ -1269,7 +1269,7 @@ class TracedFunctions:
         """The kinds of the attributes of a traced parameter whose class is known and keeps its
         non-array attributes static (a flax.nnx module): its class is the parameter's annotation,
         or the class every call of the function passes an instance of. None when not known."""
-        if isinstance(function, cst.Lambda) or id(function) in self.external:
+        if type(function) is cst.Lambda or id(function) in self.external:
             return None
         scope = self.scopes.get(id(function))
         outer = scope.parent if scope is not None and scope.parent is not None else self.ctx.module_scope
@@ -1516,7 +1516,7 @@ class _Collector:
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._target(node.target, node.value)
-        if isinstance(node.target, cst.Name) and isinstance(node.value, cst.Call):
+        if type(node.target) is cst.Name and type(node.value) is cst.Call:
             self._assigned_to[id(node.value)] = node.target
             self.traced.assigned_calls[id(node.target)] = node.value
 
@@ -1561,11 +1561,11 @@ def _container_params(function: FunctionNode) -> set[str]:
     found = _star_params(function)
     for param in (*p.posonly_params, *p.params, *p.kwonly_params):
         annotation = param.annotation.annotation if param.annotation is not None else None
-        if isinstance(annotation, cst.Subscript):
+        if type(annotation) is cst.Subscript:
             annotation = annotation.value
-        if isinstance(annotation, cst.Attribute):
+        if type(annotation) is cst.Attribute:
             annotation = annotation.attr
-        if isinstance(annotation, cst.Name) and annotation.value in CONTAINER_ANNOTATIONS:
+        if type(annotation) is cst.Name and annotation.value in CONTAINER_ANNOTATIONS:
             found.add(param.name.value)
     return found
 

@@ -83,7 +83,7 @@ class InPlaceArrayUpdate(Rule):
         """Whether the subscripted value is a JAX array where the statement runs, whatever path led there."""
         ctx = self.ctx
         subject = subscript.value
-        if isinstance(subject, cst.Attribute) and subject.attr.value == "at":
+        if type(subject) is cst.Attribute and subject.attr.value == "at":
             return False  # `x.at[i] = v`: a different mistake
         origins = NameOrigins.of(ctx)
         if origins.certain_array(subject, ctx.scope):

@@ -82,7 +82,7 @@ class JitOfFreshClosure(Rule):
         ctx = self.ctx
         if type(node.func) is cst.Name:
             (body.called_in_loop if ctx.innermost_loop() is not None else body.called_once).add(node.func.value)
-        elif isinstance(node.func, cst.Attribute) and ctx.innermost_loop() is not None:
+        elif type(node.func) is cst.Attribute and ctx.innermost_loop() is not None:
             self.methods_called_in_loop.add(node.func.attr.value)
         application = ctx.jax.jit_application(node, ctx)
         if application is None:
@@ -214,5 +214,5 @@ def _names_in(node: cst.BaseExpression) -> set[str]:
     if type(node) is cst.Name:
         return {node.value}
     if type(node) in (cst.Tuple, cst.List):
-        return {e.value.value for e in node.elements if isinstance(e.value, cst.Name)}
+        return {e.value.value for e in node.elements if type(e.value) is cst.Name}
     return set()

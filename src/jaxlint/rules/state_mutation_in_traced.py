@@ -73,13 +73,13 @@ class StateMutationInTraced(Rule):
         if type(target) is cst.StarredElement:
             self._target(target.value, statement, value, deleting)
             return
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             declared = self._declared(target.value)
             if declared:
                 verb = "deleting" if deleting else "assigning"
                 self._check(statement, value, f"{verb} `{target.value}` (declared `{declared}`) rebinds a variable outside it")
             return
-        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+        if type(target) is cst.Subscript and type(target.value) is cst.Name:
             name = target.value.value
             owner = self._outside(name)
             if owner is not None and Containers.of(self.ctx).is_container(name, owner):
@@ -89,7 +89,7 @@ class StateMutationInTraced(Rule):
             return
         if isinstance(target, cst.Attribute):
             root = target.value
-            while isinstance(root, cst.Attribute):
+            while type(root) is cst.Attribute:
                 root = root.value
             if not isinstance(root, cst.Name) or root.value in _OWN_OBJECTS or self._outside(root.value) is None:
                 return

@@ -45,7 +45,7 @@ class StatefulRngInTraced(Rule):
                 self.report(node, self._message(f"`{_short(callee)}`", info))
             return
         func = node.func
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+        if type(func) is cst.Attribute and type(func.value) is cst.Name \
                 and func.attr.value not in GENERATOR_NON_DRAWS:
             found = self.ctx.scope.lookup(func.value.value)
             if found is not None:

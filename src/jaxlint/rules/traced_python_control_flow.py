@@ -42,7 +42,7 @@ class TracedPythonControlFlow(Rule):
             self._test(node.left, f"`{operator}`")
 
     def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
-        if isinstance(node.operator, cst.Not) and not self._in_test(node):
+        if type(node.operator) is cst.Not and not self._in_test(node):
             self._test(node.expression, "`not`")
 
     def visit_Comparison(self, node: cst.Comparison) -> None:

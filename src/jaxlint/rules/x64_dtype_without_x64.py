@@ -194,7 +194,7 @@ class X64DtypeWithoutX64(Rule):
     def _wide(self, value: cst.BaseExpression, scope: Scope | None = None) -> str | None:
         """The 32-bit type JAX substitutes for a 64-bit dtype expression (read in `scope`, by default
         where the walk is), or None."""
-        if isinstance(value, cst.SimpleString):
+        if type(value) is cst.SimpleString:
             text = value.evaluated_value
             return NARROWED_STRINGS.get(text) if isinstance(text, str) else None
         names, where = self.ctx.names, scope or self.ctx.scope

@@ -60,7 +60,7 @@ class Literals:
 
     def loop_over_written_out(self, loop: cst.CSTNode, scope: Scope) -> bool:
         """A `for` loop or a comprehension over entries written out in the code (`written_out`)."""
-        if isinstance(loop, cst.For):
+        if type(loop) is cst.For:
             iterable = loop.iter
         elif isinstance(loop, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             iterable = loop.for_in.iter
@@ -78,14 +78,14 @@ class Literals:
             return True
         if type(iterable) in (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp):
             return depth > 0 and self.written_out(iterable.for_in.iter, scope, depth - 1)
-        if isinstance(iterable, cst.Name):
+        if type(iterable) is cst.Name:
             values = self.values_of(iterable.value, scope)
             return depth > 0 and values is not None and all(self.written_out(v, scope, depth - 1) for v in values)
         if isinstance(iterable, cst.Call) and not any(arg.star or arg.keyword for arg in iterable.args):
             func = iterable.func
-            if isinstance(func, cst.Attribute) and func.attr.value in ("items", "values", "keys") and not iterable.args:
+            if type(func) is cst.Attribute and func.attr.value in ("items", "values", "keys") and not iterable.args:
                 return self.written_out(func.value, scope, depth)
-            name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+            name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
             if name in ("zip", "enumerate", "product", "reversed", "sorted") and iterable.args:
                 return all(self.written_out(arg.value, scope, depth) for arg in iterable.args
                            if not (name == "enumerate" and arg is not iterable.args[0]))
@@ -144,7 +144,7 @@ class Literals:
 
 def _collect(node: cst.CSTNode, assigned: dict[int, cst.BaseExpression]) -> None:
     if type(node) is cst.Assign:
-        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+        if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
             assigned[id(node.targets[0].target)] = node.value
         return
     if type(node) is cst.AnnAssign:

@@ -214,7 +214,7 @@ class _BindingCollector:
 
     def collect(self) -> dict[str, Binding]:
         node = self.scope.node
-        if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+        if type(node) in (cst.FunctionDef, cst.Lambda):
             self._params(node.params)
             self.visit(node.body)
         elif isinstance(node, COMPREHENSIONS):
@@ -253,10 +253,10 @@ class _BindingCollector:
                 self._add(target.value, "<alias>", target, statement, alias)
             else:
                 self._add(target.value, LOCAL, target, statement)
-        elif isinstance(target, (cst.Tuple, cst.List)):
+        elif type(target) in (cst.Tuple, cst.List):
             for element in target.elements:
                 self._target(element.value, statement)
-        elif isinstance(target, cst.StarredElement):
+        elif type(target) is cst.StarredElement:
             self._target(target.value, statement)
 
     # Nested scopes bind their own name here and keep the rest to themselves.
@@ -350,7 +350,7 @@ class _BindingCollector:
                 self._add(full.split(".")[0], full.split(".")[0], alias, node)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if isinstance(node.names, cst.ImportStar):
+        if type(node.names) is cst.ImportStar:
             return
         module = import_module_name(node, self.scope.module_scope().package if node.relative else None)
         for alias in node.names:
