@@ -7,7 +7,9 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from jaxlint.engine import checker as engine
 from jaxlint.model.settings import Settings
-from jaxlint.syntax.positions import node_spans
+from jaxlint.semantic.model import SemanticModel
+from jaxlint.semantic.source_file import SourceFile
+from jaxlint.syntax.positions import node_spans, statement_spans
 
 from conftest import FIXTURES, ROOT, parsed
 
@@ -73,7 +75,14 @@ def test_reported_nodes_have_position_provider_positions(path: Path, monkeypatch
         asked.append((module, nodes, spans))
         return spans
 
+    def statements_spy(module, nodes, text, statement_of):
+        nodes = list(nodes)
+        spans = statement_spans(module, nodes, text, statement_of)
+        asked.append((module, nodes, spans))
+        return spans
+
     monkeypatch.setattr(engine, "node_spans", spy)
+    monkeypatch.setattr(engine, "statement_spans", statements_spy)
     source = path.read_text(encoding="utf-8")
     settings = Settings(target_jax_version=(0, 4, 30))
     findings = engine.check_source(source, str(path), settings, engine.enabled_rules(settings, str(path)))
@@ -114,3 +123,47 @@ def test_a_node_outside_the_module_raises_like_position_provider():
     module = cst.parse_module("x = 1\n")
     with pytest.raises(KeyError):
         node_spans(module, [cst.Name("y")])
+
+
+def _statement_spans(source: str, module: cst.Module, nodes: list) -> dict:
+    model = SemanticModel.of(SourceFile("t.py", source, module, Settings()))
+    return statement_spans(module, nodes, source, model.statements_holding(nodes))
+
+
+@pytest.mark.parametrize("name", sorted(EDGE_CASES))
+def test_statement_by_statement_gives_position_provider_ranges(name: str):
+    source = EDGE_CASES[name]
+    module = cst.parse_module(source)
+    expected = _expected(module)
+    nodes = _every_node(module, [])
+    assert {id(n): _statement_spans(source, module, [n])[id(n)] for n in nodes} == {id(n): expected[id(n)] for n in nodes}
+    spans = _statement_spans(source, module, nodes)
+    assert {id(n): spans[id(n)] for n in nodes} == {id(n): expected[id(n)] for n in nodes}
+
+
+@pytest.mark.parametrize("path", SOURCES[::3], ids=lambda p: p.name)
+def test_statement_by_statement_in_fixture_files(path: Path):
+    source = path.read_text(encoding="utf-8")
+    module, expected = _reference(path, source)
+    nodes = _every_node(module, [])[::7]
+    spans = _statement_spans(source, module, nodes)
+    assert {id(n): spans[id(n)] for n in nodes} == {id(n): expected[id(n)] for n in nodes}
+
+
+def test_only_the_statements_holding_the_nodes_are_generated(monkeypatch):
+    source = "import jax\n\nx = 1\n\n\ndef f(a):\n    return a\n\n\nx = 1\ny = jax.jit(f)(x)\n"
+    module = cst.parse_module(source)
+    expected = _expected(module)
+    call = module.body[-1].body[0].value
+    generated = []
+    for kind in {type(statement) for statement in module.body}:
+        original = kind._codegen
+        monkeypatch.setattr(kind, "_codegen",
+                            lambda self, state, original=original: generated.append(self) or original(self, state))
+    assert _statement_spans(source, module, [call])[id(call)] == expected[id(call)]
+    assert [id(s) for s in generated] == [id(module.body[-1])]
+    # `x = 1` twice: its place cannot be told from its text, and the whole module is generated
+    generated.clear()
+    repeated = module.body[3].body[0].value
+    assert _statement_spans(source, module, [repeated])[id(repeated)] == expected[id(repeated)]
+    assert module.body[0] in generated

@@ -138,7 +138,7 @@ def test_a_file_that_never_mentions_jax_still_has_its_comments_judged():
 
 
 def test_nothing_is_judged_when_a_rule_failed(monkeypatch):
-    def failing(file, enabled):
+    def failing(file, enabled, *text):
         raise RuleFailure([], ["JAX101 failed: RuntimeError: boom"])
 
     monkeypatch.setattr(checker, "_walk", failing)

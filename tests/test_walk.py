@@ -122,6 +122,36 @@ def test_walker_run_is_walk_with_enter_and_leave(name: str, source: str):
     assert record(lambda walker: walker.replay(events)) == by_methods
 
 
+class _NoNameRecorder:
+    """Handlers for no Name: the replay passes names by without touching the ancestors."""
+
+    __init__ = _Recorder.__init__
+    _record = _Recorder._record
+
+
+for _type in ("Call", "Attribute", "Integer", "Add", "Lambda", "Param"):
+    setattr(_NoNameRecorder, f"visit_{_type}", lambda self, node, t=_type: self._record("visit " + t, node))
+    setattr(_NoNameRecorder, f"leave_{_type}", lambda self, node, t=_type: self._record("leave " + t, node))
+
+
+@pytest.mark.parametrize("name, source", list(_modules())[:12], ids=lambda v: v if len(v) < 40 else "")
+def test_a_replay_without_name_handlers_keeps_the_ancestors(name: str, source: str):
+    module = cst.parse_module(source)
+    file = SourceFile(name, source, module, Settings())
+    events: list = []
+    logs = []
+    for run in (lambda walker: walk(module, walker.enter, walker.leave), lambda walker: walker.run(module, events),
+                lambda walker: walker.replay(events)):
+        ctx = FileContext.for_file(file)
+        log: list = []
+        walker = Walker(ctx, [_NoNameRecorder(ctx, log)])
+        assert cst.Name not in walker.visitors and cst.Name not in walker.leavers
+        run(walker)
+        assert ctx.ancestors == [] and ctx.scope is ctx.module_scope
+        logs.append(log)
+    assert logs[0] and logs[0] == logs[1] == logs[2]
+
+
 class _WhereAsker:
     """Asks where each node is, twice, against answers worked out afresh from the ancestors."""
 

@@ -183,3 +183,65 @@ def test_a_file_not_analysed_keeps_the_summary_from_reading_as_a_pass(tmp_path, 
     assert result.returncode == 0, result.stderr
     assert "All checks passed" not in result.stderr
     assert "No findings in 1 file, but 1 file was not fully analysed (see above)." in result.stderr
+
+
+# -- CPython's verdict without its tree ------------------------------------------------------------
+#: shapes of deep nesting, each a function of the depth
+DEEP_SHAPES = {
+    "unary": lambda n: "x = " + "-" * n + "1\n",
+    "binary": lambda n: "x = " + "+".join(["a"] * n) + "\n",
+    "power": lambda n: "x = " + "**".join(["a"] * n) + "\n",
+    "calls": lambda n: "x = a" + "()" * n + "\n",
+    "attributes": lambda n: "x = a" + ".b" * n + "\n",
+    "lambdas": lambda n: "x = " + "lambda: " * n + "1\n",
+    "conditionals": lambda n: "x = " + "a if b else " * n + "c\n",
+    "annotation": lambda n: "def f(x: a" + ".b" * n + "): pass\n",
+    "f-string": lambda n: "x = f'{a:{b" + ".c" * n + "}}'\n",
+}
+
+
+def _ast_limit(shape) -> int:
+    """The deepest nesting of this shape CPython's AST takes, asked from this frame's depth."""
+    low, high = 2000, 3200  # CPython 3.10-3.13 give up near 3,000 levels
+    while low < high:
+        middle = (low + high + 1) // 2
+        if isinstance(parsing.python_tree(shape(middle), "x.py"), ast.Module):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+@pytest.mark.parametrize("name", sorted(DEEP_SHAPES))
+def test_what_the_symbol_table_accepts_the_ast_accepts_too(name):
+    shape = DEEP_SHAPES[name]
+    limit = _ast_limit(shape)
+    accepted = []
+    for depth in range(limit - 6, limit + 4):
+        if parsing.python_accepts(shape(depth), "x.py"):
+            assert isinstance(parsing.python_tree(shape(depth), "x.py"), ast.Module), depth
+            accepted.append(depth)
+    if parsing.SYMTABLE_DECIDES_ACCEPTANCE:
+        assert accepted and accepted[0] == limit - 6  # the quick verdict is the one given below the edge
+
+
+@pytest.mark.parametrize("source", ["def f(x, x):\n    return x\n", "nonlocal x\n", "def f():\n    x = 1\n    global x\n"])
+def test_valid_python_the_symbol_table_rejects_is_still_accepted(source):
+    assert not parsing.python_accepts(source, "x.py")
+    assert isinstance(parsing.python_tree(source, "x.py"), ast.Module)
+    findings = lint_source(HEAD + source + BUG, "x.py", Settings())
+    assert [f.code for f in findings] == ["JAX301"]
+
+
+def test_a_valid_file_is_checked_without_cpythons_tree(monkeypatch):
+    if not parsing.SYMTABLE_DECIDES_ACCEPTANCE:
+        pytest.skip("the AST decides on this interpreter")
+    from jaxlint.engine import checker
+
+    made = []
+    original = checker.python_tree
+    monkeypatch.setattr(checker, "python_tree", lambda *args: made.append(args) or original(*args))
+    findings = lint_source(HEAD + BUG, "x.py", Settings())
+    assert [f.code for f in findings] == ["JAX301"] and made == []
+    rejected = lint_source(HEAD + "def f(:\n" + BUG, "x.py", Settings())
+    assert [f.code for f in rejected] == ["JAX000"] and len(made) == 1

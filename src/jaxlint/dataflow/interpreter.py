@@ -28,7 +28,7 @@ from typing import Any, Generic, Iterable, Iterator, Protocol, Sequence, TypeVar
 
 import libcst as cst
 
-from ..syntax.walk import COMPREHENSIONS, ENUMERATORS, target_names, walk
+from ..syntax.walk import COMPREHENSIONS, ENUMERATORS, EXPRESSION_TYPES, node_types, target_names, walk
 
 V = TypeVar("V")
 #: name -> value; None stands for "no path reaches here"
@@ -181,9 +181,9 @@ class FlowInterpreter(Generic[V]):
         self.env = dict(entry or {})
         if path_state is not None:
             self.env[PATH_STATE] = path_state
-        if isinstance(body, (cst.FunctionDef, cst.Lambda)):
+        if type(body) in (cst.FunctionDef, cst.Lambda):
             body = body.body
-        if isinstance(body, cst.BaseExpression):  # a lambda's body is what it returns
+        if type(body) in EXPRESSION_TYPES:  # a lambda's body is what it returns
             self._return(self.eval(body), body)
         else:
             self.block(body)
@@ -220,7 +220,7 @@ class FlowInterpreter(Generic[V]):
 
     # -- statements -----------------------------------------------------------------------------
     def block(self, body: cst.CSTNode | Sequence[cst.CSTNode]) -> None:
-        if isinstance(body, (cst.Module, cst.BaseSuite)):
+        if type(body) in _BODY_HOLDERS:
             body = body.body
         for index, statement in enumerate(body):
             live = self.env
@@ -324,10 +324,10 @@ class FlowInterpreter(Generic[V]):
             # `del x` unbinds `x` (a later read would fail); `del x[k]`, `del obj.attr` change an object
             self.bind(node.target, self.domain.opaque(node))
         elif kind is cst.Import or kind is cst.ImportFrom:
-            if not isinstance(node.names, cst.ImportStar):
+            if type(node.names) is not cst.ImportStar:
                 for alias in node.names:
                     local = alias.asname.name if alias.asname else alias.name
-                    while isinstance(local, cst.Attribute):  # `import a.b` binds `a`
+                    while type(local) is cst.Attribute:  # `import a.b` binds `a`
                         local = local.value
                     if isinstance(local, cst.Name):
                         self.bind_name(local.value, self.domain.opaque(alias), None, alias)
@@ -376,7 +376,7 @@ class FlowInterpreter(Generic[V]):
         after_body = self.env
         self.env = dict(before)
         self._narrow(node.test, False)
-        if isinstance(node.orelse, cst.If):
+        if type(node.orelse) is cst.If:
             self.statement(node.orelse)
         elif node.orelse is not None:
             self.block(node.orelse.body)
@@ -515,8 +515,8 @@ class FlowInterpreter(Generic[V]):
             self.bind_name(target.value, value, source, target)
         elif kind is cst.Tuple or kind is cst.List:
             elements = target.elements
-            starred = next((i for i, e in enumerate(elements) if isinstance(e, cst.StarredElement)), None)
-            if (starred is None and isinstance(source, (cst.Tuple, cst.List)) and len(source.elements) == len(elements)
+            starred = next((i for i, e in enumerate(elements) if type(e) is cst.StarredElement), None)
+            if (starred is None and type(source) in (cst.Tuple, cst.List) and len(source.elements) == len(elements)
                     and not any(isinstance(e, cst.StarredElement) for e in source.elements)):
                 # `a, b = x, y`: each target gets its own element
                 for element, given in zip(elements, source.elements):
@@ -524,7 +524,7 @@ class FlowInterpreter(Generic[V]):
                 return
             for element, part in zip(elements, self.domain.unpack(value, len(elements), starred)):
                 inner = element.value
-                self.bind(inner.value if isinstance(inner, cst.StarredElement) else inner, part)
+                self.bind(inner.value if type(inner) is cst.StarredElement else inner, part)
         elif kind is cst.StarredElement:
             self.bind(target.value, value)
         elif self._store is not None:  # `obj.attr = v`, `x[i] = v`
@@ -724,6 +724,7 @@ class FlowInterpreter(Generic[V]):
 
 
 _COMPREHENSION_TYPES = frozenset(COMPREHENSIONS)
+_BODY_HOLDERS = node_types(cst.Module, cst.BaseSuite)
 
 
 def expressions_below(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
@@ -732,7 +733,7 @@ def expressions_below(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
     if enumerator is None:
         return
     for _, child in enumerator(node):
-        if isinstance(child, cst.BaseExpression):
+        if type(child) in EXPRESSION_TYPES:
             yield child
         else:
             yield from expressions_below(child)

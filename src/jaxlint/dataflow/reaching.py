@@ -94,7 +94,7 @@ def scope_facts(scope: Scope) -> ScopeFacts:
         params = node.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params, params.star_arg,
                       params.star_kwarg):
-            if isinstance(param, cst.Param) and param.name.value in domain.tracked:
+            if type(param) is cst.Param and param.name.value in domain.tracked:
                 entry[param.name.value] = (domain.by_node[id(param)],)
         body = node
     elif isinstance(node, cst.ClassDef):
@@ -321,7 +321,7 @@ def literal_key(subscript: cst.Subscript) -> str | None:
     if len(subscript.slice) != 1:
         return None
     index = subscript.slice[0].slice
-    if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+    if type(index) is cst.Index and type(index.value) is cst.SimpleString:
         return index.value.raw_value
     return None
 

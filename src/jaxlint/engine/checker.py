@@ -14,12 +14,13 @@ from ..rulebase.context import FileContext
 from ..semantic.model import SemanticModel
 from ..semantic.source_file import SourceFile
 from ..semantic.walk_state import Walker
-from ..syntax.positions import Span, node_spans
+from ..syntax.positions import Span, node_spans, statement_spans
 from ..model.finding import Applicability, Edit, Finding, Fix, Position, TraceLocation
 from ..syntax.fixes import apply_fixes
 from ..syntax.noqa import file_suppressed, source_lines, suppressed, suppressed_in_file
 from .deep_stack import call_with_deep_stack, stack_depth_available
-from .parsing import NotParsed, Parsed, keeps_rewritten, libcst_parse, nesting_beyond, python_tree
+from .parsing import (NotParsed, Parsed, could_nest_beyond, keeps_rewritten, libcst_parse, nesting_beyond,
+                      python_accepts, python_tree)
 from .registry import all_rules, known_codes
 from .unused_noqa import unused_noqa
 
@@ -92,18 +93,25 @@ def check_source(source: str, path: str, settings: Settings, enabled: Iterable[s
                 file.line_label = line_label
             return call_with_deep_stack(_check_loaded, file, parsed, enabled, apply_noqa)
     with cyclic_gc_paused():
-        tree = python_tree(source, path)
-        if not isinstance(tree, ast.Module):
+        # CPython decides what is Python; its tree is only made where something needs it (a text
+        # it may reject, or one long enough to be deeper than libcst's parser can go)
+        tree = None if python_accepts(source, path) else python_tree(source, path)
+        stack_bytes = stack_depth_available()
+        deep = could_nest_beyond(source, stack_bytes)
+        if tree is None and deep:
+            tree = python_tree(source, path)
+        if tree is not None and not isinstance(tree, ast.Module):
             message, line, column = tree
             return [parse_error(path, f"cannot parse: {message}", line, column)] if PARSE_ERROR in enabled else []
         # a module the project analysed may be traced by an importer even if it never names JAX
         if not any(word in source for word in RELEVANT_WORDS) and not (project is not None and project.analysed(path)):
             # no rule can report here; a `# noqa: JAX...` comment still can be stale
             return _kept([], source, path, apply_noqa, enabled)
-        depth = nesting_beyond(tree, source, stack_depth_available())
-        if depth is not None:
-            raise NotAnalysed(f"nested {depth} levels deep, deeper than jaxlint's parser can go")
-        # the thread takes CPython's tree out of the holder, and drops it once libcst has parsed
+        if deep:
+            depth = nesting_beyond(tree, source, stack_bytes)
+            if depth is not None:
+                raise NotAnalysed(f"nested {depth} levels deep, deeper than jaxlint's parser can go")
+        # the thread takes CPython's tree (if made) out of the holder, and drops it once libcst has parsed
         holder = [tree]
         del tree
         return call_with_deep_stack(_check_parsed, source, path, settings, enabled, apply_noqa, line_label, holder,
@@ -111,10 +119,10 @@ def check_source(source: str, path: str, settings: Settings, enabled: Iterable[s
 
 
 def _check_parsed(source: str, path: str, settings: Settings, enabled: frozenset[str], apply_noqa: bool,
-                  line_label: Callable[[int], str] | None, tree_holder: list[ast.Module],
+                  line_label: Callable[[int], str] | None, tree_holder: list[ast.Module | None],
                   project: "ProjectFiles | None" = None) -> list[Finding]:
     try:
-        parsed = libcst_parse(source, tree_holder.pop())
+        parsed = libcst_parse(source, tree_holder.pop(), path)
     except NotParsed as exc:
         raise NotAnalysed(str(exc)) from None
     file = SourceFile(path, source, parsed.module, settings, *(project.context(path) if project else ()))
@@ -131,7 +139,8 @@ def _check_loaded(file: SourceFile, parsed: Parsed, enabled: frozenset[str], app
 def _check_file(file: SourceFile, parsed: Parsed, enabled: frozenset[str], apply_noqa: bool) -> list[Finding]:
     source = file.source
     try:
-        findings = _walk(file, enabled)
+        # the text libcst parsed is the file's own unless it was rewritten for libcst
+        findings = _walk(file, enabled, None if parsed.rewritten else source)
     except (RuleFailure, NotAnalysed) as partial:
         # some rules did not run: what their codes would have suppressed is not known (no JAX001)
         partial.findings = _kept(_original_positions(partial.findings, parsed), source, file.path, apply_noqa, None)
@@ -199,17 +208,18 @@ def syntax_error(source: str, path: str) -> Finding | None:
     return parse_error(path, f"cannot parse: {message}", line, column)
 
 
-def _walk(file: SourceFile, enabled: frozenset[str]) -> list[Finding]:
+def _walk(file: SourceFile, enabled: frozenset[str], parsed_text: str | None = None) -> list[Finding]:
     rule_classes = [cls for code, cls in all_rules().items() if code in enabled]
     if not rule_classes:
         return []
     try:
-        return _run_rules(file, file.module, file.path, rule_classes)
+        return _run_rules(file, file.module, file.path, rule_classes, parsed_text)
     finally:
         file.release()
 
 
-def _run_rules(file: SourceFile, module: cst.Module, path: str, rule_classes: list[type]) -> list[Finding]:
+def _run_rules(file: SourceFile, module: cst.Module, path: str, rule_classes: list[type],
+               parsed_text: str | None = None) -> list[Finding]:
     ctx = FileContext.for_file(file)
     rules = [cls(ctx) for cls in rule_classes]
     walker = Walker(ctx, rules)
@@ -231,7 +241,7 @@ def _run_rules(file: SourceFile, module: cst.Module, path: str, rule_classes: li
     ctx.report_chains = {new: chains[old] for new, old in enumerate(kept) if old in chains}
     ctx.report_related = {new: related[old] for new, old in enumerate(kept) if old in related}
     ctx.reports = [ctx.reports[index] for index in kept]
-    findings = _findings(ctx, module, path)
+    findings = _findings(ctx, module, path, parsed_text)
     too_deep = sorted({rule.code for rule, exc in walker.failures if isinstance(exc, RecursionError)})
     if len(too_deep) < len(walker.failures):
         raise RuleFailure(findings, [f"{rule.code} failed: {type(exc).__name__}: {exc}" for rule, exc in walker.failures])
@@ -250,15 +260,20 @@ def _recorded_walk(file: SourceFile) -> list | None:
         return None
 
 
-def _findings(ctx: FileContext, module: cst.Module, path: str) -> list[Finding]:
+def _findings(ctx: FileContext, module: cst.Module, path: str, parsed_text: str | None = None) -> list[Finding]:
     if not ctx.reports:
         return []
     # Positions of the reported nodes and of the nodes their fixes replace, and of nothing else:
     # libcst's PositionProvider (every node's range, then a visit of the whole tree) was about a
-    # sixth of a whole check.
+    # sixth of a whole check. With the parsed text and the recorded walk at hand, only the code of
+    # the statements holding those nodes is generated.
     nodes = [node for _, node, _, _ in ctx.reports]
     nodes += [r.node for _, _, _, node_fix in ctx.reports if node_fix is not None for r in node_fix.replacements]
-    positions = node_spans(module, nodes)
+    statement_of = _statements_holding(ctx.file, nodes) if parsed_text is not None else None
+    if statement_of is not None:
+        positions = statement_spans(module, nodes, parsed_text, statement_of)
+    else:
+        positions = node_spans(module, nodes)
     findings = []
     for index, (rule, node, message, node_fix) in enumerate(ctx.reports):
         start, end = _span(positions[id(node)])
@@ -272,6 +287,14 @@ def _findings(ctx: FileContext, module: cst.Module, path: str) -> list[Finding]:
         trace += tuple(TraceLocation(path, line, note) for line, note in ctx.report_related.get(index, ()))
         findings.append(Finding(rule.code, doc.name, doc.severity, message, path, start, end, fix, trace=trace))
     return findings
+
+
+def _statements_holding(file: SourceFile, nodes: list[cst.CSTNode]) -> dict[int, cst.CSTNode] | None:
+    try:
+        model = SemanticModel.of(file)
+    except Exception:  # noqa: BLE001 - no model, no recorded walk: the whole module's code is generated
+        return None
+    return model.statements_holding(nodes)
 
 
 def _span(span: Span) -> tuple[Position, Position]:

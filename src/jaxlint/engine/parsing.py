@@ -19,9 +19,14 @@ from __future__ import annotations
 import ast
 import io
 import re
+import symtable
+import sys
+import threading
 import tokenize
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from typing import Iterator
 
 import libcst as cst
 
@@ -35,6 +40,15 @@ MAX_ADJACENT_STRINGS = 3000
 _INDENT_WITH_FORM_FEED = re.compile(r"^[ \t]*\x0c[ \t\x0c]*", re.MULTILINE)
 
 
+def _all_subclasses(kind: type) -> list[type]:
+    found, pending = [], [kind]
+    while pending:
+        for sub in pending.pop().__subclasses__():
+            found.append(sub)
+            pending.append(sub)
+    return found
+
+
 class NotParsed(Exception):
     """Python that jaxlint's parser cannot take: the reason, for a note (not a finding)."""
 
@@ -45,6 +59,31 @@ class Parsed:
     #: positions (line, 1-based column) of the characters rewritten for libcst: a fix touching one
     #: would write the rewritten text
     rewritten: list[tuple[Position, Position]] = field(default_factory=list)
+
+
+#: Interpreters where a text `symtable` accepts is known to give an AST too (`python_accepts`).
+#: Both recurse over CPython's internal tree with a depth limit that starts from the caller's
+#: Python stack depth; the AST's conversion counts a level for every node on a path, the symbol
+#: table no more, and the symbol table is asked from deeper in the stack, so it gives up first.
+#: Where that has not been checked (other versions count C stack instead) the AST decides alone.
+SYMTABLE_DECIDES_ACCEPTANCE = sys.version_info[:2] == (3, 11)
+
+
+def python_accepts(source: str, path: str) -> bool:
+    """True when CPython accepts the text, as `python_tree` would say, decided without building
+    CPython's tree of it: its symbol table (the parse and one pass over CPython's internal tree,
+    with no Python object per node) costs about two thirds of the AST. False means "ask
+    `python_tree`": the symbol table also rejects some valid programs (`def f(x, x)`,
+    `nonlocal` at module level) and gives up on nesting a little sooner than the AST."""
+    if not SYMTABLE_DECIDES_ACCEPTANCE:
+        return False
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # as in `python_tree`
+            symtable.symtable(source, path, "exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
 
 
 def python_tree(source: str, path: str) -> ast.Module | tuple[str, int, int]:
@@ -72,9 +111,9 @@ def nesting_beyond(tree: ast.AST, source: str, stack_bytes: int) -> int | None:
     `and`/`or` chain or of a dotted name, which libcst builds as nested nodes, one level per term.
     A text too short to hold a chain that deep is not looked at.
     """
-    levels = stack_bytes // NATIVE_BYTES_PER_LEVEL
-    if len(source) // 2 < levels:  # every level takes at least two characters (`a.`)
+    if not could_nest_beyond(source, stack_bytes):
         return None
+    levels = stack_bytes // NATIVE_BYTES_PER_LEVEL
     deepest = 0
     stack: list[tuple[ast.AST, int]] = [(tree, 0)]
     while stack:
@@ -92,14 +131,26 @@ def nesting_beyond(tree: ast.AST, source: str, stack_bytes: int) -> int | None:
     return deepest if deepest >= levels else None
 
 
-def libcst_parse(source: str, tree: ast.Module) -> Parsed:
-    """libcst's tree of a text CPython accepted (`tree`); NotParsed when libcst cannot give one."""
+def could_nest_beyond(source: str, stack_bytes: int) -> bool:
+    """Whether the text is long enough to hold a chain deeper than `stack_bytes` lets libcst's
+    parser go (`nesting_beyond` looks at CPython's tree only then)."""
+    return len(source) // 2 >= stack_bytes // NATIVE_BYTES_PER_LEVEL  # a level takes two characters (`a.`)
+
+
+def libcst_parse(source: str, tree: ast.Module | None, path: str = "<unknown>") -> Parsed:
+    """libcst's tree of a text CPython accepted (`tree`, or None to have it made from `path` if a
+    rewrite needs it); NotParsed when libcst cannot give one."""
     try:
-        return Parsed(cst.parse_module(source))
+        return Parsed(parse_module(source))
     except cst.ParserSyntaxError as exc:
         first_error = exc
     except RecursionError:
         raise NotParsed("nested too deeply for jaxlint's parser") from None
+    if tree is None:
+        made = python_tree(source, path)
+        if not isinstance(made, ast.Module):  # the symbol table accepted it: not expected
+            raise NotParsed(f"Python's own parser gave up on it: {made[0]}")
+        tree = made
     text, rewritten = source, []
     for rewrite in (_final_newline, _form_feeds_in_indentation, _long_string_runs):
         changed = rewrite(text, tree)
@@ -108,7 +159,7 @@ def libcst_parse(source: str, tree: ast.Module) -> Parsed:
         text, spans = changed
         rewritten += spans
         try:
-            return Parsed(cst.parse_module(text), rewritten)
+            return Parsed(parse_module(text), rewritten)
         except cst.ParserSyntaxError:
             continue
         except RecursionError:
@@ -117,6 +168,50 @@ def libcst_parse(source: str, tree: ast.Module) -> Parsed:
     if len(message) > 160:
         message = message[:159] + "…"
     raise NotParsed(f"Python accepts it, but libcst (jaxlint's parser) does not: {message}")
+
+
+def parse_module(text: str) -> cst.Module:
+    """`cst.parse_module(text)`, the same tree, without libcst's check of each node it builds.
+
+    Every libcst node checks its fields when it is made (`cst.CSTNode.__post_init__` calls
+    `_validate`), which is about a sixth of a parse; the nodes libcst's own parser makes from a
+    text CPython accepted pass it by construction. The check is skipped while the parser runs and
+    is back for every node made after it (fixes, other users of libcst in the process)."""
+    if not _CAN_SKIP_VALIDATION:
+        return cst.parse_module(text)
+    with _validation_skipped():
+        return cst.parse_module(text)
+
+
+def _no_validation(self: cst.CSTNode) -> None:
+    return None
+
+
+_VALIDATING_POST_INIT = cst.CSTNode.__dict__.get("__post_init__")
+#: skipping is only safe where `cst.CSTNode.__post_init__` is the one hook every node runs (no node
+#: class has its own), as in the libcst versions jaxlint supports
+_CAN_SKIP_VALIDATION = _VALIDATING_POST_INIT is not None and not any(
+    "__post_init__" in vars(kind) for kind in _all_subclasses(cst.CSTNode))
+_skipping_lock = threading.Lock()
+#: parses running without the check (threads may parse at once: the first in turns it off, the
+#: last out turns it back on)
+_skipping = 0
+
+
+@contextmanager
+def _validation_skipped() -> Iterator[None]:
+    global _skipping
+    with _skipping_lock:
+        if _skipping == 0:
+            cst.CSTNode.__post_init__ = _no_validation
+        _skipping += 1
+    try:
+        yield
+    finally:
+        with _skipping_lock:
+            _skipping -= 1
+            if _skipping == 0:
+                cst.CSTNode.__post_init__ = _VALIDATING_POST_INIT
 
 
 # -- rewrites that keep every position -----------------------------------------------------------

@@ -111,7 +111,7 @@ class Dispatch:
     def call(self, call: cst.Call, scope: Scope) -> str | None:
         """WORK or KEYS when the call queues JAX work (returning before it is done), else None."""
         func = call.func
-        if isinstance(func, cst.Call):
+        if type(func) is cst.Call:
             if self._transform_call(func, scope):
                 return KEYS if self._transforms_key_bookkeeping(func, scope) else WORK
             # a compiled executable, a partitioned function, what a factory of jitted functions returns
@@ -130,9 +130,9 @@ class Dispatch:
                 return WORK
         if isinstance(func, cst.Name) and self.jitted(func, scope):
             return KEYS if self._names_key_bookkeeping(func, scope) else WORK
-        if isinstance(func, cst.Name) and self._returns_queued_work(call, scope):
+        if type(func) is cst.Name and self._returns_queued_work(call, scope):
             return WORK
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             method, receiver = func.attr.value, func.value
             if method in AT_METHODS and _is_at(receiver) and self.jax_value(receiver.value.value, scope):
                 return WORK
@@ -144,7 +144,7 @@ class Dispatch:
         """Whether calling `expr` runs a jitted (or grad/vmap-transformed) function outside a trace."""
         if depth > _MAX_DEPTH:
             return False
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             if self._transform_call(expr, scope) or self._compiled(expr, scope) or self._partitioned(expr, scope):
                 return True
             # `functools.partial(step, config)` of a jitted `step`
@@ -180,16 +180,16 @@ class Dispatch:
         """Whether `expr` holds JAX arrays (or a pytree of them) on every path: never NumPy or Python values."""
         if depth > _MAX_DEPTH:
             return False
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             return self.call(expr, scope) is not None
-        if isinstance(expr, cst.BinaryOperation):
+        if type(expr) is cst.BinaryOperation:
             # NumPy defers to JAX arrays (`__array_priority__`): the result is a JAX array either way
             return self.jax_value(expr.left, scope, depth + 1) or self.jax_value(expr.right, scope, depth + 1)
-        if isinstance(expr, cst.UnaryOperation):
+        if type(expr) is cst.UnaryOperation:
             return not isinstance(expr.operator, cst.Not) and self.jax_value(expr.expression, scope, depth + 1)
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             return self.jax_value(expr.value, scope, depth + 1)
-        if isinstance(expr, cst.Attribute):
+        if type(expr) is cst.Attribute:
             return expr.attr.value in ("T", "mT", "real", "imag") and self.jax_value(expr.value, scope, depth + 1)
         if isinstance(expr, cst.Name):
             return self._name_is_jax_value(expr.value, scope, depth)

@@ -64,7 +64,7 @@ class JaxNames:
         callee = ctx.qualified_name(call.func)
         if callee in self.jit_family:
             return callee, positional[0].value
-        transform = self.jit_transform(call.func, ctx) if isinstance(call.func, cst.Call) else None
+        transform = self.jit_transform(call.func, ctx) if type(call.func) is cst.Call else None
         if transform is not None:
             return transform, positional[0].value
         return None

@@ -692,7 +692,7 @@ class KeyDomain:
         """`for k in jax.random.split(key, n)` gives keys, so does `for i, k in enumerate(…)`."""
         if value is KEYS:
             flow.bind(target, KEY)
-        elif isinstance(iterable, cst.Call) and isinstance(target, cst.Tuple) and len(target.elements) == 2 \
+        elif type(iterable) is cst.Call and type(target) is cst.Tuple and len(target.elements) == 2 \
                 and self.resolve(iterable.func) == "builtins.enumerate" and iterable.args \
                 and flow.value_at(iterable.args[0].value) is KEYS:
             flow.bind(target.elements[0].value, NOT_KEY)
@@ -1056,11 +1056,11 @@ def tests_remainder(test: cst.BaseExpression) -> bool:
     stack = [test]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.BinaryOperation) and isinstance(current.operator, cst.Modulo):
+        if type(current) is cst.BinaryOperation and type(current.operator) is cst.Modulo:
             return True
-        if isinstance(current, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.BinaryOperation)):
+        if type(current) in (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.BinaryOperation):
             stack.extend(current.children)
-        elif isinstance(current, cst.ComparisonTarget):
+        elif type(current) is cst.ComparisonTarget:
             stack.append(current.comparator)
     return False
 
@@ -1136,12 +1136,12 @@ def _index_draws(within: cst.CSTNode) -> set[int]:
     index_expressions: list[cst.CSTNode] = []
 
     def enter(node: cst.CSTNode, field: str) -> bool:
-        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+        if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name \
                 and isinstance(node.value, cst.Call):
             assigned.setdefault(node.targets[0].target.value, []).append(id(node.value))
-        elif isinstance(node, cst.Subscript):
+        elif type(node) is cst.Subscript:
             index_expressions.extend(element.slice for element in node.slice)
-        elif isinstance(node, cst.Call) and _last_name(node.func) in INDEXING_CALLS:
+        elif type(node) is cst.Call and _last_name(node.func) in INDEXING_CALLS:
             # `jnp.take(x, idx)` and `x.take(idx)` alike: every argument is taken as an index
             index_expressions.extend(arg.value for arg in node.args)
         return True
@@ -1172,7 +1172,7 @@ def in_test_function(scope: Scope | None) -> bool:
     """Whether a scope is, or is nested in, a function named `test*`."""
     while scope is not None:
         node = scope.node
-        if isinstance(node, cst.FunctionDef) and node.name.value.startswith("test"):
+        if type(node) is cst.FunctionDef and node.name.value.startswith("test"):
             return True
         scope = scope.parent
     return False
@@ -1239,9 +1239,9 @@ def _callee_name(func: cst.BaseExpression) -> str | None:
 
 def _last_name(node: cst.CSTNode) -> str | None:
     """`c` for `a.b.c` or `c`; None for anything else."""
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         return node.attr.value
     return None
 
@@ -1371,9 +1371,9 @@ def _closed_over_draws(facts: KeyFlowFacts, function: FunctionNode) -> list[tupl
     draws: list[tuple[cst.Call, str]] = []
 
     def enter(node: cst.CSTNode, field: str) -> bool:
-        if node is not function and isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+        if node is not function and type(node) in (cst.FunctionDef, cst.Lambda, cst.ClassDef):
             return False
-        if isinstance(node, cst.Call) and node.args and node.args[0].keyword is None:
+        if type(node) is cst.Call and node.args and node.args[0].keyword is None:
             callee = facts.ctx.names.qualified_name(node.func, scope)
             key = node.args[0].value
             if callee is not None and callee.startswith("jax.random.") and callee not in NON_CONSUMING_RANDOM \

@@ -139,7 +139,7 @@ class NameOrigins:
         """Whether the expression holds a JAX array on every path (never a list, tuple or dict)."""
         if depth > _MAX_DEPTH:
             return False
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             func = expr.func
             callee = self.ctx.names.qualified_name(func, scope)
             if callee == "jax.device_put" and expr.args and expr.args[0].keyword is None:
@@ -170,22 +170,22 @@ class NameOrigins:
             if self.ctx.project is not None and callee is not None and not callee.startswith(TABLE_PREFIXES):
                 return self._project_returns_arrays(callee)
             return self._all_arrays(self._helper_returns(expr, scope), depth)
-        if isinstance(expr, cst.BinaryOperation):
+        if type(expr) is cst.BinaryOperation:
             if self.certain_array(expr.left, scope, depth + 1) or self.certain_array(expr.right, scope, depth + 1):
                 return True
             # `x - 1`, `x * 0.5` on a traced parameter: a list or dict there would raise, so it is an array
             numeric = not isinstance(expr.operator, (cst.Add, cst.Multiply)) or any(
                 isinstance(side, (cst.Float, cst.Imaginary)) for side in (expr.left, expr.right))
             return numeric and (self._traced_param(expr.left, scope) or self._traced_param(expr.right, scope))
-        if isinstance(expr, cst.UnaryOperation):
+        if type(expr) is cst.UnaryOperation:
             return not isinstance(expr.operator, cst.Not) and self.certain_array(expr.expression, scope, depth + 1)
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             key = literal_key(expr)
             if key is not None:
                 # `params["w"]`: an entry of a dict of arrays
                 return self._all_arrays(self._entries(expr.value, (key,), scope, depth + 1), depth)
             return self.certain_array(expr.value, scope, depth + 1)
-        if isinstance(expr, cst.Attribute):
+        if type(expr) is cst.Attribute:
             if expr.attr.value in ARRAY_VALUED_ATTRIBUTES:
                 return self.certain_array(expr.value, scope, depth + 1)
             return self._all_arrays(self._instance_attribute(expr, scope), depth)

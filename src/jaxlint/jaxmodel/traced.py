@@ -407,7 +407,7 @@ class TracedFunctions:
 
     def functions_of(self, expr: cst.BaseExpression, scope: Scope, use: _Application) -> list[tuple[FunctionNode, _Application]]:
         """The module's functions an expression given to a transform stands for."""
-        if isinstance(expr, cst.Lambda):
+        if type(expr) is cst.Lambda:
             return [(expr, use)]
         if isinstance(expr, cst.Name):
             found = scope.lookup(expr.value)
@@ -507,7 +507,7 @@ class TracedFunctions:
             if callee is not None:
                 self.callees[id(call)] = callee
                 self.call_sites.setdefault(id(callee.function), []).append(CallSite(call, callee))
-            if isinstance(call.func, cst.Name):  # `fast = jax.jit(f)`, then `fast(x)`
+            if type(call.func) is cst.Name:  # `fast = jax.jit(f)`, then `fast(x)`
                 found = scope.lookup(call.func.value)
                 if found is None:
                     continue
@@ -612,15 +612,15 @@ class TracedFunctions:
     def _local_callee(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> Callee | None:
         if depth > 4:
             return None
-        if isinstance(expr, cst.Lambda):
+        if type(expr) is cst.Lambda:
             return Callee(expr)
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             found = scope.lookup(expr.value)
             if found is None:
                 return None
             owner, binding = found
             nodes = binding.nodes
-            defs = [n for n in nodes if isinstance(n, cst.FunctionDef)]
+            defs = [n for n in nodes if type(n) is cst.FunctionDef]
             if defs:
                 return Callee(defs[-1]) if len(defs) == len(nodes) else None
             if len(nodes) == 1:
@@ -633,11 +633,11 @@ class TracedFunctions:
             if instance is not None:
                 return self._method(instance[0], "__call__", instance[1])
             return None
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.attr.value == "apply":
+        if type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.attr.value == "apply":
             transformed = self._haiku_transformed(expr.value, scope, depth)
             if transformed is not None:
                 return transformed
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and self.classes:
+        if type(expr) is cst.Attribute and type(expr.value) is cst.Name and self.classes:
             attr = expr.attr.value
             found = scope.lookup(expr.value.value)
             if found is None:
@@ -649,11 +649,11 @@ class TracedFunctions:
             if instance is not None:
                 return self._method(instance[0], attr, instance[1])
             return None
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Call) \
+        if type(expr) is cst.Attribute and type(expr.value) is cst.Call \
                 and isinstance(expr.value.func, cst.Name) and self.classes:
             cls = self._class_named(expr.value.func, scope)  # `Agent(0.1).act(x)`: an instance made here
             return self._method(cls, expr.attr.value, "instance") if cls is not None else None
-        if isinstance(expr, cst.Call) and self._resolver(scope)(expr.func) in PARTIAL:
+        if type(expr) is cst.Call and self._resolver(scope)(expr.func) in PARTIAL:
             return self._partial(expr, scope, depth)
         return None
 
@@ -682,7 +682,7 @@ class TracedFunctions:
 
     def _constructor(self, expr: cst.BaseExpression, scope: Scope) -> Callee | None:
         """`Class(…)` of a class of the module whose `__init__` is its own (or a base's of the module)."""
-        cls = self._class_named(expr, scope) if isinstance(expr, cst.Name) else None
+        cls = self._class_named(expr, scope) if type(expr) is cst.Name else None
         if cls is None or any(c is None for c in self._bases(cls)):
             return None  # a base from elsewhere may define `__new__` or a metaclass
         init = self._method(cls, "__init__", "class")
@@ -720,7 +720,7 @@ class TracedFunctions:
             return None
         owner, binding = found
         nodes = binding.nodes
-        if len(nodes) == 1 and isinstance(nodes[0], cst.Param):
+        if len(nodes) == 1 and type(nodes[0]) is cst.Param:
             function = owner.node
             cls = self.method_class.get(id(function))
             if cls is None or _positional(function)[:1] != [name.value]:
@@ -733,7 +733,7 @@ class TracedFunctions:
         classes = set()
         for node in nodes:
             value = self.assigned_calls.get(id(node))
-            cls = self._class_named(value.func, owner) if value is not None and isinstance(value.func, cst.Name) else None
+            cls = self._class_named(value.func, owner) if value is not None and type(value.func) is cst.Name else None
             if cls is None:
                 return None
             classes.add(cls)
@@ -805,7 +805,7 @@ class TracedFunctions:
         for arg in cls.node.bases:
             if arg.keyword is not None or parent is None:
                 continue
-            base = self._class_named(arg.value, parent) if isinstance(arg.value, cst.Name) else None
+            base = self._class_named(arg.value, parent) if type(arg.value) is cst.Name else None
             if base is not None:
                 bases.append(base)
             elif self._resolver(parent)(arg.value) != "builtins.object":
@@ -1179,7 +1179,7 @@ class TracedFunctions:
     def _passed(self, function: FunctionNode, param: str, use: _Application) -> bool:
         """A parameter with a default is only known to be traced when some call of the transformed
         function passes it: calls of the decorated name, or of the wrapper this application made."""
-        if isinstance(function, cst.Lambda) or not _has_default(function, param):
+        if type(function) is cst.Lambda or not _has_default(function, param):
             return True
         sites = use.sites if use.sites is not None else self.call_sites.get(id(function), ())
         for site in sites:
@@ -1273,7 +1273,7 @@ class TracedFunctions:
         """The kinds of the attributes of a traced parameter whose class is known and keeps its
         non-array attributes static (a flax.nnx module): its class is the parameter's annotation,
         or the class every call of the function passes an instance of. None when not known."""
-        if isinstance(function, cst.Lambda) or id(function) in self.external:
+        if type(function) is cst.Lambda or id(function) in self.external:
             return None
         scope = self.scopes.get(id(function))
         outer = scope.parent if scope is not None and scope.parent is not None else self.ctx.module_scope
@@ -1510,17 +1510,17 @@ class _Collector:
         """`fast = jax.jit(f)`, `agent = Agent(…)`, `step = partial(f, …)`; `self.x = …` in methods."""
         for target in node.targets:
             self._target(target.target, node.value)
-        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+        if len(node.targets) != 1 or type(node.targets[0].target) is not cst.Name:
             return
-        if isinstance(node.value, cst.Call):
+        if type(node.value) is cst.Call:
             self._assigned_to[id(node.value)] = node.targets[0].target
             self.traced.assigned_calls[id(node.targets[0].target)] = node.value
-        elif isinstance(node.value, cst.Lambda):
+        elif type(node.value) is cst.Lambda:
             self.traced.assigned_lambdas[id(node.targets[0].target)] = node.value
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._target(node.target, node.value)
-        if isinstance(node.target, cst.Name) and isinstance(node.value, cst.Call):
+        if type(node.target) is cst.Name and type(node.value) is cst.Call:
             self._assigned_to[id(node.value)] = node.target
             self.traced.assigned_calls[id(node.target)] = node.value
 
@@ -1529,11 +1529,11 @@ class _Collector:
 
     def _target(self, target: cst.BaseExpression, value: cst.BaseExpression | None = None) -> None:
         """`self.act = …` inside a method: the instance attribute hides the method `act`."""
-        if isinstance(target, (cst.Tuple, cst.List)):
+        if type(target) in (cst.Tuple, cst.List):
             for element in target.elements:
                 self._target(element.value)
             return
-        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)):
+        if not (type(target) is cst.Attribute and type(target.value) is cst.Name):
             return
         scope = self.ctx.scope
         while scope is not None and scope.kind != "function":
@@ -1565,11 +1565,11 @@ def _container_params(function: FunctionNode) -> set[str]:
     found = _star_params(function)
     for param in (*p.posonly_params, *p.params, *p.kwonly_params):
         annotation = param.annotation.annotation if param.annotation is not None else None
-        if isinstance(annotation, cst.Subscript):
+        if type(annotation) is cst.Subscript:
             annotation = annotation.value
-        if isinstance(annotation, cst.Attribute):
+        if type(annotation) is cst.Attribute:
             annotation = annotation.attr
-        if isinstance(annotation, cst.Name) and annotation.value in CONTAINER_ANNOTATIONS:
+        if type(annotation) is cst.Name and annotation.value in CONTAINER_ANNOTATIONS:
             found.add(param.name.value)
     return found
 
@@ -1585,7 +1585,7 @@ def _keyword_only(function: FunctionNode) -> list[str]:
 
 def _star_params(function: FunctionNode) -> set[str]:
     p = function.params
-    return {s.name.value for s in (p.star_arg, p.star_kwarg) if isinstance(s, cst.Param)}
+    return {s.name.value for s in (p.star_arg, p.star_kwarg) if type(s) is cst.Param}
 
 
 def _has_default(function: FunctionNode, name: str) -> bool:

@@ -240,7 +240,7 @@ class ValueFlow:
         #: the join of the values it returns; None when it returns none
         self.returned: Value | None = None
         self._kinds = KindView(self.values)
-        self._module_level = isinstance(scope_node, cst.Module)
+        self._module_level = type(scope_node) is cst.Module
         self._globals: dict[str, Value] = {}
 
     def run(self, body) -> "ValueFlow":
@@ -311,9 +311,9 @@ class ValueFlow:
     def narrowed(self, test: cst.BaseExpression, holds: bool, flow: FlowInterpreter[Value]) -> dict[str, Value] | None:
         """`if not isinstance(x, jax.core.Tracer):`, `hasattr(x, "shape")` — in the branch where
         `x` is not a tracer (has no shape) it holds a concrete value, whatever it held before."""
-        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             test, holds = test.expression, not holds
-        if holds or not (isinstance(test, cst.Call) and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)):
+        if holds or not (type(test) is cst.Call and len(test.args) == 2 and type(test.args[0].value) is cst.Name):
             return None
         checked, name = self.qualified_name(test.func), test.args[0].value.value
         if checked == "builtins.isinstance" and self.qualified_name(test.args[1].value) in TRACER_CLASSES:
@@ -325,7 +325,7 @@ class ValueFlow:
         return None
 
     def assigned(self, name: str, value: Value, source: cst.BaseExpression | None) -> None:
-        if isinstance(source, (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)):
+        if type(source) in (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp):
             self.python_sequences.add(name)
         else:
             self.python_sequences.discard(name)
@@ -393,7 +393,7 @@ class ValueFlow:
             return PLAIN[self._comparison(node, flow)]
         if kind is cst.UnaryOperation:
             operand = flow.eval(node.expression).kind
-            if isinstance(node.operator, cst.Not):  # `not tree` may be Python's (None, a struct)
+            if type(node.operator) is cst.Not:  # `not tree` may be Python's (None, a struct)
                 return PLAIN[Kind.BOOL if operand.traced and operand != Kind.TREE else Kind.NONE]
             if operand == Kind.BOOL and isinstance(node.operator, cst.BitInvert):
                 return PLAIN[Kind.BOOL]
@@ -409,7 +409,7 @@ class ValueFlow:
             inner = max((e.kind for e in elements), default=Kind.NONE)
             container = Kind.CONTAINER if inner.traced or inner == Kind.CONTAINER else Kind.NONE
             if kind is cst.Tuple and 1 < len(elements) <= MAX_ITEMS and any(e is not NOTHING for e in elements) \
-                    and not any(isinstance(e, cst.StarredElement) for e in node.elements):
+                    and not any(type(e) is cst.StarredElement for e in node.elements):
                 return Value(container, tuple(elements))  # `return loss, aux`: each keeps its own value
             return PLAIN[container]
         if kind is cst.Dict:
@@ -452,7 +452,7 @@ class ValueFlow:
             part = element.slice
             if isinstance(part, cst.Index):
                 index = max(index, flow.eval(part.value).kind)
-                if len(node.slice) == 1 and isinstance(part.value, cst.Integer):
+                if len(node.slice) == 1 and type(part.value) is cst.Integer:
                     constant = int(part.value.value, 0)
             elif isinstance(part, cst.Slice):
                 for bound in (part.lower, part.upper, part.step):
@@ -474,11 +474,11 @@ class ValueFlow:
         previous = node.left
         for target in node.comparisons:
             right = flow.eval(target.comparator).kind
-            if isinstance(target.operator, (cst.Is, cst.IsNot)):
+            if type(target.operator) in (cst.Is, cst.IsNot):
                 for rest in node.comparisons[node.comparisons.index(target) + 1:]:
                     flow.eval(rest.comparator)
                 return Kind.NONE
-            if isinstance(target.operator, (cst.In, cst.NotIn)):
+            if type(target.operator) in (cst.In, cst.NotIn):
                 result = max(result, right) if right in (Kind.ARRAY, Kind.BOOL) else Kind.NONE
                 continue
             if isinstance(target.operator, (cst.Equal, cst.NotEqual)) and (
@@ -507,7 +507,7 @@ class ValueFlow:
 
     def not_an_array(self, node: cst.BaseExpression) -> bool:
         """None, a string, or a sentinel object: values a JAX array does not compare with elementwise."""
-        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        if type(node) in (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString):
             return True
         if isinstance(node, cst.Attribute):
             return "sentinel" in node.attr.value.lower()
@@ -528,7 +528,7 @@ class ValueFlow:
     def _call(self, node: cst.Call, flow: FlowInterpreter[Value]) -> Value:
         func = node.func
         callee = self.qualified_name(func)
-        receiver = flow.eval(func.value) if isinstance(func, cst.Attribute) else None
+        receiver = flow.eval(func.value) if type(func) is cst.Attribute else None
         called = flow.eval(func) if receiver is None else None
         args = [flow.eval(arg.value) for arg in node.args]
         strongest = max((a.kind for a in args), default=Kind.NONE)
@@ -698,12 +698,12 @@ def _declares_static(arg: cst.Arg) -> bool:
 def _class_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
     """The statements of the module's classes (and of classes nested in them)."""
     for statement in body:
-        if isinstance(statement, cst.ClassDef):
+        if type(statement) is cst.ClassDef:
             for inner in statement.body.body:
                 yield inner
                 if isinstance(inner, cst.ClassDef):
                     yield from _class_statements([inner])
-        elif isinstance(statement, cst.If):  # `if TYPE_CHECKING:` / version guards
+        elif type(statement) is cst.If:  # `if TYPE_CHECKING:` / version guards
             yield from _class_statements(statement.body.body)
 
 

@@ -125,7 +125,7 @@ class DeprecatedApi(Rule):
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         self.in_import += 1
         module = import_module_name(node)
-        if module is None or isinstance(node.names, cst.ImportStar):
+        if module is None or type(node.names) is cst.ImportStar:
             entry = self.table.lookup(module) if module else None
             if entry is not None:
                 self.report(node, self._message(entry, module))
@@ -296,7 +296,7 @@ class DeprecatedApi(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and not node.args:
+        if type(func) is cst.Attribute and not node.args:
             entry = self.table.methods.get(func.attr.value)
             if entry is not None and self.ctx.qualified_name(func.value) is None and not self._on_property(func.value):
                 self.report(func.attr, self._message(entry, f".{func.attr.value}()"))

@@ -42,7 +42,7 @@ class ImpureCallInTraced(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        last = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
         if last not in CANDIDATE_NAMES:
             return
         what = self._classify(node, self.ctx.qualified_name(func))

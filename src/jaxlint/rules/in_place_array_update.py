@@ -83,7 +83,7 @@ class InPlaceArrayUpdate(Rule):
         """Whether the subscripted value is a JAX array where the statement runs, whatever path led there."""
         ctx = self.ctx
         subject = subscript.value
-        if isinstance(subject, cst.Attribute) and subject.attr.value == "at":
+        if type(subject) is cst.Attribute and subject.attr.value == "at":
             return False  # `x.at[i] = v`: a different mistake
         origins = NameOrigins.of(ctx)
         if origins.certain_array(subject, ctx.scope):
@@ -167,12 +167,12 @@ class InPlaceArrayUpdate(Rule):
 
 
 def _subscripts(target: cst.BaseExpression):
-    if isinstance(target, cst.Subscript):
+    if type(target) is cst.Subscript:
         yield target
-    elif isinstance(target, (cst.Tuple, cst.List)):
+    elif type(target) in (cst.Tuple, cst.List):
         for element in target.elements:
             yield from _subscripts(element.value)
-    elif isinstance(target, cst.StarredElement):
+    elif type(target) is cst.StarredElement:
         yield from _subscripts(target.value)
 
 

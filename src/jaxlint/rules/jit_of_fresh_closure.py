@@ -80,9 +80,9 @@ class JitOfFreshClosure(Rule):
             return
         function, body = current
         ctx = self.ctx
-        if isinstance(node.func, cst.Name):
+        if type(node.func) is cst.Name:
             (body.called_in_loop if ctx.innermost_loop() is not None else body.called_once).add(node.func.value)
-        elif isinstance(node.func, cst.Attribute) and ctx.innermost_loop() is not None:
+        elif type(node.func) is cst.Attribute and ctx.innermost_loop() is not None:
             self.methods_called_in_loop.add(node.func.attr.value)
         application = ctx.jax.jit_application(node, ctx)
         if application is None:
@@ -123,7 +123,7 @@ class JitOfFreshClosure(Rule):
         current = self._current()
         if current is None:
             return
-        stored = any(not isinstance(t.target, cst.Name) for t in node.targets)
+        stored = any(type(t.target) is not cst.Name for t in node.targets)
         if stored:  # `self.f = g`, `table[k] = g`: kept for later calls
             for name in _names_in(node.value):
                 current[1].escapes.add(name)
@@ -211,8 +211,8 @@ def _one_shot(name: str) -> bool:
 
 
 def _names_in(node: cst.BaseExpression) -> set[str]:
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return {node.value}
-    if isinstance(node, (cst.Tuple, cst.List)):
-        return {e.value.value for e in node.elements if isinstance(e.value, cst.Name)}
+    if type(node) in (cst.Tuple, cst.List):
+        return {e.value.value for e in node.elements if type(e.value) is cst.Name}
     return set()

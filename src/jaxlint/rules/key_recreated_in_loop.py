@@ -55,7 +55,7 @@ class KeyRecreatedInLoop(Rule):
         if loop is not None and not ctx.settings.strict_key_reuse and (
                 self._over_written_out_cases(loop) or self._in_periodic_evaluation()):
             return
-        if isinstance(node.func, cst.Name) and loop is not None:
+        if type(node.func) is cst.Name and loop is not None:
             self.loop_calls.append((node.func, ctx.scope, loop))
         callee = ctx.qualified_name(node.func)
         if callee == "jax.random.fold_in" and node.args and node.args[0].keyword is None:
@@ -91,9 +91,9 @@ class KeyRecreatedInLoop(Rule):
         ancestors = self.ctx.ancestors
         for i in range(len(ancestors) - 2, 0, -1):
             node = ancestors[i]
-            if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            if type(node) in (cst.FunctionDef, cst.Lambda, cst.ClassDef):
                 return False
-            if isinstance(node, cst.If) and ancestors[i + 1] is not node.test and tests_remainder(node.test):
+            if type(node) is cst.If and ancestors[i + 1] is not node.test and tests_remainder(node.test):
                 return True
         return False
 

@@ -77,17 +77,17 @@ class NonArrayToJnp(Rule):
 
     def _sequence(self, value: cst.BaseExpression, origins: NameOrigins) -> str | None:
         ctx = self.ctx
-        if isinstance(value, cst.List):
+        if type(value) is cst.List:
             return "a Python list"
-        if isinstance(value, cst.Tuple):
+        if type(value) is cst.Tuple:
             return "a Python tuple"
-        if isinstance(value, cst.ListComp):
+        if type(value) is cst.ListComp:
             return "a list comprehension"
-        if isinstance(value, cst.GeneratorExp):
+        if type(value) is cst.GeneratorExp:
             return "a generator expression"
-        if isinstance(value, cst.Name) and origins.python_sequence(value, ctx.scope):
+        if type(value) is cst.Name and origins.python_sequence(value, ctx.scope):
             return f"`{value.value}`, a Python list or tuple,"
-        if (isinstance(value, cst.Attribute) and value.attr.value == "shape"
+        if (type(value) is cst.Attribute and value.attr.value == "shape"
                 and (ctx.kind(value.value).jax_array or origins.certain_array(value.value, ctx.scope))):
             return f"`{ctx.module.code_for_node(value)}` (a tuple of ints)"
         return None

@@ -46,7 +46,7 @@ class StateMutationInTraced(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+        if not (type(func) is cst.Attribute and type(func.value) is cst.Name):
             return
         if func.attr.value not in MUTATING_METHODS or self.ctx.scope.kind == "module":
             return
@@ -66,20 +66,20 @@ class StateMutationInTraced(Rule):
                 deleting: bool = False) -> None:
         if self.ctx.scope.kind in ("module", "class"):
             return  # not in a function body
-        if isinstance(target, (cst.Tuple, cst.List)):
+        if type(target) in (cst.Tuple, cst.List):
             for element in target.elements:
                 self._target(element.value, statement, value, deleting)
             return
-        if isinstance(target, cst.StarredElement):
+        if type(target) is cst.StarredElement:
             self._target(target.value, statement, value, deleting)
             return
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             declared = self._declared(target.value)
             if declared:
                 verb = "deleting" if deleting else "assigning"
                 self._check(statement, value, f"{verb} `{target.value}` (declared `{declared}`) rebinds a variable outside it")
             return
-        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+        if type(target) is cst.Subscript and type(target.value) is cst.Name:
             name = target.value.value
             owner = self._outside(name)
             if owner is not None and Containers.of(self.ctx).is_container(name, owner):
@@ -89,7 +89,7 @@ class StateMutationInTraced(Rule):
             return
         if isinstance(target, cst.Attribute):
             root = target.value
-            while isinstance(root, cst.Attribute):
+            while type(root) is cst.Attribute:
                 root = root.value
             if not isinstance(root, cst.Name) or root.value in _OWN_OBJECTS or self._outside(root.value) is None:
                 return

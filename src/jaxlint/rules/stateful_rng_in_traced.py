@@ -30,7 +30,7 @@ class StatefulRngInTraced(Rule):
         self.pending: list[tuple[cst.Call, object, str, object]] = []
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if isinstance(node.value, cst.Call) and self.ctx.qualified_name(node.value.func) in GENERATORS:
+        if type(node.value) is cst.Call and self.ctx.qualified_name(node.value.func) in GENERATORS:
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
                     self.generator_targets.add(id(target.target))
@@ -45,7 +45,7 @@ class StatefulRngInTraced(Rule):
                 self.report(node, self._message(f"`{_short(callee)}`", info))
             return
         func = node.func
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+        if type(func) is cst.Attribute and type(func.value) is cst.Name \
                 and func.attr.value not in GENERATOR_NON_DRAWS:
             found = self.ctx.scope.lookup(func.value.value)
             if found is not None:

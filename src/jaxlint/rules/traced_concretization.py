@@ -157,7 +157,7 @@ class TracedConcretization(Rule):
         if callee in SHAPE_ARGUMENTS:
             self._shape(node, callee, where, abstract)
             return
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             self._method(node, func, positional, where, abstract)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:

@@ -42,7 +42,7 @@ class TracedPythonControlFlow(Rule):
             self._test(node.left, f"`{operator}`")
 
     def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
-        if isinstance(node.operator, cst.Not) and not self._in_test(node):
+        if type(node.operator) is cst.Not and not self._in_test(node):
             self._test(node.expression, "`not`")
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
@@ -77,7 +77,7 @@ class TracedPythonControlFlow(Rule):
 
     def _is_elif(self, node: cst.If) -> bool:
         parent = self.ctx.parent
-        return isinstance(parent, cst.If) and parent.orelse is node
+        return type(parent) is cst.If and parent.orelse is node
 
     def _in_test(self, node: cst.CSTNode) -> bool:
         """Whether this boolean expression is (part of) the test of an if/while/assert: reported there."""

@@ -21,8 +21,8 @@ class UnblockedTiming(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
-        if last not in CLOCK_NAMES and not (isinstance(func, cst.Name) and last in self._clock_aliases()):
+        last = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
+        if last not in CLOCK_NAMES and not (type(func) is cst.Name and last in self._clock_aliases()):
             return
         ctx = self.ctx
         if ctx.qualified_name(func) not in CLOCKS or SYNC_DISPATCH_FLAG in ctx.source:

@@ -60,7 +60,7 @@ class ValueDependentShape(Rule):
         elif callee == "jax.numpy.where" and len(positional) == 1 and len(node.args) == 1:
             shown = "jnp.where(condition)"
             inputs = positional
-        elif (isinstance(func, cst.Attribute) and func.attr.value == "nonzero" and not node.args
+        elif (type(func) is cst.Attribute and func.attr.value == "nonzero" and not node.args
               and self.ctx.kind(func.value) in (Kind.ARRAY, Kind.BOOL)):
             shown = ".nonzero()"
             inputs = [func.value]

@@ -77,7 +77,7 @@ class X64DtypeWithoutX64(Rule):
         """The x64 switch a callee names, also when its import depends on the JAX version:
         `try: from jax import enable_x64` / `except ImportError: from jax.experimental import enable_x64`."""
         callee = self.ctx.qualified_name(func)
-        if callee is not None or not isinstance(func, cst.Name):
+        if callee is not None or type(func) is not cst.Name:
             return callee
         found = self.ctx.scope.lookup(func.value)
         if found is None:
@@ -122,7 +122,7 @@ class X64DtypeWithoutX64(Rule):
                     self._dtype_argument(arg.value)
             return
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "astype" and callee is None:
+        if type(func) is cst.Attribute and func.attr.value == "astype" and callee is None:
             receiver = func.value
             if ctx.kind(receiver).jax_array:  # NumPy arrays and pandas columns keep 64 bits
                 for index, arg in enumerate(node.args):
@@ -132,7 +132,7 @@ class X64DtypeWithoutX64(Rule):
     def _note_update(self, node: cst.Call) -> None:
         """`jax.config.update("jax_enable_x64", False)` turns nothing on."""
         func = node.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "update" and len(node.args) >= 2):
+        if not (type(func) is cst.Attribute and func.attr.value == "update" and len(node.args) >= 2):
             return
         first = node.args[0].value
         if isinstance(first, cst.SimpleString) and first.evaluated_value == "jax_enable_x64":
@@ -194,7 +194,7 @@ class X64DtypeWithoutX64(Rule):
     def _wide(self, value: cst.BaseExpression, scope: Scope | None = None) -> str | None:
         """The 32-bit type JAX substitutes for a 64-bit dtype expression (read in `scope`, by default
         where the walk is), or None."""
-        if isinstance(value, cst.SimpleString):
+        if type(value) is cst.SimpleString:
             text = value.evaluated_value
             return NARROWED_STRINGS.get(text) if isinstance(text, str) else None
         names, where = self.ctx.names, scope or self.ctx.scope

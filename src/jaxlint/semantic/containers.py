@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from .scopes import COMPREHENSIONS, Scope
-from ..syntax.walk import walk
+from ..syntax.walk import EXPRESSION_TYPES, node_types, walk
 
 if TYPE_CHECKING:
     from .source_file import SourceFile
@@ -30,7 +30,7 @@ MUTATING_METHODS = frozenset({
     "append", "extend", "insert", "pop", "update", "setdefault", "clear", "add", "remove", "discard",
     "appendleft", "extendleft", "popleft", "popitem", "sort", "reverse",
 })
-_NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda, *COMPREHENSIONS)
+_NESTED = node_types(cst.FunctionDef, cst.ClassDef, cst.Lambda, *COMPREHENSIONS)
 
 
 class Containers:
@@ -63,15 +63,15 @@ class Containers:
         assigned: dict[str, int] = {}
 
         def enter(child: cst.CSTNode, field: str) -> bool:
-            if isinstance(child, _NESTED):
+            if type(child) in _NESTED:
                 return False
-            if isinstance(child, (cst.Assign, cst.AnnAssign)) and child.value is not None:
+            if type(child) in (cst.Assign, cst.AnnAssign) and child.value is not None:
                 targets = child.targets if isinstance(child, cst.Assign) else [child]
                 if self._is_container(child.value, scope):
                     for target in targets:
                         if isinstance(target.target, cst.Name):
                             assigned[target.target.value] = assigned.get(target.target.value, 0) + 1
-            return not isinstance(child, cst.BaseExpression)
+            return type(child) not in EXPRESSION_TYPES
 
         for body in bodies:
             walk(body, enter, None)

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from .scopes import COMPREHENSIONS, Scope
-from ..syntax.walk import children
+from ..syntax.walk import children, node_types
 
 if TYPE_CHECKING:
     from .source_file import SourceFile
 
 #: Displays that build a Python list or tuple.
 SEQUENCE_DISPLAYS = (cst.List, cst.Tuple, cst.ListComp)
-_NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda, *COMPREHENSIONS)
+_NESTED_SCOPES = node_types(cst.FunctionDef, cst.ClassDef, cst.Lambda, *COMPREHENSIONS)
 
 
 class Literals:
@@ -60,7 +60,7 @@ class Literals:
 
     def loop_over_written_out(self, loop: cst.CSTNode, scope: Scope) -> bool:
         """A `for` loop or a comprehension over entries written out in the code (`written_out`)."""
-        if isinstance(loop, cst.For):
+        if type(loop) is cst.For:
             iterable = loop.iter
         elif isinstance(loop, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             iterable = loop.for_in.iter
@@ -74,18 +74,18 @@ class Literals:
         a name bound only to those, their `.items()`/`.values()`/`.keys()`, and `zip`/`enumerate`/
         `itertools.product` of them. Never a `range` (steps, epochs) nor what a call returns (a data
         loader)."""
-        if isinstance(iterable, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
+        if type(iterable) in (cst.List, cst.Tuple, cst.Set, cst.Dict):
             return True
-        if isinstance(iterable, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+        if type(iterable) in (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp):
             return depth > 0 and self.written_out(iterable.for_in.iter, scope, depth - 1)
-        if isinstance(iterable, cst.Name):
+        if type(iterable) is cst.Name:
             values = self.values_of(iterable.value, scope)
             return depth > 0 and values is not None and all(self.written_out(v, scope, depth - 1) for v in values)
         if isinstance(iterable, cst.Call) and not any(arg.star or arg.keyword for arg in iterable.args):
             func = iterable.func
-            if isinstance(func, cst.Attribute) and func.attr.value in ("items", "values", "keys") and not iterable.args:
+            if type(func) is cst.Attribute and func.attr.value in ("items", "values", "keys") and not iterable.args:
                 return self.written_out(func.value, scope, depth)
-            name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+            name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
             if name in ("zip", "enumerate", "product", "reversed", "sorted") and iterable.args:
                 return all(self.written_out(arg.value, scope, depth) for arg in iterable.args
                            if not (name == "enumerate" and arg is not iterable.args[0]))
@@ -143,15 +143,15 @@ class Literals:
 
 
 def _collect(node: cst.CSTNode, assigned: dict[int, cst.BaseExpression]) -> None:
-    if isinstance(node, cst.Assign):
-        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+    if type(node) is cst.Assign:
+        if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
             assigned[id(node.targets[0].target)] = node.value
         return
-    if isinstance(node, cst.AnnAssign):
+    if type(node) is cst.AnnAssign:
         if isinstance(node.target, cst.Name) and node.value is not None:
             assigned[id(node.target)] = node.value
         return
-    if isinstance(node, _NESTED_SCOPES):
+    if type(node) in _NESTED_SCOPES:
         return
     for _, child in children(node):
         _collect(child, assigned)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Iterable, NamedTuple
 import libcst as cst
 
 from .scopes import Scope
+from ..syntax.walk import ENUMERATORS
 from .walk_state import Walker, WalkState, handlers
 
 if TYPE_CHECKING:
@@ -88,6 +89,32 @@ class SemanticModel:
         """Every Name node spelling one of `spellings`, with its scope and parent, in source order."""
         wanted = frozenset(spellings)
         return [occurrence for occurrence in self.names if occurrence[0].value in wanted]
+
+    def statements_holding(self, nodes: Iterable[cst.CSTNode]) -> dict[int, cst.CSTNode]:
+        """id(node) -> the statement of the module's body that holds it (or is it), for each of the
+        nodes the walk met (read from the recorded walk: no walk of the tree)."""
+        wanted = {id(node) for node in nodes}
+        found: dict[int, cst.CSTNode] = {}
+        scope_type = Scope
+        enumerators = ENUMERATORS
+        depth = 0
+        statement = None
+        for item in self.events:
+            if item is None:
+                depth -= 1
+                continue
+            kind = type(item)
+            if kind is scope_type:
+                continue
+            if depth == 1:  # a child of the module: one of its statements
+                statement = item
+            if id(item) in wanted:
+                found[id(item)] = statement
+                if len(found) == len(wanted):
+                    break
+            if enumerators[kind] is not None:  # a leaf is left where it is entered
+                depth += 1
+        return found
 
     def replay(self, visitor: object) -> list[BaseException]:
         """Calls the visitor's `visit_<Node>` methods on the recorded nodes, in source order, as a walk

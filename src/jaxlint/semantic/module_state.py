@@ -143,10 +143,10 @@ class _ModuleBindings:
             self.statement(statement, path, in_loop)
 
     def statement(self, node: cst.CSTNode, path: Path, in_loop: bool) -> None:
-        if isinstance(node, cst.SimpleStatementLine):
+        if type(node) is cst.SimpleStatementLine:
             for small in node.body:
                 self.small(small, path, in_loop)
-        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        elif type(node) in (cst.FunctionDef, cst.ClassDef):
             self.state.definitions.add(node.name.value)
         elif isinstance(node, cst.If):
             self.statements(node.body.body, path + ((id(node), 0),), in_loop)
@@ -178,23 +178,23 @@ class _ModuleBindings:
                 self.statements(case.body.body, path + ((id(node), index),), in_loop)
 
     def small(self, node: cst.BaseSmallStatement, path: Path, in_loop: bool) -> None:
-        if isinstance(node, cst.Assign):
+        if type(node) is cst.Assign:
             single = len(node.targets) == 1
             for target in node.targets:
                 self.targets(target.target, path, in_loop, node.value if single else None)
-        elif isinstance(node, cst.AnnAssign) and node.value is not None:
+        elif type(node) is cst.AnnAssign and node.value is not None:
             self.targets(node.target, path, in_loop, node.value)
-        elif isinstance(node, cst.AugAssign):
+        elif type(node) is cst.AugAssign:
             self.targets(node.target, path, True)
-        elif isinstance(node, cst.Del):
+        elif type(node) is cst.Del:
             self.targets(node.target, path, True)
-        elif isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
+        elif type(node) in (cst.Import, cst.ImportFrom) and type(node.names) is not cst.ImportStar:
             for alias in node.names:
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                     self.state.definitions.add(alias.asname.name.value)
-                elif isinstance(node, cst.Import):
+                elif type(node) is cst.Import:
                     root = alias.name
-                    while isinstance(root, cst.Attribute):
+                    while type(root) is cst.Attribute:
                         root = root.value
                     if isinstance(root, cst.Name):
                         self.state.definitions.add(root.value)
@@ -231,15 +231,15 @@ def _bound_directly(owner: cst.FunctionDef | cst.ClassDef) -> set[str]:
     def enter(node: cst.CSTNode, field: str) -> bool:
         if type(node) in _EXPRESSIONS or isinstance(node, _NESTED_SCOPES):
             return False  # statements hold every binding that matters here; nested scopes bind their own
-        if isinstance(node, cst.AssignTarget):
+        if type(node) is cst.AssignTarget:
             bind(node.target)
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+        elif type(node) in (cst.AnnAssign, cst.AugAssign):
             bind(node.target)
-        elif isinstance(node, cst.For):
+        elif type(node) is cst.For:
             bind(node.target)
-        elif isinstance(node, cst.Del):
+        elif type(node) is cst.Del:
             bind(node.target)
-        elif isinstance(node, cst.AsName) and isinstance(node.name, cst.Name):
+        elif type(node) is cst.AsName and type(node.name) is cst.Name:
             bind(node.name)
         return True
 

@@ -49,13 +49,15 @@ class NameResolver:
         #: id(node) -> (the scope it was resolved in, the answer): several rules ask about the same
         #: call's function at the same node; the scope is kept (and so kept alive) to check it
         self.answers: dict[int, tuple[Scope, str | None]] = {}
+        #: the same for `written_name`, which `qualified_name` starts from
+        self._written: dict[int, tuple[Scope, str | None]] = {}
         self._aliases = old_path_aliases()
 
     def qualified_name(self, node: cst.BaseExpression, scope: Scope) -> str | None:
         answer = self.answers.get(id(node))
         if answer is not None and answer[0] is scope:
             return answer[1]
-        resolved = self._qualify(node, scope)
+        resolved = self.written_name(node, scope)
         if resolved is not None:
             resolved = canonical_path(resolved, self._aliases)
         self.answers[id(node)] = (scope, resolved)
@@ -63,7 +65,12 @@ class NameResolver:
 
     def written_name(self, node: cst.BaseExpression, scope: Scope) -> str | None:
         """The qualified name with JAX's old paths kept as written (`jax.api.grad`)."""
-        return self._qualify(node, scope)
+        answer = self._written.get(id(node))
+        if answer is not None and answer[0] is scope:
+            return answer[1]
+        written = self._qualify(node, scope)
+        self._written[id(node)] = (scope, written)
+        return written
 
     def _qualify(self, node: cst.BaseExpression, scope: Scope) -> str | None:
         # exact types: `isinstance` against libcst's classes goes through ABCMeta, and this runs

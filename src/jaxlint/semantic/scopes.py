@@ -61,16 +61,7 @@ _KINDS = {cst.Module: "module", cst.ClassDef: "class", **{t: "comprehension" for
 
 
 def _kind(node: ScopeNode) -> str:
-    kind = _KINDS.get(type(node))
-    if kind is not None:
-        return kind
-    if isinstance(node, cst.Module):
-        return "module"
-    if isinstance(node, cst.ClassDef):
-        return "class"
-    if isinstance(node, COMPREHENSIONS):
-        return "comprehension"
-    return "function"
+    return _KINDS.get(type(node), "function")
 
 
 class Scope:
@@ -155,10 +146,10 @@ class Scope:
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """`a.b.c` written as Names and Attributes, else None."""
     parts = []
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:
         parts.append(node.attr.value)
         node = node.value
-    if not isinstance(node, cst.Name):
+    if type(node) is not cst.Name:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))
@@ -187,6 +178,14 @@ def relative_module(package: str | None, level: int, module: str | None) -> str 
     return ".".join(base) or None
 
 
+#: statements (and `with` items) that hold no binding below themselves but a `:=` in an expression:
+#: what they bind is read from the node itself
+_NOTHING_BOUND_BELOW = frozenset({
+    cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Del, cst.Expr, cst.Return, cst.Raise, cst.Assert, cst.Pass,
+    cst.Break, cst.Continue, cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal, cst.WithItem,
+})
+
+
 class _BindingCollector:
     """Collects the names a single scope binds, without entering nested scopes."""
 
@@ -209,11 +208,13 @@ class _BindingCollector:
         method = self._methods.get(kind)
         if method is None:
             method = self._methods[kind] = getattr(type(self), f"visit_{kind.__name__}", _no_method)
-        return method(self, node) is not False
+        if method(self, node) is False:
+            return False
+        return self.walrus or kind not in _NOTHING_BOUND_BELOW
 
     def collect(self) -> dict[str, Binding]:
         node = self.scope.node
-        if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+        if type(node) in (cst.FunctionDef, cst.Lambda):
             self._params(node.params)
             self.visit(node.body)
         elif isinstance(node, COMPREHENSIONS):
@@ -242,20 +243,20 @@ class _BindingCollector:
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             self._add(param.name.value, LOCAL, param, param)
         for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
+            if type(star) is cst.Param:
                 self._add(star.name.value, LOCAL, star, star)
 
     def _target(self, target: cst.BaseExpression, statement: cst.CSTNode,
                 alias: cst.BaseExpression | None = None) -> None:
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             if alias is not None and dotted_name(alias) is not None:
                 self._add(target.value, "<alias>", target, statement, alias)
             else:
                 self._add(target.value, LOCAL, target, statement)
-        elif isinstance(target, (cst.Tuple, cst.List)):
+        elif type(target) in (cst.Tuple, cst.List):
             for element in target.elements:
                 self._target(element.value, statement)
-        elif isinstance(target, cst.StarredElement):
+        elif type(target) is cst.StarredElement:
             self._target(target.value, statement)
 
     # Nested scopes bind their own name here and keep the rest to themselves.
@@ -349,7 +350,7 @@ class _BindingCollector:
                 self._add(full.split(".")[0], full.split(".")[0], alias, node)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if isinstance(node.names, cst.ImportStar):
+        if type(node.names) is cst.ImportStar:
             return
         module = import_module_name(node, self.scope.module_scope().package if node.relative else None)
         for alias in node.names:

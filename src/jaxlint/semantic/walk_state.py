@@ -187,7 +187,9 @@ class Walker:
 
         The events, in walk order: a node where it is entered, None where the innermost node
         entered is left, and a `Scope` where the current scope changes (before the node whose
-        field starts it is entered, after the node that ends it is left).
+        field starts it is entered, after the node that ends it is left). A leaf (a node of a type
+        with no children: a name, a literal, an operator) is left where it is entered, and has no
+        None of its own.
         """
         ctx = self.ctx
         ancestors = ctx.ancestors
@@ -235,7 +237,6 @@ class Walker:
                 if kind in leavers:
                     call(leavers, child)
                 ancestors.pop()
-                record(None)
                 if scope_owners and scope_owners[-1] is child:
                     scope_owners.pop()
                     ctx.scope = ctx.scope.parent
@@ -262,9 +263,11 @@ class Walker:
         ctx = self.ctx
         ancestors = ctx.ancestors
         visitors, leavers, call = self.visitors, self.leavers, self._call
+        enumerators = ENUMERATORS
         scope_type = Scope
         name_type = cst.Name
         names = self._name_handlers()
+        names_left = name_type in leavers
         for item in events:
             if item is None:
                 if type(ancestors[-1]) in leavers:
@@ -272,9 +275,9 @@ class Walker:
                 ancestors.pop()
                 continue
             kind = type(item)
-            if kind is name_type:
-                ancestors.append(item)
-                if names:
+            if kind is name_type:  # a leaf: entered and left here
+                if names or names_left:
+                    ancestors.append(item)
                     spelling = item.value
                     for handler, wanted in names:
                         if wanted is None or spelling in wanted:
@@ -283,6 +286,9 @@ class Walker:
                             except Exception as exc:  # noqa: BLE001 - as in `_call`
                                 self._drop(handler.__self__, exc)
                                 names[:] = [pair for pair in names if pair[0].__self__ is not handler.__self__]
+                    if names_left:
+                        call(leavers, item)
+                    ancestors.pop()
                 continue
             if kind is scope_type:
                 ctx.scope = item
@@ -295,6 +301,10 @@ class Walker:
                         handler(item)
                     except Exception as exc:  # noqa: BLE001 - as in `_call`
                         self._drop(handler.__self__, exc)
+            if enumerators[kind] is None:  # a leaf: no None follows
+                if kind in leavers:
+                    call(leavers, item)
+                ancestors.pop()
 
     def _name_handlers(self) -> list[tuple[Callable, Container[str] | None]]:
         """(visit_Name, the spellings it wants or None) of each visitor, in dispatch order; a visitor

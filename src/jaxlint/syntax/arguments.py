@@ -55,7 +55,7 @@ def bind_arguments(function: FunctionNode, args: Sequence[cst.Arg], *, bound_pos
     positional = [*params.posonly_params, *params.params]
     posonly = {p.name.value for p in params.posonly_params}
     keywordable = {p.name.value: p for p in (*params.params, *params.kwonly_params)}
-    star = params.star_arg.name.value if isinstance(params.star_arg, cst.Param) else None
+    star = params.star_arg.name.value if type(params.star_arg) is cst.Param else None
     star_kw = params.star_kwarg.name.value if params.star_kwarg is not None else None
 
     result: dict[str, Passed] = {}

@@ -164,3 +164,39 @@ def node_spans(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, Sp
         if id(node) not in state.spans:
             raise KeyError(node)
     return state.spans
+
+
+def statement_spans(module: cst.Module, nodes: Iterable[cst.CSTNode], text: str,
+                    statement_of: dict[int, cst.CSTNode]) -> dict[int, Span]:
+    """`node_spans`, generating the code of only the statements of the module's body that hold the
+    nodes (`statement_of`: id(node) -> that statement), not of everything before them.
+
+    `text` is the module's code (the text libcst parsed). A statement's code starts a line of it,
+    and starts with the code generated for the statement up to its last node asked for; where that
+    is found exactly once in the text, it is the statement's place. Otherwise (a statement repeated
+    word for word, a node of no statement), the whole module's code is generated, as `node_spans` does.
+    """
+    nodes = list(nodes)
+    held: dict[int, tuple[cst.CSTNode, list[cst.CSTNode]]] = {}
+    for node in nodes:
+        statement = statement_of.get(id(node))
+        if statement is None:
+            return node_spans(module, nodes)
+        held.setdefault(id(statement), (statement, []))[1].append(node)
+    spans: dict[int, Span] = {}
+    for statement, inside in held.values():
+        state = _PositionState(module, inside)
+        try:
+            statement._codegen(state)
+        except _Done:
+            pass
+        written = "".join(state.tokens)
+        start = text.find(written) if written else -1
+        if start < 0 or text.find(written, start + 1) >= 0 or (start and text[start - 1] not in "\r\n"):
+            return node_spans(module, nodes)
+        lines_before = len(_NEWLINE.findall(text, 0, start))
+        for key, ((start_line, start_column), (end_line, end_column)) in state.spans.items():
+            spans[key] = ((start_line + lines_before, start_column), (end_line + lines_before, end_column))
+    if any(id(node) not in spans for node in nodes):
+        return node_spans(module, nodes)
+    return spans
