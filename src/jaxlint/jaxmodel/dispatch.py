@@ -29,7 +29,7 @@ from .name_origins import ARRAY_METHODS, AT_METHODS, NameOrigins
 from ..semantic.scopes import Scope
 from .traced import TracedFunctions
 from .values import ARRAY_MODULES, CONCRETIZING_METHODS, CONVERSIONS, STATIC_CALLS
-from ..syntax.walk import walk
+from ..syntax.walk import last_name, walk
 
 if TYPE_CHECKING:
     from ..semantic.source_file import SourceFile
@@ -398,20 +398,12 @@ def _waits(function: cst.CSTNode) -> bool:
         if found:
             return False
         if type(node) is cst.Call:
-            name = _called_name(node.func)
+            name = last_name(node.func)
             found = name is not None and (name in _WAITING_NAMES or SYNC_NAMES.search(name) is not None)
         return not found
 
     walk(function, enter, lambda node: None)
     return found
-
-
-def _called_name(func: cst.BaseExpression) -> str | None:
-    if type(func) is cst.Name:
-        return func.value
-    if type(func) is cst.Attribute:
-        return func.attr.value
-    return None
 
 
 #: The last part of the names of calls that wait for JAX values.

@@ -62,7 +62,7 @@ from ..semantic.scopes import Scope
 from ..semantic.source_file import CELL_BOUNDARY
 from ..syntax.arguments import Passing
 from ..syntax.positions import node_spans
-from ..syntax.walk import target_names, walk
+from ..syntax.walk import last_name, target_names, walk
 from .traced import CONTAINER_ANNOTATIONS, LAX_BODIES, LAX_BRANCHES, MODES, TREE_MAPS, Callee, TracedFunctions
 
 if TYPE_CHECKING:
@@ -473,11 +473,11 @@ class _FileIndex:
         for node, _, _ in model.sites_of(cst.Assign, cst.ImportAlias):
             kind = type(node)
             if kind is cst.Assign:
-                if _last_name(node.value) in KEY_SOURCE_NAMES:
+                if last_name(node.value) in KEY_SOURCE_NAMES:
                     for target in node.targets:
                         aliases.update(target_names(target.target))
             elif kind is cst.ImportAlias:
-                if node.asname is not None and _last_name(node.name) in KEY_SOURCE_NAMES \
+                if node.asname is not None and last_name(node.name) in KEY_SOURCE_NAMES \
                         and isinstance(node.asname.name, cst.Name):
                     aliases.add(node.asname.name.value)
         #: id(node) -> its line, for the nodes a message named
@@ -888,7 +888,7 @@ class KeyDomain:
         if callee is not None and (callee.startswith(NON_CONSUMING_PREFIXES) or callee in NON_CONSUMING_RANDOM
                                    or callee in STORING_CALLS):
             return []
-        short = _callee_name(node.func)
+        short = last_name(node.func)
         if short in AHEAD_OF_TIME and isinstance(node.func, cst.Attribute):
             return []  # `jax.jit(f).lower(key, x)`: compiled for the key's type, nothing drawn
         if short is None or short[:1].isupper() or INSPECTING_NAME.match(short) or short in (
@@ -959,7 +959,7 @@ class KeyDomain:
         example input whose shape `init` reads, so sharing the key changes no parameter."""
         if not first.direct or first.draw == "jax.random.split" or again.direct:
             return False
-        if not INIT_NAME.match(_callee_name(again.node.func) or ""):
+        if not INIT_NAME.match(last_name(again.node.func) or ""):
             return False
         for arg in again.node.args:
             value = arg.value
@@ -1076,7 +1076,7 @@ def _same_run_again(first: Consumption, again: Consumption) -> bool:
     if code(first.node.func) != code(again.node.func):
         return False
     unknown = first.via is None and again.via is None
-    return unknown or bool(INIT_NAME.match(_callee_name(again.node.func) or ""))
+    return unknown or bool(INIT_NAME.match(last_name(again.node.func) or ""))
 
 
 def _over_mapping_values(loop: cst.CSTNode | None) -> bool:
@@ -1091,7 +1091,7 @@ def _discarded_call(value: cst.BaseExpression) -> cst.Call | None:
     `f(x)`, `f(x).block_until_ready()`, `jax.block_until_ready(f(x))`."""
     if not isinstance(value, cst.Call):
         return None
-    if _last_name(value.func) == "block_until_ready":
+    if last_name(value.func) == "block_until_ready":
         if isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Call) and not value.args:
             return value.func.value
         if len(value.args) == 1 and isinstance(value.args[0].value, cst.Call):
@@ -1141,7 +1141,7 @@ def _index_draws(within: cst.CSTNode) -> set[int]:
             assigned.setdefault(node.targets[0].target.value, []).append(id(node.value))
         elif type(node) is cst.Subscript:
             index_expressions.extend(element.slice for element in node.slice)
-        elif type(node) is cst.Call and _last_name(node.func) in INDEXING_CALLS:
+        elif type(node) is cst.Call and last_name(node.func) in INDEXING_CALLS:
             # `jnp.take(x, idx)` and `x.take(idx)` alike: every argument is taken as an index
             index_expressions.extend(arg.value for arg in node.args)
         return True
@@ -1227,23 +1227,6 @@ def _parameter_count(function: FunctionNode) -> int:
 def _parameter_names(function: FunctionNode) -> list[str]:
     p = function.params
     return [x.name.value for x in (*p.posonly_params, *p.params)]
-
-
-def _callee_name(func: cst.BaseExpression) -> str | None:
-    if isinstance(func, cst.Name):
-        return func.value
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    return None
-
-
-def _last_name(node: cst.CSTNode) -> str | None:
-    """`c` for `a.b.c` or `c`; None for anything else."""
-    if type(node) is cst.Name:
-        return node.value
-    if type(node) is cst.Attribute:
-        return node.attr.value
-    return None
 
 
 #: pattern -> name -> whether it is key-like (cached: names repeat a lot)

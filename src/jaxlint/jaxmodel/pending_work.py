@@ -32,7 +32,7 @@ from ..semantic.containers import MUTATING_METHODS
 from ..semantic.scopes import Scope
 from .traced import TracedFunctions
 from .values import STATIC_ATTRIBUTES
-from ..syntax.walk import walk
+from ..syntax.walk import last_name, walk
 
 if TYPE_CHECKING:
     from ..semantic.source_file import SourceFile
@@ -453,7 +453,7 @@ class PendingWork:
                 return NOTHING
         if self.ctx.fact(TracedFunctions).application(node, self.scope) is not None:
             return NOTHING  # `jax.jit(f)`: builds a function, runs nothing
-        name = _last_name(func)
+        name = last_name(func)
         if name is not None and SYNC_NAMES.search(name):
             self._wait_all(flow)
             return NOTHING
@@ -552,11 +552,3 @@ def _root_name(expr: cst.BaseExpression) -> str | None:
     while isinstance(expr, (cst.Attribute, cst.Subscript)):
         expr = expr.value
     return expr.value if isinstance(expr, cst.Name) else None
-
-
-def _last_name(func: cst.BaseExpression) -> str | None:
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    if isinstance(func, cst.Name):
-        return func.value
-    return None

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .subject import Inputs
+from .units import future_flags
 
 #: Distinct recordings kept per function (its first calls), out of at most this many calls read:
 #: a helper called in a loop costs the reading of its first calls only.
@@ -234,7 +235,7 @@ def entry_points(module, source: str, path: str) -> list[tuple[str, Callable[[],
     for statement in tree.body:
         if isinstance(statement, ast.If) and _is_main_test(statement.test):
             body = ast.Module(body=statement.body, type_ignores=[])
-            code = compile(body, path, "exec", flags=_future_flags(tree), dont_inherit=True)
+            code = compile(body, path, "exec", flags=future_flags(tree), dont_inherit=True)
 
             def main_block(code=code) -> None:
                 exec(code, dict(namespace, __name__="__main__"))  # noqa: S102 - the user's code, in the worker
@@ -265,17 +266,6 @@ def _no_required_parameters(args: ast.arguments) -> bool:
     kwonly_required = sum(default is None for default in args.kw_defaults)
     return required == 0 and kwonly_required == 0
 
-
-def _future_flags(tree: ast.Module) -> int:
-    import __future__
-
-    flags = 0
-    for statement in tree.body:
-        if isinstance(statement, ast.ImportFrom) and statement.module == "__future__":
-            for alias in statement.names:
-                feature = getattr(__future__, alias.name, None)
-                flags |= getattr(feature, "compiler_flag", 0)
-    return flags
 
 
 class _alarm:

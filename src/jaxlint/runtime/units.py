@@ -64,7 +64,7 @@ def run_units(namespace: dict, source: str, path: str) -> UnitRun:
     except (SyntaxError, ValueError) as exc:
         result.fatal = exc
         return result
-    flags = _future_flags(tree)
+    flags = future_flags(tree)
     for statement in tree.body:
         try:
             code = compile(ast.Module(body=[statement], type_ignores=[]), path, "exec", flags=flags, dont_inherit=True)
@@ -134,7 +134,9 @@ def bound_names(statement: ast.stmt) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _future_flags(tree: ast.Module) -> int:
+def future_flags(tree: ast.Module) -> int:
+    """The compiler flags of the module's `from __future__ import` statements, for compiling its
+    statements one by one as the module would."""
     flags = 0
     for statement in tree.body:
         if isinstance(statement, ast.ImportFrom) and statement.module == "__future__":

@@ -153,6 +153,15 @@ def walk(root: cst.CSTNode, enter: Callable[[cst.CSTNode, str], bool],
             leave(node)
 
 
+def last_name(expr: cst.CSTNode) -> str | None:
+    """`c` for `a.b.c` or `c` (what a call is called by); None for anything else."""
+    if type(expr) is cst.Name:
+        return expr.value
+    if type(expr) is cst.Attribute:
+        return expr.attr.value
+    return None
+
+
 def target_names(target: cst.BaseExpression) -> Iterator[str]:
     """The names an assignment or loop target binds (`a, (b, *c) = ...` binds a, b and c)."""
     if isinstance(target, cst.Name):
