@@ -14,10 +14,13 @@ from pathlib import Path
 
 import pytest
 
+import jaxlint
 from jaxlint.frontends.cache import ProjectState
 from jaxlint.frontends.runner import RunOptions, run
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+#: where the jaxlint this test imports comes from (a checkout's src/, or site-packages when it is
+#: installed): the process must run the same files, or the cache (keyed on them) is not its own
+SRC = Path(jaxlint.__file__).resolve().parents[1]
 PROJECT = Path(__file__).parent / "projects" / "src_layout"
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 #: modules that only the analysis needs
