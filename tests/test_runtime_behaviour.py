@@ -176,6 +176,17 @@ def test_global_named_from_the_source_line_without_a_message(tmp_path):
     assert "`scale`" in outcome.evidence
 
 
+def test_a_global_bound_only_by_the_script_says_so(tmp_path):
+    """A function and the global it reads, both defined in the `__main__` block: the imported module
+    has no such global, and the evidence says what to do instead."""
+    module = load(tmp_path, GLOBALS)
+    subject = make_subject(module, "JAX302", "scaled", "g1", message="`student_scale` is a global variable")
+    outcome = confirm(subject)
+    assert outcome.verdict == "inconclusive", outcome
+    assert "`student_scale` is bound only when the file runs as a script" in outcome.evidence
+    assert "run the script to see the stale value" in outcome.evidence
+
+
 def test_shadowed_or_eager_global_is_not_reproduced(tmp_path):
     module = load(tmp_path, GLOBALS)
     shadowed = confirm(make_subject(module, "JAX302", "shadowed", "n1", message="`offset` is a global variable"))

@@ -29,6 +29,10 @@ def global_name(subject: Subject, namespace: dict) -> str:
     match = _NAMED.match(subject.message or "")
     if match and match.group(1) in namespace:
         return match.group(1)
+    if match:
+        raise Inconclusive(f"`{match.group(1)}` is bound only when the file runs as a script (in its "
+                           f"`__main__` block): the imported module has no such global to rebind; run the "
+                           f"script to see the stale value")
     node = statement_at(tree_of(subject), subject.line)
     names = []
     if node is not None:
