@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from jaxlint.engine.checker import check_source, enabled_rules
+from jaxlint.api import lint_file
 from jaxlint.engine.project_check import ProjectSession
+from jaxlint.frontends import runner
 from jaxlint.model.settings import Settings
 from jaxlint.project.layout import default_roots
 
@@ -102,12 +104,11 @@ def test_a_warm_run_over_an_import_cycle_analyses_nothing(tmp_path, monkeypatch)
            [(f.path, f.start, f.message, f.trace) for f in cold.findings]
 
 
-def test_one_file_of_an_import_cycle_with_a_warm_index_is_analysed_alone(tmp_path, monkeypatch):
-    """What the other modules of its cycle give it comes from the index: no module of the project
-    is loaded (the check parses the file itself), and its findings are those of the whole run."""
+def _cycle_project_run_once(tmp_path, monkeypatch):
+    """The cycle project copied and checked as a whole (its index written), then one of its files
+    with its settings and no session left: (the whole run, the file, its settings)."""
     import shutil
 
-    from jaxlint.api import lint_file
     from jaxlint.frontends import runner
 
     project = tmp_path / "cycle"
@@ -117,6 +118,13 @@ def test_one_file_of_an_import_cycle_with_a_warm_index_is_analysed_alone(tmp_pat
     one = "cyc/model.py"
     settings = runner.resolve_settings(runner.RunOptions(paths=[one]))
     runner._drop_sessions()
+    return whole, one, settings
+
+
+def test_one_file_of_an_import_cycle_with_a_warm_index_is_analysed_alone(tmp_path, monkeypatch):
+    """What the other modules of its cycle give it comes from the index: no module of the project
+    is loaded (the check parses the file itself), and its findings are those of the whole run."""
+    whole, one, settings = _cycle_project_run_once(tmp_path, monkeypatch)
     session = runner.project_session(runner.project_plan(settings, [one], [one]), settings, (one,))
     findings = lint_file(one, settings, project=session).findings
     assert findings and [(f.start, f.message, f.trace) for f in findings] == \
@@ -127,18 +135,7 @@ def test_one_file_of_an_import_cycle_with_a_warm_index_is_analysed_alone(tmp_pat
 def test_a_cycle_member_analysed_before_the_replay_gets_the_seeds_replayed(tmp_path, monkeypatch):
     """A module of the cycle whose analysis a question had already built (with no seeds yet) is
     given what the index says it receives before it is checked."""
-    import shutil
-
-    from jaxlint.api import lint_file
-    from jaxlint.frontends import runner
-
-    project = tmp_path / "cycle"
-    shutil.copytree(PROJECTS / "cycle", project)
-    monkeypatch.chdir(project)
-    whole = runner.run(runner.RunOptions(paths=["."]))
-    one = "cyc/model.py"
-    settings = runner.resolve_settings(runner.RunOptions(paths=[one]))
-    runner._drop_sessions()
+    whole, one, settings = _cycle_project_run_once(tmp_path, monkeypatch)
     session = runner.project_session(runner.project_plan(settings, [one], [one]), settings, (one,), settled=False)
     module = session.layout.module_of(one)
     assert session.project._traced_of(module) is not None  # built before any seed is known
