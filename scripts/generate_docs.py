@@ -1,4 +1,5 @@
-"""Regenerate docs/rules/ from the rule catalogue in rules/ (a test fails when they drift apart)."""
+"""Regenerate docs/rules/ from the rule catalogue in rules/, and docs/precision.md from the ecosystem
+ledger (tests/ecosystem/ledger.json) and the corpus manifest; tests fail when they drift apart."""
 from __future__ import annotations
 
 import sys
@@ -24,6 +25,22 @@ def main() -> int:
     for name, text in pages.items():
         (out / name).write_text(text, encoding="utf-8")
     print(f"wrote {len(pages)} pages to {out.relative_to(ROOT)}")
+    return write_precision()
+
+
+def write_precision() -> int:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import ecosystem
+
+    try:
+        manifest = ecosystem.manifest_rows(ecosystem.DEFAULT_CORPUS)
+        ledger = ecosystem.read_ledger()
+    except (OSError, ecosystem.EcosystemError) as exc:
+        print(f"docs/precision.md not written: {exc}", file=sys.stderr)
+        return 1
+    text = ecosystem.render_precision(ledger, manifest, ecosystem.rule_names())
+    ecosystem.PRECISION_DOC.write_text(text, encoding="utf-8")
+    print(f"wrote {ecosystem.PRECISION_DOC.relative_to(ROOT)} ({len(ledger)} verdicts)")
     return 0
 
 

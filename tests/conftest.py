@@ -75,9 +75,10 @@ def cli(tmp_path, monkeypatch):
 
 
 #: Markers of tests left out of a `-m` selection that does not name them: the fuzz tests (about a
-#: minute) and the system tests (they start processes, send signals, build the wheel, run pre-commit).
-#: Both run in the full suite; the static run `-m "not jax and not runtime"` stays quick without them.
-OPT_IN_MARKERS = ("fuzz", "system")
+#: minute), the system tests (they start processes, send signals, build the wheel, run pre-commit)
+#: and the ecosystem check (jaxlint over the real projects of ../shared/corpus). All run in the full
+#: suite; the static run `-m "not jax and not runtime"` stays quick without them.
+OPT_IN_MARKERS = ("fuzz", "system", "ecosystem")
 
 
 def _left_out(config) -> list[str]:

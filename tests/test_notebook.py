@@ -92,6 +92,25 @@ def test_whole_cell_magic_after_leading_blank_lines():
     assert masked_lines("\n%%html\n<b>x</b>\n") == [1, 2]
 
 
+def test_whole_cell_magic_under_a_colab_form_title():
+    # Colab's `# @title` line stands above the magic; the LaTeX body is not Python.
+    source = "# @title Answer (try it first!)\n%%latex\n\\begin{aligned}\nf(x) & = 6x^4 \\\\\n\\end{aligned}\n"
+    masked = mask(source)
+    assert masked_lines(source) == [0, 1, 2, 3, 4]
+    libcst.parse_module(masked)
+
+
+def test_a_comment_above_a_python_cell_magic_keeps_the_body():
+    source = "# timing\n%%time\nfor i in range(3):\n    x = 1\n"
+    assert masked_lines(source) == [1]
+    libcst.parse_module(mask(source))
+
+
+def test_a_comment_above_python_is_not_a_cell_magic():
+    source = "# setup\nx = 1 % 2\n"
+    assert mask(source) == source
+
+
 @pytest.mark.parametrize("magic", ["%%time", "%%timeit -n 3", "%%capture out", "%%prun"])
 def test_cell_magic_with_a_python_body_masks_only_its_line(magic):
     source = f"{magic}\nfor i in range(3):\n    %time f(i)\n    x = 1\n"

@@ -127,7 +127,10 @@ def mask(source: str) -> str:
     """`source` with its IPython-only lines replaced by placeholders, line for line."""
     lines = source.split("\n")
     marker = marker_for(source)
-    first = next((number for number, line in enumerate(lines) if line.strip()), None)
+    # Comments may stand above a cell magic: Colab's form lines (`# @title ...`) do, and the
+    # notebook runs the cell with the magic all the same.
+    first = next((number for number, line in enumerate(lines)
+                  if line.strip() and not line.lstrip().startswith("#")), None)
     forced: set[int] = set()
     if first is not None and lines[first].strip().startswith("%%"):
         words = lines[first].strip()[2:].split()
