@@ -181,3 +181,13 @@ def test_the_layer_check_reads_relative_imports(tmp_path, import_line, importer,
 def test_the_cycle_check_finds_a_cycle():
     assert _cycles({"a": ["b"], "b": ["c"], "c": ["a"], "d": ["a"]}) == [["a", "b", "c"]]
     assert _cycles({"a": ["b"], "b": []}) == []
+
+
+#: A module is the size of one concept: past this, it holds several, and should be split by concept.
+MAX_MODULE_LINES = 800
+
+
+def test_no_module_is_over_the_size_of_one_concept():
+    oversized = {name: lines for name, path in MODULES.items()
+                 if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert not oversized, f"modules over {MAX_MODULE_LINES} lines (split them by concept): {oversized}"

@@ -19,7 +19,7 @@ import pytest
 from jaxlint.api import lint_source
 from jaxlint.dataflow.interpreter import FlowInterpreter
 from jaxlint.dataflow.reaching import scope_facts
-from jaxlint.jaxmodel import keys
+from jaxlint.jaxmodel.keys import facts as keys
 from jaxlint.model.settings import Settings
 from jaxlint.semantic.scopes import Scope
 from test_dataflow import Literals  # the interpreter tests' domain: sets of literals

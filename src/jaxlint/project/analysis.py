@@ -27,7 +27,8 @@ from typing import Any, Callable, Iterable
 import libcst as cst
 
 from ..jaxmodel.external import ExternalFunction, FunctionRef, KeyUse, Seed
-from ..jaxmodel.keys import ALIGNING_DRAWS, KeyFlowFacts
+from ..jaxmodel.keys.facts import KeyFlowFacts
+from ..jaxmodel.keys.tables import ALIGNING_DRAWS
 from ..jaxmodel.name_origins import NameOrigins
 from ..jaxmodel.traced import TracedFunctions
 from ..jaxmodel.values import Value

@@ -7,7 +7,7 @@ from ..rulebase.context import is_reference
 from ..syntax.walk import children, target_names, walk
 from ..semantic.module_state import ModuleState
 from ..semantic.names import BUILTIN_NAMES
-from ..jaxmodel.traced import LAX_BODIES, MODES
+from ..jaxmodel.transforms import LAX_BODIES, MODES
 from ..rulebase.rule import Rule
 
 #: Parents whose Name child is always a binding or a declaration, not a read.

@@ -5,7 +5,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..jaxmodel.keys import INIT_NAME, is_test_file
+from ..jaxmodel.keys.policy import is_test_file
+from ..jaxmodel.keys.tables import INIT_NAME
 from ..rulebase.rule import Rule
 from .jit_in_loop import _short
 

@@ -1,7 +1,7 @@
 """JAX104: a key broadcast to every element of a `vmap` (in_axes=None or closed over) and drawn from."""
 from __future__ import annotations
 
-from ..jaxmodel.keys import vmap_broadcast_keys
+from ..jaxmodel.keys.vmap import vmap_broadcast_keys
 from ..rulebase.rule import Rule
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..rulebase.context import is_reference, name_occurrences
-from ..jaxmodel.keys import in_test_function, is_test_file, tests_remainder
+from ..jaxmodel.keys.policy import in_test_function, is_test_file, tests_remainder
 from ..rulebase.rule import Rule
 from ..semantic.literals import Literals
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..jaxmodel.keys import Consumption, KeyFlowFacts, Reuse
+from ..jaxmodel.keys.facts import KeyFlowFacts
+from ..jaxmodel.keys.state import Consumption, Reuse
 from ..rulebase.rule import Rule
 from ..syntax.walk import target_names, walk
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..semantic.containers import MUTATING_METHODS, Containers
-from ..jaxmodel.keys import in_test_function, is_test_file
+from ..jaxmodel.keys.policy import in_test_function, is_test_file
 from ..semantic.scopes import Scope
 from ..jaxmodel.values import Kind
 from ..rulebase.rule import Rule

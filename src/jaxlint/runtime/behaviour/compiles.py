@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections import Counter
 
 from ..subject import Outcome, Subject
-from ._common import (Compile, CompileRecorder, Inconclusive, StatementCounter, call, enclosing_loop_span,
-                      enclosing_scope, guarded, inputs_repeat, require_inputs, runner, scope_span, statement_span,
-                      where)
+from .support.calls import call, inputs_repeat
+from .support.compile_recorder import Compile, CompileRecorder
+from .support.entry import require_inputs, runner
+from .support.outcomes import Inconclusive, guarded, where
+from .support.source import enclosing_loop_span, enclosing_scope, scope_span, statement_span
+from .support.statement_counter import StatementCounter
 
 
 def _in(span: tuple[int, int], compiles: list[Compile]) -> list[Compile]:

@@ -10,8 +10,12 @@ import inspect
 from typing import Any, Callable, Iterator
 
 from ..subject import Outcome, Subject
-from ._common import (Draw, Inconclusive, KeyRecorder, call, enclosing_loop_span, guarded, leaves_equal, line_set,
-                      rerun_module, runner, short, signature_params, statement_span, tree_of, where)
+from .support.calls import call
+from .support.entry import rerun_module, runner, signature_params
+from .support.key_recorder import Draw, KeyRecorder
+from .support.outcomes import Inconclusive, guarded, short, where
+from .support.source import enclosing_loop_span, line_set, statement_span, tree_of
+from .support.values import leaves_equal
 
 
 @contextlib.contextmanager

@@ -8,9 +8,12 @@ import types
 from typing import Any, Callable
 
 from ..subject import Outcome, Subject
-from ._common import (Entry, Inconclusive, StatementCounter, call, clear_trace_cache, find_tracers,
-                      flagged_line_is_direct,
-                      guarded, runs_once, short, statement_at, statement_span, traced_entry, tree_of, where)
+from .support.calls import call
+from .support.entry import Entry, clear_trace_cache, flagged_line_is_direct, runs_once, traced_entry
+from .support.outcomes import Inconclusive, guarded, short, where
+from .support.source import statement_at, statement_span, tree_of
+from .support.statement_counter import StatementCounter
+from .support.values import find_tracers
 
 
 def _root(node: ast.AST) -> str | None:

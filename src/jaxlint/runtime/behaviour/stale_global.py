@@ -8,8 +8,11 @@ import types
 from typing import Any
 
 from ..subject import Outcome, Subject
-from ._common import (Inconclusive, call, guarded, inputs_repeat, leaves_equal, make_args, quiet_io, short,
-                      statement_at, traced_entry, tree_of)
+from .support.calls import call, inputs_repeat, make_args, quiet_io
+from .support.entry import traced_entry
+from .support.outcomes import Inconclusive, guarded, short
+from .support.source import statement_at, tree_of
+from .support.values import leaves_equal
 
 _NAMED = re.compile(r"^`([A-Za-z_][A-Za-z0-9_]*)` is a global variable")
 

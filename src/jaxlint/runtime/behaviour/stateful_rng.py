@@ -8,9 +8,12 @@ import random
 from typing import Any, Iterator
 
 from ..subject import Outcome, Subject
-from ._common import (Inconclusive, StatementCounter, call, clear_trace_cache, guarded, inputs_repeat,
-                      leaves_equal, make_args, modes, quiet_io, runs_once, short, statement_span, traced_entry,
-                      where)
+from .support.calls import call, inputs_repeat, make_args, quiet_io
+from .support.entry import clear_trace_cache, modes, runs_once, traced_entry
+from .support.outcomes import Inconclusive, guarded, short, where
+from .support.source import statement_span
+from .support.statement_counter import StatementCounter
+from .support.values import leaves_equal
 
 
 @contextlib.contextmanager

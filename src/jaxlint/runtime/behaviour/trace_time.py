@@ -10,9 +10,13 @@ import time
 from typing import Any
 
 from ..subject import Outcome, Subject
-from ._common import (Inconclusive, StatementCounter, call, clear_trace_cache, guarded, inputs_repeat,
-                      leaves_equal, make_args, printed_lines, quiet_io, same_file, short, source_paths, statement_at,
-                      statement_span, traced_entry, tree_of, where)
+from .support.calls import call, inputs_repeat, make_args, printed_lines, quiet_io
+from .support.entry import clear_trace_cache, traced_entry
+from .support.frames import same_file, source_paths
+from .support.outcomes import Inconclusive, guarded, short, where
+from .support.source import statement_at, statement_span, tree_of
+from .support.statement_counter import StatementCounter
+from .support.values import leaves_equal
 
 
 def _twice(subject: Subject, span: tuple[int, int], extra: Any = None) -> tuple[Any, Any, list[int], Any]:

@@ -1,0 +1,305 @@
+"""Which function of the module (or of another module of the project) a call reaches, when that is
+certain: plain names, `functools.partial`, methods through `self`, a class or an instance,
+`__call__`, haiku's transformed functions, constructors."""
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+from .external import TABLE_PREFIXES
+from .jax_names import PARTIAL
+from ..semantic.scopes import Binding, Scope
+from .calls import Callee, ClassInfo, PLAIN_METHOD_DECORATORS
+from .signatures import positional_params
+from .transforms import HAIKU_TRANSFORMS
+
+FunctionNode = cst.FunctionDef | cst.Lambda
+
+
+class CallResolution:
+    """The part of `traced.TracedFunctions` that resolves calls to the functions they reach (its state
+    lives on `TracedFunctions`)."""
+
+    def callee(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> Callee | None:
+        """The function of the module that calling `expr` runs, when it is certain; else None.
+
+        A plain name bound only to `def`s, a lambda, `functools.partial` of one, a method reached
+        through `self`/`cls`, its class, a name bound only to an instance of a class of the module
+        (`agent.act(x)`, `agent(x)` for `__call__`), or an instance made on the spot (`Agent(…).act(x)`).
+        In a project, also a function of another module of it, imported by name or reached through
+        its module (`losses.clipped_loss`), or a method of an instance of a class of another module
+        (`model = MLP(…)`, then `model(x)`, `model.encode(x)`): a stand-in for it (`external`).
+        """
+        found = self._local_callee(expr, scope, depth)
+        if found is None and self.project is not None and type(expr) in (cst.Name, cst.Attribute):
+            return self._external_callee(expr, scope) or self._external_method(expr, scope)
+        return found
+
+    def _external_method(self, expr: cst.BaseExpression, scope: Scope) -> Callee | None:
+        """`obj(x)` / `obj.method(x)` where every binding of `obj` is `obj = Class(…)` and `Class`
+        is a class of another module of the project: its method, `self` passed implicitly."""
+        if type(expr) is cst.Name:
+            receiver, attr = expr, "__call__"
+        elif type(expr.value) is cst.Name:
+            receiver, attr = expr.value, expr.attr.value
+        else:
+            return None
+        found = scope.lookup(receiver.value)
+        if found is None:
+            return None
+        classes = set()
+        for node in found[1].nodes:
+            value = self.assigned_calls.get(id(node))
+            dotted = self.ctx.names.qualified_name(value.func, found[0]) if value is not None else None
+            if dotted is None or dotted.startswith(TABLE_PREFIXES):
+                return None
+            classes.add(dotted)
+        if len(classes) != 1:
+            return None
+        stand_in = self.stand_in(f"{classes.pop()}.{attr}", bound=True)
+        return Callee(stand_in, receiver=True) if stand_in is not None else None
+
+    def _external_callee(self, expr: cst.BaseExpression, scope: Scope) -> Callee | None:
+        dotted = self.ctx.names.qualified_name(expr, scope)
+        if dotted is None or dotted.startswith(TABLE_PREFIXES):
+            return None
+        stand_in = self.stand_in(dotted)
+        return Callee(stand_in) if stand_in is not None else None
+
+    def stand_in(self, dotted: str, bound: bool = False) -> cst.FunctionDef | None:
+        """The stand-in for the project function `dotted` names (made once), or None. `bound`: a
+        method called on an instance (`Class.method` with `self` passed implicitly)."""
+        key = f"{dotted}()" if bound else dotted
+        if key in self._stand_ins:
+            return self._stand_ins[key]
+        function = self.project.function_at(dotted, bound) if bound else self.project.function_at(dotted)
+        stand_in = None
+        if function is not None:
+            stand_in = function.stand_in()
+            self.external[id(stand_in)] = function
+            if function.method:
+                self.methods.add(id(stand_in))
+        self._stand_ins[key] = stand_in
+        return stand_in
+
+    def _local_callee(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> Callee | None:
+        if depth > 4:
+            return None
+        if type(expr) is cst.Lambda:
+            return Callee(expr)
+        if type(expr) is cst.Name:
+            found = scope.lookup(expr.value)
+            if found is None:
+                return None
+            owner, binding = found
+            nodes = binding.nodes
+            defs = [n for n in nodes if type(n) is cst.FunctionDef]
+            if defs:
+                return Callee(defs[-1]) if len(defs) == len(nodes) else None
+            if len(nodes) == 1:
+                if id(nodes[0]) in self.assigned_lambdas:
+                    return Callee(self.assigned_lambdas[id(nodes[0])])
+                value = self.assigned_calls.get(id(nodes[0]))
+                if value is not None and self._resolver(owner)(value.func) in PARTIAL:
+                    return self._partial(value, owner, depth)
+            instance = self._instance_of(expr, scope)
+            if instance is not None:
+                return self._method(instance[0], "__call__", instance[1])
+            return None
+        if type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.attr.value == "apply":
+            transformed = self._haiku_transformed(expr.value, scope, depth)
+            if transformed is not None:
+                return transformed
+        if type(expr) is cst.Attribute and type(expr.value) is cst.Name and self.classes:
+            attr = expr.attr.value
+            found = scope.lookup(expr.value.value)
+            if found is None:
+                return None
+            cls = self.classes.get(id(found[1].nodes[0])) if len(found[1].nodes) == 1 else None
+            if cls is not None:
+                return self._method(cls, attr, "class")
+            instance = self._instance_of(expr.value, scope, found)
+            if instance is not None:
+                return self._method(instance[0], attr, instance[1])
+            return None
+        if type(expr) is cst.Attribute and type(expr.value) is cst.Call \
+                and isinstance(expr.value.func, cst.Name) and self.classes:
+            cls = self._class_named(expr.value.func, scope)  # `Agent(0.1).act(x)`: an instance made here
+            return self._method(cls, expr.attr.value, "instance") if cls is not None else None
+        if type(expr) is cst.Call and self._resolver(scope)(expr.func) in PARTIAL:
+            return self._partial(expr, scope, depth)
+        return None
+
+    def _haiku_transformed(self, name: cst.Name, scope: Scope, depth: int) -> Callee | None:
+        """`net.apply` where `net = hk.transform(f)` (or `transform_with_state`, or either under
+        `without_apply_rng`): `apply(params[, state], rng, *args)` calls `f(*args)` (haiku's
+        `_src/transform.py`), so the function reached is `f`, the leading arguments skipped."""
+        found = scope.lookup(name.value)
+        if found is None or len(found[1].nodes) != 1:
+            return None
+        value = self.assigned_calls.get(id(found[1].nodes[0]))
+        resolve = self._resolver(found[0])
+        skip = 0
+        if value is not None and resolve(value.func) == "haiku.without_apply_rng" and value.args \
+                and isinstance(value.args[0].value, cst.Call):
+            value, skip = value.args[0].value, -1
+        if value is None or not value.args or value.args[0].keyword is not None:
+            return None
+        leading = HAIKU_TRANSFORMS.get(resolve(value.func))
+        if leading is None:
+            return None
+        inner = self.callee(value.args[0].value, found[0], depth + 1)
+        if inner is None or inner.prefix or inner.receiver or inner.skip:
+            return None
+        return Callee(inner.function, skip=leading + skip)
+
+    def _constructor(self, expr: cst.BaseExpression, scope: Scope) -> Callee | None:
+        """`Class(…)` of a class of the module whose `__init__` is its own (or a base's of the module)."""
+        cls = self._class_named(expr, scope) if type(expr) is cst.Name else None
+        if cls is None or any(c is None for c in self._bases(cls)):
+            return None  # a base from elsewhere may define `__new__` or a metaclass
+        init = self._method(cls, "__init__", "class")
+        if init is None or not isinstance(init.function, cst.FunctionDef) or init.function.decorators:
+            return None
+        return Callee(init.function, receiver=True, constructs=True)
+
+    def fresh_receiver(self, call: cst.Call) -> bool:
+        """Whether `call` builds a new object of a class of the module (`Class(…)`)."""
+        callee = self.callees.get(id(call))
+        return callee is not None and callee.constructs
+
+    def _partial(self, call: cst.Call, scope: Scope, depth: int) -> Callee | None:
+        if not call.args or call.args[0].keyword is not None or call.args[0].star:
+            return None
+        inner = self.callee(call.args[0].value, scope, depth + 1)
+        if inner is None:
+            return None
+        return Callee(inner.function, inner.receiver, (*inner.prefix, *call.args[1:]))
+
+    def _class_named(self, name: cst.Name, scope: Scope) -> ClassInfo | None:
+        found = scope.lookup(name.value)
+        if found is None or len(found[1].nodes) != 1:
+            return None
+        return self.classes.get(id(found[1].nodes[0]))
+
+    def _instance_of(self, name: cst.Name, scope: Scope,
+                     found: "tuple[Scope, Binding] | None" = None) -> tuple[ClassInfo, str] | None:
+        """The class a name holds an instance of, and how: "self" (maybe a subclass), "cls" (the class
+        itself, maybe a subclass) or "instance" (made here by calling the class)."""
+        if not self.classes:
+            return None
+        found = found or scope.lookup(name.value)
+        if found is None:
+            return None
+        owner, binding = found
+        nodes = binding.nodes
+        if len(nodes) == 1 and type(nodes[0]) is cst.Param:
+            function = owner.node
+            cls = self.method_class.get(id(function))
+            if cls is None or positional_params(function)[:1] != [name.value]:
+                return None
+            resolve = self._resolver(cls.scope)
+            decorators = {resolve(d.decorator) for d in function.decorators}
+            if "builtins.staticmethod" in decorators:
+                return None
+            return (cls, "cls") if "builtins.classmethod" in decorators else (cls, "self")
+        classes = set()
+        for node in nodes:
+            value = self.assigned_calls.get(id(node))
+            cls = self._class_named(value.func, owner) if value is not None and type(value.func) is cst.Name else None
+            if cls is None:
+                return None
+            classes.add(cls)
+        return (classes.pop(), "instance") if len(classes) == 1 else None
+
+    def _method(self, cls: ClassInfo, attr: str, how: str) -> Callee | None:
+        """`attr` looked up on an instance of `cls` ("self", "instance") or on the class ("cls", "class")."""
+        if how in ("self", "instance") and any(attr in c.instance_attributes for c in self._bases(cls) if c):
+            return None
+        method = None
+        for owner in self._bases(cls):
+            if owner is None:
+                return None  # a base class from elsewhere may define it
+            binding = owner.scope.bindings.get(attr)
+            if binding is None:
+                continue
+            if not all(isinstance(n, cst.FunctionDef) for n in binding.nodes):
+                return None
+            method = binding.nodes[-1]
+            break
+        if method is None:
+            return None
+        if how in ("self", "cls") and self._overridden(cls, attr):
+            return None  # a subclass of the module overrides it: which one runs is not known
+        kind = self._method_kind(method, self.method_class[id(method)])
+        if kind is None:
+            return None
+        if kind == "static":
+            return Callee(method)
+        if kind == "class":
+            return Callee(method, receiver=True)
+        return Callee(method, receiver=how in ("self", "instance"))
+
+    def _method_kind(self, function: cst.FunctionDef, cls: ClassInfo) -> str | None:
+        """"instance", "static" or "class"; None for properties and unknown wrappers."""
+        kind = "instance"
+        resolve = self._resolver(cls.scope)
+        for decorator in function.decorators:
+            name = resolve(decorator.decorator)
+            if name == "builtins.staticmethod":
+                kind = "static"
+            elif name == "builtins.classmethod":
+                kind = "class"
+            elif name not in PLAIN_METHOD_DECORATORS and self.transform_use(decorator.decorator, cls.scope) is None:
+                return None
+        return kind
+
+    def _bases(self, cls: ClassInfo, stop_outside: bool = True) -> Iterator[ClassInfo | None]:
+        """The class, then its bases defined in the module, depth first. With `stop_outside`, a base
+        defined elsewhere (not `object`) ends the walk with None: what it defines is not known here."""
+        seen: set[int] = set()
+        stack = [cls]
+        while stack:
+            current = stack.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            yield current
+            bases, elsewhere = self._direct_bases(current)
+            if elsewhere and stop_outside:
+                yield None
+                return
+            stack.extend(reversed(bases))
+
+    def _direct_bases(self, cls: ClassInfo) -> tuple[list[ClassInfo], bool]:
+        """The bases of a class defined in the module, and whether it has others (`object` aside)."""
+        parent = cls.scope.parent
+        bases, elsewhere = [], False
+        for arg in cls.node.bases:
+            if arg.keyword is not None or parent is None:
+                continue
+            base = self._class_named(arg.value, parent) if type(arg.value) is cst.Name else None
+            if base is not None:
+                bases.append(base)
+            elif self._resolver(parent)(arg.value) != "builtins.object":
+                elsewhere = True
+        return bases, elsewhere
+
+    def _overridden(self, cls: ClassInfo, attr: str) -> bool:
+        """Whether a class of the module derived from `cls` (at any depth) defines `attr`."""
+        if self._subclasses is None:
+            self._subclasses = {}
+            for other in self.classes.values():
+                for base in self._direct_bases(other)[0]:
+                    self._subclasses.setdefault(id(base), []).append(other)
+        seen: set[int] = set()
+        pending = list(self._subclasses.get(id(cls), ()))
+        while pending:
+            sub = pending.pop()
+            if id(sub) in seen:
+                continue
+            seen.add(id(sub))
+            if attr in sub.scope.bindings:
+                return True
+            pending.extend(self._subclasses.get(id(sub), ()))
+        return False

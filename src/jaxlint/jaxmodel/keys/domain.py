@@ -1,0 +1,546 @@
+"""The key domain on the generic flow interpreter: what each expression holds (a fresh key, a
+consumed one, a batch of keys, no key) and where a consumed key is consumed again."""
+from __future__ import annotations
+
+import libcst as cst
+
+from ...dataflow import FlowInterpreter
+from ...dataflow.interpreter import expressions_below
+from ..pending_work import CLOCKS
+from ..values import STATIC_ATTRIBUTES
+from ...semantic.literals import Literals
+from ...semantic.model import SemanticModel
+from ...semantic.scopes import Scope
+from ...syntax.arguments import Passing
+from ...syntax.walk import last_name
+from ..signatures import CONTAINER_ANNOTATIONS
+from ..transforms import TREE_MAPS
+from .policy import discarded_call, in_test_function, over_mapping_values, periodic, same_run_again
+from .state import (CarryElement, Consumption, KEY, KEYS, KeyFacts, KeyState, MAYBE, NOT_KEY, READ, Reuse, State,
+    carry_marker)
+from .tables import (AHEAD_OF_TIME, ARRAY_ANNOTATION, CARRY_LOOPS, INIT_NAME, INSPECTING_NAME, KEY_ANNOTATIONS,
+    KEY_MAKERS, LAX_LOOPS, NON_CONSUMING_PREFIXES, NON_CONSUMING_RANDOM, STORING_CALLS)
+
+FunctionNode = cst.FunctionDef | cst.Lambda
+
+
+class KeyDomain:
+    """The key domain for one scope (a function or the module's top level), run by the generic
+    interpreter: names hold a `KeyState` (or READ when they hold no key); `evaluate` says where a
+    call consumes a key and what it makes. In `summary` mode it only records which parameters the
+    scope consumes; otherwise it records every reuse on `facts`. With `carry` set it probes the
+    body of a lax loop for carry keys it draws from and returns unchanged."""
+
+    def __init__(self, facts: KeyFacts, function: FunctionNode | None, scope: Scope, summary: bool) -> None:
+        self.facts = facts
+        #: the function run (None for the module's top level)
+        self.owner = function
+        self.scope = scope
+        self.summary = summary
+        #: id(tree map call) -> the names it found consumed already when it began
+        self.consumed_before_map: dict[int, set[str]] = {}
+        self.param_consumed: dict[str, Consumption] = {}
+        self.not_keys = facts.lines.attribute_uses.get(id(function) if function is not None else id(facts.ctx.module), set())
+        self._test_code: bool | None = None
+        self._names = facts.ctx.names
+        #: ids of the functions being applied in place (a function mapping itself is not run again)
+        self.inlined: set[int] = set()
+        #: for a lax loop body: (its carry parameter, whether it returns `(carry, output)`)
+        self.carry: tuple[str, bool] | None = None
+        #: (carry position or None for the whole carry, name, consumption) of carry keys drawn
+        #: from and returned unchanged
+        self.carry_reused: list[tuple[int | None, str, Consumption]] = []
+
+    @property
+    def test_code(self) -> bool:
+        """In a test a key given to two functions is how tests compare them, not a mistake."""
+        if self._test_code is None:
+            self._test_code = self.facts.test_file or in_test_function(self.scope)
+        return self._test_code
+
+    def resolve(self, expr: cst.BaseExpression) -> str | None:
+        # the scope changes while a function mapped over a pytree is applied in place
+        return self._names.qualified_name(expr, self.scope)
+
+    # -- entry ----------------------------------------------------------------------------------
+    def entry(self, function: FunctionNode) -> "State | None":
+        """The parameters that may hold keys, as the run starts; None in summary mode when none can
+        (the summary is then empty without a run)."""
+        state: State = {}
+        params = function.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            name = param.name.value
+            if name in ("self", "cls"):
+                continue
+            known = self._param_is_key(param)
+            if known is False:
+                continue
+            if self.summary or known:
+                # a parameter only *named* like a key (`key` is also attention's query/key/value)
+                # counts as a key for sure consumers only, not for unknown functions
+                state[name] = KeyState(known=known == "annotated", param=name)
+        if self.summary and not state:
+            return None
+        return state
+
+    def _param_is_key(self, param: cst.Param) -> "bool | str | None":
+        """"annotated": a key type; True: named like a key; False: not one (annotated otherwise, or
+        used like a NumPy Generator); None: unknown."""
+        name = param.name.value
+        if name in self.not_keys:
+            return False
+        if param.annotation is not None:
+            text = self.facts.annotation_text(param)
+            if KEY_ANNOTATIONS.search(text):
+                if mixed_container(param.annotation.annotation):
+                    # `carry: Tuple[Array, PRNGKey]`: some of its elements are keys, not the value itself
+                    return True if self.facts.key_name.match(name) else None
+                return "annotated"
+            if ARRAY_ANNOTATION.search(text) and self.facts.key_name.match(name):
+                return True
+            return False
+        return True if self.facts.key_name.match(name) else None
+
+    # -- the domain: joins and bindings ---------------------------------------------------------
+    def join(self, a, b):
+        """Consumed on either path means consumed (the first consumption in source order is the one
+        named). A name that holds a key on one path only (`rng = cfg.rng` before a loop whose body
+        rebinds it from a `split`) is still followed, as a key for sure consumers only."""
+        if a is b or a == b:
+            return a
+        if type(a) is not KeyState:
+            if type(b) is not KeyState:
+                return READ
+            return KeyState(b.consumed) if b.known or b.param is not None else b
+        if type(b) is not KeyState:
+            return KeyState(a.consumed) if a.known or a.param is not None else a
+        if a.consumed is not None and b.consumed is not None:
+            first = a.consumed if a.consumed.line <= b.consumed.line else b.consumed
+        else:
+            first = a.consumed or b.consumed
+        return KeyState(first, a.known and b.known, a.param if a.param == b.param else None)
+
+    def unbound(self, name: str):
+        return READ
+
+    def opaque(self, node: cst.CSTNode):
+        return NOT_KEY
+
+    def function(self, node: cst.FunctionDef | cst.Lambda):
+        return NOT_KEY
+
+    def comprehension(self, node: cst.BaseExpression, elements):
+        return NOT_KEY
+
+    def augmented(self, current, operand, operator: cst.BaseAugOp):
+        return NOT_KEY
+
+    def assigned(self, name: str, value, source: cst.BaseExpression | None) -> None:
+        pass
+
+    def bound(self, name: str, value, target: cst.CSTNode | None, flow: FlowInterpreter):
+        """What a name holds once bound: a fresh key state for a key (a name bound to another name's
+        key starts fresh: the two are not followed as one), READ for anything else."""
+        if type(value) is KeyState:
+            value = KEY if value.known else READ
+        if value is KEY or value is KEYS:
+            return KeyState(known=True) if name not in self.not_keys else READ
+        if type(value) is CarryElement:
+            return KeyState(param=carry_marker(value.position))
+        if value is MAYBE and self.facts.key_name.match(name) and name not in self.not_keys:
+            # `key, x = carry`: named like a key; sure consumers only
+            return KeyState(known=False)
+        return READ
+
+    def unpack(self, value, count: int, starred: int | None) -> list:
+        """`a, b = value`: each target gets a key from a batch of keys; a name read from a name,
+        attribute or subscript without a key of its own (`key, x = carry`) may be one."""
+        if type(value) is KeyState:
+            if value.param == carry_marker(None) and starred is None:
+                # `params, key = carry` in a lax loop body: each element keeps its carry position
+                return [CarryElement(position) for position in range(count)]
+            value = NOT_KEY if value.known else READ
+        if value is KEYS:
+            parts = [KEY] * count
+            if starred is not None:
+                parts[starred] = KEYS
+            return parts
+        parts = [MAYBE if value is READ else NOT_KEY] * count
+        if starred is not None:
+            parts[starred] = NOT_KEY
+        return parts
+
+    def iterate(self, target: cst.BaseExpression, iterable: cst.BaseExpression, value,
+                flow: FlowInterpreter) -> None:
+        """`for k in jax.random.split(key, n)` gives keys, so does `for i, k in enumerate(…)`."""
+        if value is KEYS:
+            flow.bind(target, KEY)
+        elif type(iterable) is cst.Call and type(target) is cst.Tuple and len(target.elements) == 2 \
+                and self.resolve(iterable.func) == "builtins.enumerate" and iterable.args \
+                and flow.value_at(iterable.args[0].value) is KEYS:
+            flow.bind(target.elements[0].value, NOT_KEY)
+            flow.bind(target.elements[1].value, KEY)
+        else:
+            flow.bind(target, NOT_KEY)
+
+    def returning(self, node: cst.CSTNode, value, flow: FlowInterpreter) -> None:
+        if self.carry is not None and not flow.unreachable:
+            returned = node.value if isinstance(node, cst.Return) else node
+            if returned is not None:
+                self.returned_carry(returned, flow.env)
+
+    # -- expressions ----------------------------------------------------------------------------
+    def evaluate(self, node: cst.BaseExpression, flow: FlowInterpreter):
+        kind = type(node)
+        if kind is cst.Call:
+            return self.call(node, flow)
+        if kind is cst.Subscript:
+            base = flow.eval(node.value)
+            for element in node.slice:  # `x[jax.random.randint(key, ...)]` draws too
+                index = element.slice
+                parts = (index.value,) if type(index) is cst.Index else (index.lower, index.upper, index.step)
+                for part in parts:
+                    if part is not None:
+                        flow.eval(part)
+            if type(base) is KeyState:
+                if self.carry is not None and base.param == carry_marker(None):
+                    position = _constant_index(node)
+                    if position is not None:
+                        return CarryElement(position)
+                if base.known and type(node.value) is cst.Name:
+                    return KEY
+            return READ
+        if kind is cst.Attribute:
+            flow.eval(node.value)
+            return READ
+        if kind is cst.IfExp:
+            flow.eval(node.test)
+            flow.alternatives(node.body, node.orelse)
+            return NOT_KEY
+        if kind is cst.BooleanOperation:
+            flow.eval(node.left)
+            flow.alternatives(node.right, None)
+            return NOT_KEY
+        for child in expressions_below(node):
+            flow.eval(child)
+        return NOT_KEY
+
+    def call(self, node: cst.Call, flow: FlowInterpreter):
+        func = node.func
+        callee = self.resolve(func)
+        if type(func) is cst.Attribute:
+            flow.eval(func.value)
+        elif type(func) is cst.Call:
+            flow.eval(func)
+        for arg in node.args:
+            flow.eval(arg.value)
+        if not flow.unreachable:
+            for name, certain, direct, via in self._consumed_arguments(node, callee, flow):
+                self.consume(name, node, certain, direct, flow, via, callee if direct else None)
+            if callee in TREE_MAPS:
+                self.map_over_leaves(node, flow)
+            elif callee in CARRY_LOOPS and not self.summary:
+                self.carry_loop(node, callee)
+        if callee in KEY_MAKERS or callee == "jax.random.fold_in" or callee == "jax.random.clone":
+            return KEY
+        if callee == "jax.random.split":
+            return KEYS
+        return NOT_KEY
+
+    def map_over_leaves(self, node: cst.Call, flow: FlowInterpreter) -> None:
+        """`jax.tree.map(f, tree)`: `f` runs once per leaf, here, like a loop body, so that a key it
+        closes over and draws from is seen consumed again by the next leaf."""
+        function = self._function_argument(node, 0, "f")
+        if function is None or id(function) in self.inlined:
+            return
+        inner = self.facts.traced.scopes.get(id(function))
+        if inner is None:
+            return
+        self.consumed_before_map[id(node)] = {
+            name for name, held in flow.env.items() if type(held) is KeyState and held.consumed is not None}
+        scope = self.scope
+        self.scope = inner
+        self.inlined.add(id(function))
+        flow.apply_in_place(node, function, inner.bindings)
+        self.inlined.discard(id(function))
+        self.scope = scope
+
+    def carry_loop(self, node: cst.Call, callee: str) -> None:
+        """`lax.scan(body, (params, key), xs)`: a body that draws from a key of its carry and returns
+        that same key draws the same numbers in every iteration (JAX's checker raises at this call)."""
+        (body_at, body_keyword), _, carry_index, pairs = CARRY_LOOPS[callee]
+        function = self._function_argument(node, body_at, body_keyword)
+        bound = 0
+        if function is None:
+            # `lax.scan(partial(step, model), carry, xs)`: the carry comes after the bound arguments
+            value = self._argument(node, body_at, body_keyword)
+            reached = self.facts.callee(value, self.scope) if isinstance(value, cst.Call) else None
+            if reached is None or any(a.star for a in reached.prefix):
+                return
+            function = reached.function
+            bound = int(reached.receiver) + sum(1 for a in reached.prefix if a.keyword is None)
+        for _, name, first in self.facts.carry_reuse(function, carry_index + bound, pairs):
+            if self.test_code and not first.direct:
+                continue
+            self.facts.record(Reuse(node, name, first, loop=node, kind="carry"))
+
+    @staticmethod
+    def _argument(node: cst.Call, index: int, keyword: str) -> cst.BaseExpression | None:
+        """The argument given at this position or by this keyword (None after a `*args`)."""
+        if any(a.star for a in node.args):
+            return None
+        positional = [a for a in node.args if a.keyword is None]
+        if index < len(positional):
+            return positional[index].value
+        return next((a.value for a in node.args if a.keyword is not None and a.keyword.value == keyword), None)
+
+    def _function_argument(self, node: cst.Call, index: int, keyword: str) -> FunctionNode | None:
+        """The lambda or function of this module given to a call at this position or keyword."""
+        value = self._argument(node, index, keyword)
+        if isinstance(value, cst.Lambda):
+            return value
+        if isinstance(value, cst.Name):  # a `def`, or a name bound once to a lambda
+            callee = self.facts.traced.callee(value, self.scope)
+            if callee is not None and not callee.receiver and not callee.prefix:
+                return callee.function
+        return None
+
+    def returned_carry(self, value: cst.BaseExpression, state: "State | None") -> None:
+        """At a `return` of a lax loop body: the carry keys it returns as they came, after drawing."""
+        if state is None:
+            return
+        carry_param, pairs = self.carry
+        if pairs:
+            if not isinstance(value, (cst.Tuple, cst.List)) or len(value.elements) != 2:
+                return
+            value = value.elements[0].value
+        if isinstance(value, cst.Name):
+            returned = [(None, value.value)]
+        elif isinstance(value, (cst.Tuple, cst.List)):
+            returned = [(i, e.value.value) for i, e in enumerate(value.elements) if isinstance(e.value, cst.Name)]
+        else:
+            return
+        for position, name in returned:
+            held = state.get(name)
+            if type(held) is KeyState and held.param == carry_marker(position) and held.consumed is not None \
+                    and held.consumed.certain:
+                self.carry_reused.append((position, name, held.consumed))
+
+    def _consumed_arguments(self, node: cst.Call, callee: str | None,
+                            flow: FlowInterpreter) -> list[tuple[str, bool, bool, Consumption | None]]:
+        """The names holding keys that this call consumes, each with whether the consumer is known,
+        whether it is a `jax.random` call itself, and where a module function it reaches consumes it."""
+        state = flow.env
+        if not state:
+            return []
+        tracked = [(arg, arg.value.value) for arg in node.args
+                   if type(arg.value) is cst.Name and type(state.get(arg.value.value)) is KeyState and not arg.star]
+        if callee is not None and callee.startswith("jax.random."):
+            if callee in NON_CONSUMING_RANDOM:
+                return []
+            key_args = [(a, n) for a, n in tracked if a.keyword is None or a.keyword.value == "key"]
+            return [(n, True, True, None) for a, n in key_args[:1]
+                    if a is node.args[0] or (a.keyword and a.keyword.value == "key")]
+        if callee in LAX_LOOPS:
+            names = [n for _, n in tracked]
+            for arg in node.args:
+                if isinstance(arg.value, (cst.Tuple, cst.List)):
+                    names += [e.value.value for e in arg.value.elements
+                              if isinstance(e.value, cst.Name) and type(state.get(e.value.value)) is KeyState]
+            return [(n, False, False, None) for n in names]
+        if not tracked:
+            return []
+        reached = self.facts.callee(node.func, self.scope)
+        if reached is not None and not self.facts.strict and _discarded(node, flow) \
+                and self.facts.compiled(node.func, reached, self.scope):
+            # a warm-up: a compiled function's only effect is its result, and this one is thrown
+            # away, so the numbers it draws are never seen (`step(key, x).block_until_ready()`)
+            return []
+        if reached is not None:
+            summary = self.facts.read_summary(reached.function)
+            given = {id(arg.value) for arg in node.args}  # not what a `partial` bound elsewhere
+            result = []
+            for param, passed in reached.bind(node.args).items():
+                if param not in summary.consumed or passed.how is not Passing.ARGUMENT:
+                    continue
+                value = passed.values[0]
+                if id(value) in given and isinstance(value, cst.Name) and type(state.get(value.value)) is KeyState:
+                    inner = summary.consumed[param]
+                    result.append((value.value, inner.certain, False, inner))
+            return result
+        if callee is not None and (callee.startswith(NON_CONSUMING_PREFIXES) or callee in NON_CONSUMING_RANDOM
+                                   or callee in STORING_CALLS):
+            return []
+        short = last_name(node.func)
+        if short in AHEAD_OF_TIME and isinstance(node.func, cst.Attribute):
+            return []  # `jax.jit(f).lower(key, x)`: compiled for the key's type, nothing drawn
+        if short is None or short[:1].isupper() or INSPECTING_NAME.match(short) or short in (
+                # `state.replace(rng=rng)`, `dataclasses.replace(...)`: stored in a new record
+                "append", "extend", "insert", "update", "setdefault", "put", "add", "replace", "info", "debug",
+                "warning", "log", "write", "format"):
+            return []
+        if not self.facts.unknown_calls_consume:
+            return []
+        return [(n, False, False, None) for _, n in tracked]
+
+    def _repeating_loop(self, name: str, flow: FlowInterpreter) -> cst.CSTNode | None:
+        """The innermost loop whose previous iteration (or leaf) consumed `name`: a tree map that
+        found the key consumed already when it began repeats an enclosing loop's draw, not a leaf's."""
+        for loop in reversed(flow.loops):
+            if not (isinstance(loop, cst.Call) and name in self.consumed_before_map.get(id(loop), ())):
+                return loop
+        return None
+
+    def _over_written_out_cases(self, loop: cst.CSTNode) -> bool:
+        """`for model in [hmm_a, hmm_b]: fit(model, key)`: each entry of a written-out list is its own
+        experiment, given the same key so that the results compare (common random numbers)."""
+        return Literals.of(self.facts.ctx).loop_over_written_out(loop, self.scope)
+
+    def _timed_again(self, first: Consumption, again: Consumption) -> bool:
+        """`f(key, x)` to compile, a clock read, then `f(key, x)` again to time it: the same call, as
+        written, with a clock read between the two (a benchmark runs the same computation twice)."""
+        code = cst.Module([]).code_for_node
+        if code(first.node) != code(again.node):
+            return False
+        low, high = first.line, again.line
+        # the file's recorded calls, not a walk: at module level that would walk the whole module
+        return any(scope.node is self.scope.node and low < self.facts.order(call) < high
+                   and self.resolve(call.func) in CLOCKS
+                   for call, scope, _ in SemanticModel.of(self.facts.ctx).sites_of(cst.Call))
+
+    def _shape_only(self, first: Consumption) -> bool:
+        """`x = jax.random.normal(key, shape)` whose values are never read, only its shape or dtype (a
+        shape check, an example input): drawing from the key again cannot repeat anything that is used."""
+        if not first.direct or first.draw == "jax.random.split" or first.within is not self.scope.node \
+                or self.owner is None:
+            return False  # a module-level variable is there for other modules to read
+        name = None
+        for candidate, binding in self.scope.bindings.items():
+            if any(isinstance(statement, cst.Assign) and statement.value is first.node
+                   and len(statement.targets) == 1 and isinstance(statement.targets[0].target, cst.Name)
+                   for statement in binding.statements):
+                if len(binding.nodes) != 1:
+                    return False
+                name = candidate
+                break
+        if name is None:
+            return False
+        target = self.scope.bindings[name].nodes[0]
+        reads = 0
+        for occurrence, scope, parent in SemanticModel.of(self.facts.ctx).name_occurrences([name]):
+            owner = scope.lookup(name)
+            if occurrence is target or owner is None or owner[0].node is not self.scope.node:
+                continue
+            if not (isinstance(parent, cst.Attribute) and parent.value is occurrence
+                    and parent.attr.value in STATIC_ATTRIBUTES):
+                return False
+            reads += 1
+        return reads > 0  # a draw nobody reads at all is left to other rules: it may be a leftover
+
+    def _dummy_input(self, first: Consumption, again: Consumption) -> bool:
+        """`x = jax.random.normal(key, shape)` then `model.init(key, x)`: the draw only serves as the
+        example input whose shape `init` reads, so sharing the key changes no parameter."""
+        if not first.direct or first.draw == "jax.random.split" or again.direct:
+            return False
+        if not INIT_NAME.match(last_name(again.node.func) or ""):
+            return False
+        for arg in again.node.args:
+            value = arg.value
+            if value is first.node:
+                return True
+            if isinstance(value, cst.Name):
+                found = self.scope.lookup(value.value)
+                if found is not None and any(isinstance(statement, cst.Assign) and statement.value is first.node
+                                             for statement in found[1].statements):
+                    return True
+        return False
+
+    def consume(self, name: str, node: cst.Call, certain: bool, direct: bool, flow: FlowInterpreter,
+                via: Consumption | None = None, draw: str | None = None) -> None:
+        state = flow.env
+        held = state.get(name)
+        line = self.facts.order(node)
+        consumption = Consumption(node, line, certain, direct, via, draw, self.scope.node)
+        if held.consumed is not None:
+            if self.test_code and not (direct and held.consumed.direct):
+                # tests hand one key to the code under test and to a reference, or twice to check
+                # determinism: only two `jax.random` draws from one key are reported there
+                return
+            if not self.summary and (held.known or (certain and held.consumed.certain)):
+                first = held.consumed
+                loop, kind = None, "again"
+                if first.line >= line:
+                    loop = self._repeating_loop(name, flow)  # consumed by the previous iteration (or leaf)
+                    if loop is not None:
+                        kind = "leaves" if isinstance(loop, cst.Call) else "loop"
+                if kind == "loop" and over_mapping_values(loop):
+                    kind = "leaves" if self.facts.aligned(first, consumption, "leaves") else kind
+                if kind != "loop" and self.facts.aligned(first, consumption, kind):
+                    return  # the same shuffle of several arrays, on purpose: they stay aligned
+                if kind == "again" and not self.facts.strict and (
+                        same_run_again(first, consumption) or self._dummy_input(first, consumption)
+                        or self._timed_again(first, consumption) or self._shape_only(first)
+                        or self.facts.in_other_cells(first.node, consumption.node)):
+                    return
+                if kind == "loop" and not self.facts.strict and (
+                        self._over_written_out_cases(loop) or periodic(loop, node)):
+                    return
+                self.facts.record(Reuse(node, name, first, loop, kind))
+            elif certain and not held.consumed.certain and not self.summary:
+                # after a call that may or may not draw from the key (unknown: not reported), a sure
+                # draw is what a later sure draw repeats
+                state[name] = KeyState(consumption, held.known, held.param)
+            return
+        state[name] = KeyState(consumption, held.known, held.param)
+        if held.param is not None and held.param not in self.param_consumed:
+            self.param_consumed[held.param] = consumption
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+
+def dotted_expression(dotted: str) -> cst.BaseExpression:
+    """A dotted name as an expression (`jax.random.normal`), for messages that print a call."""
+    parts = [part for part in dotted.split(".") if part.isidentifier()] or ["draw"]
+    expr: cst.BaseExpression = cst.Name(parts[0])
+    for part in parts[1:]:
+        expr = cst.Attribute(expr, cst.Name(part))
+    return expr
+
+
+def _constant_index(node: cst.Subscript) -> int | None:
+    """`carry[1]`: 1; None for any other subscript."""
+    if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
+        return None
+    index = node.slice[0].slice.value
+    return index.evaluated_value if type(index) is cst.Integer else None
+
+
+def _discarded(node: cst.Call, flow: FlowInterpreter) -> bool:
+    """Whether the call is the one whose result the expression statement being run throws away."""
+    statement = flow.current_statement
+    return type(statement) is cst.Expr and discarded_call(statement.value) is node
+
+
+def parameter_count(function: FunctionNode) -> int:
+    """Parameters a summary can be about (`self` and `cls` are never keys)."""
+    p = function.params
+    return sum(1 for x in (*p.posonly_params, *p.params, *p.kwonly_params) if x.name.value not in ("self", "cls"))
+
+
+def parameter_names(function: FunctionNode) -> list[str]:
+    p = function.params
+    return [x.name.value for x in (*p.posonly_params, *p.params)]
+
+
+def mixed_container(annotation: cst.BaseExpression) -> bool:
+    """`Tuple[Array, PRNGKey]`: a container whose element types are not all keys."""
+    if not isinstance(annotation, cst.Subscript):
+        return False
+    outer = annotation.value.attr if isinstance(annotation.value, cst.Attribute) else annotation.value
+    if not isinstance(outer, cst.Name) or outer.value not in CONTAINER_ANNOTATIONS:
+        return False
+    code = cst.Module([]).code_for_node
+    return any(not (isinstance(e.slice, cst.Index) and KEY_ANNOTATIONS.search(code(e.slice.value))
+                    or isinstance(e.slice, cst.Index) and code(e.slice.value).strip() == "...")
+               for e in annotation.slice)

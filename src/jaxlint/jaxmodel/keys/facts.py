@@ -1,0 +1,338 @@
+"""The key analysis of one file: runs the key domain over every scope that can hold a key, settles
+the parameter summaries, and keeps the reuses found, in source order."""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Iterable
+
+import libcst as cst
+
+from ...dataflow import FlowInterpreter, SettledSummaries
+from ..jax_names import JIT_FAMILY
+from ...semantic.model import SemanticModel
+from ...semantic.scopes import Scope
+from ...semantic.source_file import CELL_BOUNDARY
+from ...syntax.positions import node_spans
+from ...syntax.walk import last_name, target_names
+from ..calls import Callee
+from ..traced import TracedFunctions
+from .domain import KeyDomain, dotted_expression, parameter_count
+from .policy import drawn_by, index_draw_arguments, index_draws, is_test_file
+from .state import Consumption, KeyState, Reuse, Summary, carry_marker, same_summary
+from .tables import (ALIGNING_DRAWS, KEY_ANNOTATIONS, KEY_ATTRIBUTES, KEY_SOURCE_NAMES, MAX_SUMMARY_RUNS,
+    PASS_THROUGH, key_like, key_name_pattern, may_name_key_or_array)
+
+if TYPE_CHECKING:
+    from ...semantic.source_file import SourceFile
+
+FunctionNode = cst.FunctionDef | cst.Lambda
+
+
+class KeyFlowFacts:
+    def __init__(self, ctx: "SourceFile") -> None:
+        self.ctx = ctx
+        self._index: FileIndex | None = None
+        self.traced = ctx.fact(TracedFunctions)
+        self.functions: list[FunctionNode] = list(self.traced.functions)
+        #: which parameters each function consumes, to a fixed point, settled where a key is given
+        self.summaries: SettledSummaries[Summary] = SettledSummaries(
+            self._summarise, Summary(), same_summary, MAX_SUMMARY_RUNS, summarised=self._summarised)
+        self._function_ids = {id(f) for f in self.functions}
+        self.reuses: list[Reuse] = []
+        self.test_file = is_test_file(ctx.path)
+        self.key_name = key_name_pattern(ctx.settings.key_names)
+        self.unknown_calls_consume = ctx.settings.unknown_calls_consume_keys
+        #: report deliberate-looking reuse too (the `strict-key-reuse` setting)
+        self.strict = ctx.settings.strict_key_reuse
+        self._seen: set[int] = set()
+        self._carry_reuses: dict[tuple[int, int, bool], list[tuple[int | None, str, Consumption]]] = {}
+        #: id(Param) -> the source of its annotation
+        self._annotations: dict[int, str] = {}
+        #: id(function or module) -> ids of the calls in it whose result indexes an array
+        self._index_draws: dict[int, set[int]] = {}
+        #: id(stand-in) -> what that function of another module consumes
+        self._external_summaries: dict[int, Summary] = {}
+        self._compute()
+
+    @property
+    def lines(self) -> "FileIndex":
+        if self._index is None:
+            self._index = FileIndex(self.ctx)
+        return self._index
+
+    @classmethod
+    def of(cls, ctx: "SourceFile") -> "KeyFlowFacts":
+        return ctx.fact(cls)
+
+    # -- driver ---------------------------------------------------------------------------------
+    def _compute(self) -> None:
+        if "random" not in self.ctx.source and "key" not in self.ctx.source:
+            return
+        # Parameter summaries settle as the runs below hand keys to functions (`read_summary`).
+        self._flow(None, summary=False)
+        for function in self.functions:
+            if self.may_hold_keys(function):
+                self._flow(function, summary=False)
+        self.reuses.sort(key=lambda r: self.lines.order(r.node))
+
+    def _summarise(self, function: FunctionNode) -> Summary:
+        return Summary(self._flow(function, summary=True).param_consumed)
+
+    def _summarised(self, function: FunctionNode) -> bool:
+        """A function of the file that makes a call and has a parameter (else it consumes none)."""
+        return id(function) in self._function_ids and id(function) in self.lines.calling \
+            and parameter_count(function) > 0
+
+    def summary(self, function: FunctionNode) -> Summary:
+        """Which parameters `function` consumes (settled)."""
+        external = self.traced.external.get(id(function))
+        if external is not None:
+            return self._external_summary(function, external)
+        return self.summaries.get(function)
+
+    def read_summary(self, function: FunctionNode) -> Summary:
+        """`summary`, also while summaries settle: a reader is analysed again if it changes."""
+        external = self.traced.external.get(id(function))
+        if external is not None:
+            return self._external_summary(function, external)
+        return self.summaries.read(function)
+
+    def _external_summary(self, function: FunctionNode, external) -> Summary:
+        """What a function of another module of the project consumes, as that module's analysis says."""
+        found = self._external_summaries.get(id(function))
+        if found is None:
+            consumed = {}
+            for param, use in self.traced.project.key_uses(external.ref).items():
+                spelled = cst.Call(func=dotted_expression(use.consumer))
+                consumed[param] = Consumption(spelled, -1, use.certain, direct=True, draw=use.consumer,
+                                              where=use.where)
+            found = self._external_summaries[id(function)] = Summary(consumed)
+        return found
+
+    def may_hold_keys(self, function: FunctionNode) -> bool:
+        """Whether a function can hold a key of its own to report on: a key-like name, a key
+        annotation, or a call that makes or splits a key (else its interpretation finds nothing)."""
+        if self.lines.may_hold_keys(function, self.key_name):
+            return True
+        params = function.params
+        return any(param.annotation is not None and self.key_annotated(param)
+                   for param in (*params.posonly_params, *params.params, *params.kwonly_params))
+
+    def key_annotated(self, param: cst.Param) -> bool:
+        return bool(KEY_ANNOTATIONS.search(self.annotation_text(param)))
+
+    def annotation_text(self, param: cst.Param) -> str:
+        """The source of a parameter's annotation; "" when it names neither a key nor an array."""
+        text = self._annotations.get(id(param))
+        if text is None:
+            annotation = param.annotation.annotation
+            text = cst.Module([]).code_for_node(annotation) if may_name_key_or_array(annotation) else ""
+            self._annotations[id(param)] = text
+        return text
+
+    def _flow(self, function: FunctionNode | None, summary: bool) -> "KeyDomain":
+        """Runs the key domain over a function (or the module's top level, for None)."""
+        scope = self.traced.scopes.get(id(function), self.ctx.module_scope) if function else self.ctx.module_scope
+        domain = KeyDomain(self, function, scope, summary)
+        if function is None:
+            FlowInterpreter(domain).run(self.ctx.module)
+        else:
+            entry = domain.entry(function)
+            if entry is not None:
+                FlowInterpreter(domain).run(function, entry)
+        return domain
+
+    def record(self, reuse: Reuse) -> None:
+        if id(reuse.node) not in self._seen:
+            self._seen.add(id(reuse.node))
+            self.reuses.append(reuse)
+
+    # -- shared questions ---------------------------------------------------------------------
+    def callee(self, func: cst.BaseExpression, scope: Scope, depth: int = 0) -> Callee | None:
+        """The module function a call of `func` runs: the shared resolver (`TracedFunctions.callee`:
+        a `def`, a lambda, `functools.partial` of one, a method through its class, an instance or
+        `self`), also through the wrapper of a transform that hands the call's arguments on
+        (`jax.jit(f)(...)`, or a name bound once to `jax.pmap(partial(f, a), …)`)."""
+        if depth > 4:
+            return None
+        if isinstance(func, cst.Name):
+            found = scope.lookup(func.value)
+            if found is not None and len(found[1].nodes) == 1:
+                value = self.traced.assigned_calls.get(id(found[1].nodes[0]))
+                if value is not None and self._passes_through(value, found[0]):
+                    return self.callee(value.args[0].value, found[0], depth + 1)
+        elif isinstance(func, cst.Call) and self._passes_through(func, scope):
+            return self.callee(func.args[0].value, scope, depth + 1)
+        return self.traced.callee(func, scope)
+
+    def compiled(self, func: cst.BaseExpression, reached: Callee, scope: Scope) -> bool:
+        """Whether calling `func` runs `reached` compiled by `jax.jit` (or another of its family):
+        `jax.jit(f)(...)`, a name bound once to `jax.jit(f)`, or a function decorated with it."""
+        resolve = self.ctx.names.qualified_name
+        if isinstance(func, cst.Name):
+            found = scope.lookup(func.value)
+            if found is not None and len(found[1].nodes) == 1:
+                value = self.traced.assigned_calls.get(id(found[1].nodes[0]))
+                if value is not None and resolve(value.func, found[0]) in JIT_FAMILY:
+                    return True
+        elif isinstance(func, cst.Call) and resolve(func.func, scope) in JIT_FAMILY:
+            return True
+        function = reached.function
+        outer = self.traced.scopes.get(id(function))
+        outer = outer.parent if outer is not None and outer.parent is not None else self.ctx.module_scope
+        for decorator in getattr(function, "decorators", ()):
+            use = self.traced.transform_use(decorator.decorator, outer)
+            if use is not None and use.transform in JIT_FAMILY:
+                return True
+        return False
+
+    def _passes_through(self, call: cst.Call, scope: Scope) -> bool:
+        """`jax.jit(f)`, `jax.vmap(f, …)`: a wrapper whose calls pass their arguments to `f`."""
+        return bool(call.args) and call.args[0].keyword is None and not call.args[0].star \
+            and self.ctx.names.qualified_name(call.func, scope) in PASS_THROUGH
+
+    # -- deliberate alignment -------------------------------------------------------------------
+    def aligned(self, first: Consumption, again: Consumption, kind: str) -> bool:
+        """Whether two draws from one key are the same index draw (a permutation, a shuffle, an
+        unweighted choice, a random index used to index) made alike for different arrays, so that
+        those arrays stay aligned: `jax.tree.map(lambda x: jax.random.permutation(key, x), batch)`,
+        then `jax.random.permutation(key, targets)`. Two such draws in a row from the same array, or
+        shaped differently, align nothing: they are still reported."""
+        first_draw, again_draw = drawn_by(first), drawn_by(again)
+        if first_draw.draw != again_draw.draw or not self._aligning(first_draw) or not self._aligning(again_draw):
+            return False
+        if kind == "leaves":
+            return True  # the same call, for every leaf
+        one, other = index_draw_arguments(first_draw), index_draw_arguments(again_draw)
+        if one is None or other is None or one[1] != other[1] or one[1].get("p", "None") != "None":
+            return False
+        if one[0] is None:
+            return False  # `randint` twice in a row: nothing tells which arrays its indices are for
+        # in one function, the same expression twice is the same array: two equal draws, no alignment
+        return one[0] != other[0] or first.via is not None or again.via is not None
+
+    def _aligning(self, draw: Consumption) -> bool:
+        if draw.draw not in ALIGNING_DRAWS:
+            return False
+        if draw.draw == "jax.random.randint":
+            if draw.within is None:
+                return False
+            if id(draw.within) not in self._index_draws:
+                self._index_draws[id(draw.within)] = index_draws(draw.within)
+            return id(draw.node) in self._index_draws[id(draw.within)]
+        return index_draw_arguments(draw) is not None
+
+    def carry_reuse(self, function: FunctionNode, carry_index: int, pairs: bool) -> list[tuple[int | None, str, Consumption]]:
+        """Keys of the carry that a lax loop body draws from and returns unchanged, so that every
+        iteration draws from the same key: (carry position, name in the body, the draw)."""
+        cache_key = (id(function), carry_index, pairs)
+        found = self._carry_reuses.get(cache_key)
+        if found is not None:
+            return found
+        params = (*function.params.posonly_params, *function.params.params)
+        found = self._carry_reuses[cache_key] = []
+        if len(params) <= carry_index:
+            return found
+        scope = self.traced.scopes.get(id(function))
+        if scope is None:
+            return found
+        domain = KeyDomain(self, function, scope, summary=True)
+        carry = params[carry_index].name.value
+        domain.carry = (carry, pairs)
+        FlowInterpreter(domain).run(function, {carry: KeyState(param=carry_marker(None))})
+        found.extend(domain.carry_reused)
+        return found
+
+    def in_other_cells(self, one: cst.CSTNode, other: cst.CSTNode) -> bool:
+        """Whether two nodes are in different cells of a notebook. Cells are run one at a time, again
+        and out of order, and teaching notebooks draw from one key in cell after cell on purpose (an
+        exercise per cell, a draw repeated to show it is reproducible): the order the draws run in,
+        and whether both run at all, is not in the text."""
+        return CELL_BOUNDARY in self.ctx.source and \
+            self.ctx.cell_position(self.line(one)) != self.ctx.cell_position(self.line(other))
+
+    def order(self, node: cst.CSTNode) -> int:
+        return self.lines.order(node)
+
+    def line(self, node: cst.CSTNode) -> int:
+        """The 1-based line of a node."""
+        return self.lines.line(node)
+
+    def find_lines(self, nodes: Iterable[cst.CSTNode]) -> None:
+        """Finds the lines of several nodes at once, for `line` to answer: each search generates the
+        code of the module up to its last node, so one per message made big files quadratic."""
+        self.lines.find_lines(nodes)
+
+
+class FileIndex:
+    """What the interpreter needs to know ahead of time, read from the file's `SemanticModel`:
+
+    * the source order of calls (a pre-order index), and lines of nodes, resolved only when asked;
+    * per function (and for the module): the names used in its body with an attribute a JAX key does
+      not have (`rng.normal(...)`: a NumPy Generator, never a key);
+    * per function: the identifiers written directly in it (not in nested functions), so that a
+      function that cannot hold a key (no key-like name, no call that makes one) is not interpreted.
+    """
+
+    def __init__(self, file: "SourceFile") -> None:
+        model = SemanticModel.of(file)
+        self.module = module = file.module
+        self.index: dict[int, int] = model.call_order
+        #: ids of the functions with a call written directly in them (not only in nested functions)
+        self.calling: set[int] = model.calling
+        self.identifiers: dict[int, set[str]] = model.identifiers
+        self.attribute_uses: dict[int, set[str]] = {
+            owner: {name for name, attribute in uses if attribute not in KEY_ATTRIBUTES}
+            for owner, uses in model.attribute_uses.items()}
+        self.attribute_uses.setdefault(id(module), set())
+        #: local names for `jax.random.key/split/...` (`from jax.random import split as jsplit`)
+        self.key_aliases: set[str] = set()
+        aliases = self.key_aliases
+        for node, _, _ in model.sites_of(cst.Assign, cst.ImportAlias):
+            kind = type(node)
+            if kind is cst.Assign:
+                if last_name(node.value) in KEY_SOURCE_NAMES:
+                    for target in node.targets:
+                        aliases.update(target_names(target.target))
+            elif kind is cst.ImportAlias:
+                if node.asname is not None and last_name(node.name) in KEY_SOURCE_NAMES \
+                        and isinstance(node.asname.name, cst.Name):
+                    aliases.add(node.asname.name.value)
+        #: id(node) -> its line, for the nodes a message named
+        self._lines: dict[int, int] = {}
+        #: key-name pattern -> the identifiers of the file that may hold or make a key
+        self._holding: dict["re.Pattern[str]", frozenset[str]] = {}
+
+    def order(self, node: cst.CSTNode) -> int:
+        return self.index.get(id(node), -1)
+
+    def line(self, node: cst.CSTNode) -> int:
+        # positions of the nodes asked for only: messages name a few lines, not every node of the file
+        line = self._lines.get(id(node))
+        if line is None:
+            line = self._lines[id(node)] = node_spans(self.module, [node])[id(node)][0][0]
+        return line
+
+    def find_lines(self, nodes: Iterable[cst.CSTNode]) -> None:
+        missing = {id(node): node for node in nodes if id(node) not in self._lines}
+        if missing:
+            try:
+                spans = node_spans(self.module, missing.values())
+            except KeyError:  # a node of another tree: `line` answers for each alone
+                return
+            for key in missing:
+                self._lines[key] = spans[key][0][0]
+
+    def may_hold_keys(self, function: FunctionNode, key_name: "re.Pattern[str]") -> bool:
+        """Whether the function mentions anything a key can come from: a key-like name (a parameter or
+        a binding), a key annotation, or a call that makes or splits a key."""
+        words = self.identifiers.get(id(function))
+        if words is None:
+            return True
+        holding = self._holding.get(key_name)
+        if holding is None:
+            # the words of the whole file that can hold or make a key, found once
+            every = set().union(*self.identifiers.values())
+            holding = self._holding[key_name] = frozenset(
+                {word for word in every if key_like(word, key_name)} | KEY_SOURCE_NAMES | self.key_aliases)
+        return not words.isdisjoint(holding)

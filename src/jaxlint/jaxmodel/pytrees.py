@@ -1,0 +1,133 @@
+"""What stays static under a trace because of how a pytree is declared: parameters annotated with a
+class registered as static, the attributes of objects built under the trace, flax.nnx modules'
+data and static attributes, dataclass fields marked static."""
+from __future__ import annotations
+
+import libcst as cst
+from ..syntax.arguments import Passing
+from ..semantic.scopes import Scope
+from .values import ARRAY_MODULES, STATIC_CALLS, Kind, static_field_names
+from .calls import ClassInfo
+from .transforms import NNX_PYTREE_BASES, NNX_VARIABLES, STATIC_PYTREE_REGISTRATIONS
+
+FunctionNode = cst.FunctionDef | cst.Lambda
+
+
+class PytreeAttributes:
+    """The part of `traced.TracedFunctions` that knows which attributes of traced objects are leaves
+    (its state lives on `TracedFunctions`)."""
+
+    def _static_params(self, function: FunctionNode) -> frozenset[str]:
+        """Parameters annotated with a class of the module registered as a static pytree
+        (`@jax.tree_util.register_static`): JAX passes them through as they are, never traced."""
+        key = id(function)
+        found = self._static_param_names.get(key)
+        if found is None and key in self.external:
+            found = self._static_param_names[key] = frozenset()  # the other module's classes: not known here
+        if found is None:
+            scope = self.scopes.get(key)
+            outer = scope.parent if scope is not None and scope.parent is not None else self.ctx.module_scope
+            p = function.params
+            found = frozenset(
+                param.name.value for param in (*p.posonly_params, *p.params, *p.kwonly_params)
+                if param.annotation is not None and self._static_class(param.annotation.annotation, outer))
+            self._static_param_names[key] = found
+        return found
+
+    def _static_class(self, annotation: cst.BaseExpression, scope: Scope) -> bool:
+        if isinstance(annotation, cst.SimpleString) and isinstance(annotation.evaluated_value, str) \
+                and annotation.evaluated_value.isidentifier():
+            annotation = cst.Name(annotation.evaluated_value)  # `config: "Config"`
+        cls = self._class_named(annotation, scope) if isinstance(annotation, cst.Name) else None
+        if cls is None or cls.scope.parent is None:
+            return False
+        resolve = self._resolver(cls.scope.parent)
+        return any(resolve(d.decorator) in STATIC_PYTREE_REGISTRATIONS for d in cls.node.decorators)
+
+    def _object_attributes(self, function: FunctionNode, param: str) -> tuple[tuple[str, Kind], ...] | None:
+        """The kinds of the attributes of a traced parameter whose class is known and keeps its
+        non-array attributes static (a flax.nnx module): its class is the parameter's annotation,
+        or the class every call of the function passes an instance of. None when not known."""
+        if type(function) is cst.Lambda or id(function) in self.external:
+            return None
+        scope = self.scopes.get(id(function))
+        outer = scope.parent if scope is not None and scope.parent is not None else self.ctx.module_scope
+        annotation = next((p.annotation for p in (*function.params.posonly_params, *function.params.params,
+                                                  *function.params.kwonly_params) if p.name.value == param), None)
+        classes: set[int] = set()
+        found: list[ClassInfo] = []
+        if annotation is not None:
+            cls = self._class_named(annotation.annotation, outer) if isinstance(annotation.annotation, cst.Name) else None
+            if cls is None:
+                return None
+            found.append(cls)
+        else:
+            sites = [*self.call_sites.get(id(function), ())]
+            for use in self.applications.get(id(function), ()):
+                sites.extend(use.sites or ())
+            for site in sites:
+                passed = site.bind().get(param)
+                call_scope = self.call_scopes.get(id(site.call))
+                if passed is None or passed.how is not Passing.ARGUMENT or call_scope is None \
+                        or not isinstance(passed.values[0], cst.Name):
+                    return None
+                instance = self._instance_of(passed.values[0], call_scope)
+                if instance is None or instance[1] != "instance":
+                    return None
+                if id(instance[0]) not in classes:
+                    classes.add(id(instance[0]))
+                    found.append(instance[0])
+        if len(found) != 1:
+            return None
+        return self._pytree_attributes_of(found[0])
+
+    def _pytree_attributes_of(self, cls: ClassInfo) -> tuple[tuple[str, Kind], ...] | None:
+        """For a class of the module derived from flax.nnx's pytree classes (whose attributes are
+        static unless they hold arrays or Variables): the attributes known to hold data, and their
+        kind; the others are static, or not known to be data, and not reported."""
+        key = id(cls.node)
+        if key in self._pytree_attributes:
+            return self._pytree_attributes[key]
+        self._pytree_attributes[key] = None
+        chain = list(self._bases(cls, stop_outside=False))
+        if not any(self._external_bases(c) & NNX_PYTREE_BASES for c in chain):
+            return None
+        values: dict[str, list[cst.BaseExpression | None]] = {}
+        for c in chain:
+            for attr, assigned in c.instance_values.items():
+                values.setdefault(attr, []).extend(assigned)
+        resolve = self._resolver(self.ctx.module_scope)
+        data = []
+        for attr, assigned in sorted(values.items()):
+            kinds = {data_kind(v, resolve) for v in assigned}
+            if len(kinds) == 1 and None not in kinds:
+                data.append((attr, kinds.pop()))
+        self._pytree_attributes[key] = tuple(data)
+        return self._pytree_attributes[key]
+
+    def _external_bases(self, cls: ClassInfo) -> set[str]:
+        parent = cls.scope.parent
+        if parent is None:
+            return set()
+        resolve = self._resolver(parent)
+        return {name for arg in cls.node.bases if arg.keyword is None for name in [resolve(arg.value)] if name}
+
+
+    def static_fields(self) -> frozenset[str]:
+        """Field names that classes of the module declare static (never pytree leaves)."""
+        if self._static_fields is None:
+            self._static_fields = static_field_names(self.ctx.module)
+        return self._static_fields
+
+
+def data_kind(value: cst.BaseExpression | None, resolve) -> Kind | None:
+    """What an attribute assigned `value` holds under a trace, when it is a pytree leaf of a flax.nnx
+    module: a Variable (whose value is traced), or an array; None for anything else."""
+    if not isinstance(value, cst.Call):
+        return None
+    callee = resolve(value.func)
+    if callee in NNX_VARIABLES:
+        return Kind.TREE
+    if callee is not None and callee.startswith(ARRAY_MODULES) and callee not in STATIC_CALLS:
+        return Kind.ARRAY
+    return None
