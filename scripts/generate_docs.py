@@ -10,13 +10,21 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def main() -> int:
     sys.path.insert(0, str(ROOT / "src"))
+    out = write_rule_pages(ROOT)
+    print(f"wrote {len(list(out.glob('*.md')))} pages to {out.relative_to(ROOT)}")
+    return write_precision()
+
+
+def write_rule_pages(root: Path) -> Path:
+    """docs/rules/ of the tree at `root`, from its catalogue (a page per entry and the index; pages
+    of entries that are gone are removed). Returns the folder."""
     from jaxlint.catalogue.rule_docs import read_entry, render_pages
 
     docs = {}
-    for path in sorted((ROOT / "rules").glob("JAX*.toml")):
+    for path in sorted((root / "rules").glob("JAX*.toml")):
         doc = read_entry(path)
         docs[doc.code] = doc
-    out = ROOT / "docs" / "rules"
+    out = root / "docs" / "rules"
     out.mkdir(parents=True, exist_ok=True)
     pages = render_pages(docs)
     for stale in out.glob("*.md"):
@@ -24,8 +32,7 @@ def main() -> int:
             stale.unlink()
     for name, text in pages.items():
         (out / name).write_text(text, encoding="utf-8")
-    print(f"wrote {len(pages)} pages to {out.relative_to(ROOT)}")
-    return write_precision()
+    return out
 
 
 def write_precision() -> int:

@@ -31,6 +31,14 @@ def parsed(source: str):
     return libcst.parse_module(source)
 
 
+def runtime_codes(*checks: str) -> frozenset[str]:
+    """The codes whose catalogue entry's `[runtime]` check is one of `checks` (`"raises"`: the rules
+    whose findings JAX turns into an exception while tracing)."""
+    from jaxlint.catalogue.rule_docs import load_catalogue
+
+    return frozenset(code for code, doc in load_catalogue().items() if doc.runtime.check in checks)
+
+
 def expectations(text: str) -> list[tuple[int, str]]:
     """(line, code) pairs from `# expect: JAX101, JAX301` comments."""
     found = []

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxlint.model.settings import Settings
+from jaxlint.model.settings import EXPLICIT_ONLY_CODES, Settings
 from jaxlint.engine.files import check_file
 
 from conftest import FIXTURES, expectations
@@ -13,8 +13,8 @@ FIXTURE_FILES = sorted(p for p in FIXTURES.glob("*.py") if not p.name.endswith("
 
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.name)
 def test_fixture_findings_match_expectations(path: Path):
-    # JAX001 is off unless selected by its full code: its own fixtures select it
-    opt_in = ("JAX001",) if path.name.startswith("JAX001") else ()
+    # a code off unless selected by its full code (JAX001) is selected by its own fixtures
+    opt_in = tuple(code for code in EXPLICIT_ONLY_CODES if path.name.startswith(code))
     settings = Settings(target_jax_version=(0, 4, 30), extend_select=opt_in)
     result = check_file(str(path), settings)
     found = sorted((f.start.line, f.code) for f in result.findings)

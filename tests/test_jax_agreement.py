@@ -13,7 +13,7 @@ import pytest
 from jaxlint.model.settings import Settings
 from jaxlint.engine.files import check_file
 
-from conftest import FIXTURES, expectations
+from conftest import FIXTURES, expectations, runtime_codes
 
 pytestmark = pytest.mark.jax
 
@@ -75,7 +75,7 @@ def agrees_with_jax(path, checks):
 
 
 #: Rules whose findings JAX turns into an exception (the others change behaviour without raising).
-RAISING_RULES = {"JAX201", "JAX202", "JAX203", "JAX204", "JAX401", "JAX403"}
+RAISING_RULES = runtime_codes("raises")
 
 
 TOP_LEVEL = sorted(p for p in FIXTURES.glob("*.py") if "RUNTIME_TOP_LEVEL" in p.read_text(encoding="utf-8"))

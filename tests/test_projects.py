@@ -19,7 +19,7 @@ import pytest
 from jaxlint.frontends.flake8_plugin import JaxlintChecker
 from jaxlint.frontends.runner import RunOptions, run
 
-from conftest import expectations
+from conftest import expectations, runtime_codes
 
 PROJECTS = Path(__file__).parent / "projects"
 NAMES = sorted(p.name for p in PROJECTS.iterdir() if (p / "pyproject.toml").is_file())
@@ -34,8 +34,8 @@ TRACED_FROM = {
     ("notebook", "helpers.py", 6): "analysis.ipynb",
     ("cycle", "cyc/model.py", 7): "cyc/model.py",
 }
-#: rules whose findings JAX turns into an exception
-RAISING = {"JAX101", "JAX201", "JAX202", "JAX203", "JAX204", "JAX401", "JAX403"}
+#: rules whose findings JAX turns into an exception (JAX's key-reuse checker raises too)
+RAISING = runtime_codes("raises", "key-reuse-checker")
 
 
 def expected_findings(project: Path) -> set[tuple[str, int | None, int, str]]:

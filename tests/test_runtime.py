@@ -28,11 +28,12 @@ from jaxlint.runtime import RuntimeOptions, confirm, drop_refuted, summary_line
 from jaxlint.runtime.planner import module_identity, plan_module, runs_at_runtime
 from jaxlint.runtime.specs import Spec, SpecError, parse_spec, read_annotation
 
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES, ROOT, runtime_codes
 from test_jax_agreement import WITH_CHECKS, load, raised_at
 
 KEY_FIXTURE = FIXTURES / "JAX101_key_reuse.py"
-ERROR_CODES = {"JAX101", "JAX201", "JAX202", "JAX203", "JAX204", "JAX401", "JAX403"}
+#: the rules whose findings JAX raises on (JAX's key-reuse checker included)
+ERROR_CODES = runtime_codes("raises", "key-reuse-checker")
 
 
 def jax_raises() -> dict[tuple[str, int], str]:

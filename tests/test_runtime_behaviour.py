@@ -69,10 +69,8 @@ def confirm(subject: Subject):
 
 
 def test_every_behaviour_the_catalogue_names_has_a_confirmer_and_every_confirmer_is_named():
-    named = {doc.runtime.behaviour: code for code, doc in load_catalogue().items() if doc.runtime.behaviour}
-    assert set(named) == set(CONFIRMERS)
-    assert set(named.values()) == {"JAX101", "JAX102", "JAX103", "JAX104", "JAX301", "JAX302", "JAX303", "JAX304",
-                                   "JAX501", "JAX502"}
+    named = {doc.runtime.behaviour for doc in load_catalogue().values() if doc.runtime.behaviour}
+    assert named == set(CONFIRMERS)
 
 
 # -- JAX301 print-in-traced ---------------------------------------------------------------------

@@ -1,7 +1,18 @@
 """The rule catalogue: one TOML file per rule under `rules/`, read at run time.
 
 Each entry's `[runtime]` table is the one place that says what `jaxlint check --runtime` does with
-the rule's findings (`RuntimeCheck`).
+the rule's findings (`RuntimeCheck`). Besides its page's `bad` and `good` example, an entry may hold
+more examples, each run by the tests (`tests/test_catalogue_examples.py`) and shown on its page:
+
+    [[invalid]]                 # code the rule must report (at least once)
+    note = "one line: what the case is"        # optional
+    code = \"\"\"...\"\"\"
+    lines = [4]                 # optional: exactly the lines the rule reports, counted from the
+                                # first line of `code`
+
+    [[valid]]                   # code the rule must not report
+    note = "..."                # optional
+    code = \"\"\"...\"\"\"
 """
 from __future__ import annotations
 
@@ -15,7 +26,11 @@ from pathlib import Path
 from ..model.finding import Severity
 from ..model.settings import PARSE_ERROR_CODE, UNUSED_NOQA_CODE
 
+#: The fields every entry has.
 FIELDS = ("code", "name", "severity", "summary", "why", "bad", "good", "fix", "references", "runtime")
+#: Arrays of tables an entry may have: more examples of code the rule reports (`invalid`) and of
+#: code it leaves alone (`valid`), beyond the page's `bad` and `good`.
+EXAMPLE_FIELDS = ("invalid", "valid")
 #: What runtime mode does with a rule's findings (the `check` of its `[runtime]` table):
 #: `raises`: JAX raises one of the `raises` exceptions at the flagged line;
 #: `key-reuse-checker`: JAX's key-reuse checker raises there, else the `behaviour` check decides;
@@ -54,6 +69,21 @@ class RuntimeCheck:
 
 
 @dataclass(frozen=True)
+class Example:
+    """Code the rule reports (`reported`) or leaves alone; `lines`, where given, are exactly the
+    lines it reports, counted from the first line of `code`."""
+    reported: bool
+    code: str
+    note: str = ""
+    lines: tuple[int, ...] | None = None
+
+    @property
+    def source(self) -> str:
+        """The code as a file to check."""
+        return self.code + "\n"
+
+
+@dataclass(frozen=True)
 class RuleDoc:
     code: str
     name: str
@@ -66,6 +96,14 @@ class RuleDoc:
     references: tuple[str, ...]
     runtime: RuntimeCheck
     path: Path
+    #: the `[[invalid]]` and `[[valid]]` tables, in the order written
+    invalid: tuple[Example, ...] = ()
+    valid: tuple[Example, ...] = ()
+
+    def examples(self) -> tuple[Example, ...]:
+        """Every example the entry gives: the page's `bad` and `good` first, then the others."""
+        return (Example(True, self.bad, "the page's example"), Example(False, self.good, "the page's fix"),
+                *self.invalid, *self.valid)
 
     @property
     def page(self) -> str:
@@ -121,7 +159,7 @@ def read_entry(path: Path) -> RuleDoc:
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise CatalogueError(f"{path}: {exc}") from exc
     missing = [f for f in FIELDS if f not in data]
-    unknown = sorted(set(data) - set(FIELDS))
+    unknown = sorted(set(data) - set(FIELDS) - set(EXAMPLE_FIELDS))
     if missing or unknown:
         raise CatalogueError(f"{path}: missing fields {missing}, unknown fields {unknown}")
     try:
@@ -140,7 +178,44 @@ def read_entry(path: Path) -> RuleDoc:
         references=tuple(data["references"]),
         runtime=_runtime_check(data["runtime"], path),
         path=path,
+        invalid=_examples(data.get("invalid", []), True, path),
+        valid=_examples(data.get("valid", []), False, path),
     )
+
+
+def _examples(tables: object, reported: bool, path: Path) -> tuple[Example, ...]:
+    field = "invalid" if reported else "valid"
+
+    def bad(index: int, why: str) -> CatalogueError:
+        return CatalogueError(f"{path}: [[{field}]] number {index + 1}: {why}")
+
+    if not isinstance(tables, list):
+        raise CatalogueError(f"{path}: `{field}` must be an array of tables ([[{field}]])")
+    examples = []
+    allowed = {"code", "note", "lines"} if reported else {"code", "note"}
+    for index, table in enumerate(tables):
+        if not isinstance(table, dict):
+            raise bad(index, "must be a table")
+        unknown = sorted(set(table) - allowed)
+        if unknown:
+            raise bad(index, f"unknown fields {unknown}")
+        code = table.get("code")
+        if not isinstance(code, str) or not code.strip():
+            raise bad(index, "`code` must be a non-empty string")
+        note = table.get("note", "")
+        if not isinstance(note, str) or "\n" in note.strip():
+            raise bad(index, "`note` must be one line of text")
+        # only trailing newlines go: `lines` count from the first line as written
+        code = code.rstrip("\n")
+        lines = table.get("lines")
+        if lines is not None:
+            count = len(code.splitlines())
+            if (not isinstance(lines, list) or not lines
+                    or not all(type(n) is int and 1 <= n <= count for n in lines)):
+                raise bad(index, f"`lines` must be a non-empty list of line numbers of `code` (1 to {count})")
+            lines = tuple(sorted(set(lines)))
+        examples.append(Example(reported, code, note.strip(), lines))
+    return tuple(examples)
 
 
 def _runtime_check(table: object, path: Path) -> RuntimeCheck:
@@ -237,10 +312,33 @@ def render_text(doc: RuleDoc) -> str:
         f"## Why is this bad\n\n{doc.why}\n\n"
         f"## Example\n\n```python\n{doc.bad}\n```\n\n"
         f"## Use instead\n\n```python\n{doc.good}\n```\n\n"
+        f"{render_more_examples(doc)}"
         f"## Fix\n\n{doc.fix}\n\n"
         f"## Runtime mode\n\n{render_runtime(doc.runtime)}\n\n"
         f"## References\n\n{refs}\n"
     )
+
+
+def render_more_examples(doc: RuleDoc) -> str:
+    """The `[[invalid]]` and `[[valid]]` examples as a section of the page ("" when there are none):
+    the edges of the rule that `why` describes, each checked by the tests."""
+    if not doc.invalid and not doc.valid:
+        return ""
+    parts = ["## More examples\n\n"]
+    for heading, examples in (("Reported", doc.invalid), ("Not reported", doc.valid)):
+        if not examples:
+            continue
+        parts.append(f"### {heading}\n\n")
+        for example in examples:
+            where = ""
+            if example.lines:
+                numbers = ", ".join(map(str, example.lines))
+                where = f"(line{'s' if len(example.lines) > 1 else ''} {numbers})"
+            caption = " ".join(part for part in (example.note, where) if part)
+            if caption:
+                parts.append(f"{caption}\n\n")
+            parts.append(f"```python\n{example.code}\n```\n\n")
+    return "".join(parts)
 
 
 def render_plain(doc: RuleDoc) -> str:
@@ -275,13 +373,33 @@ def render_pages(docs: dict[str, RuleDoc]) -> dict[str, str]:
         f"| [{doc.code}]({_index_link(doc)}) | {doc.name} | {doc.severity.value} | {doc.summary} |"
         for doc in docs.values()
     )
+    runtime_rows = "\n".join(
+        f"| [{doc.code}]({_index_link(doc)}) | {doc.name} | {render_runtime_short(doc.runtime)} |"
+        for doc in docs.values()
+    )
     pages["index.md"] = (
         "# Rules\n\n"
         "Generated from the catalogue in `rules/` by `scripts/generate_docs.py`; do not edit by hand.\n"
         "`jaxlint rule CODE` prints the same page in a terminal.\n\n"
-        "| code | name | severity | summary |\n|---|---|---|---|\n" + rows + "\n"
+        "| code | name | severity | summary |\n|---|---|---|---|\n" + rows + "\n\n"
+        "## Runtime mode\n\n"
+        "What `jaxlint check --runtime` does with each rule's findings (its entry's `[runtime]` table; "
+        "[runtime.md](../runtime.md) explains each kind of check). A rule marked \"not run\" keeps its "
+        "static verdict.\n\n"
+        "| code | name | runtime check |\n|---|---|---|\n" + runtime_rows + "\n"
     )
     return pages
+
+
+def render_runtime_short(runtime: RuntimeCheck) -> str:
+    """What runtime mode does with a rule's findings, in a table cell."""
+    if runtime.check == "static":
+        return "not run"
+    if runtime.check == "key-reuse-checker":
+        return f"JAX's key-reuse checker, then the `{runtime.behaviour}` behaviour"
+    if runtime.check == "behaviour":
+        return f"the `{runtime.behaviour}` behaviour"
+    return "raises " + ", ".join(f"`{name}`" for name, _ in runtime.raises)
 
 
 def _index_link(doc: RuleDoc) -> str:
