@@ -1,4 +1,6 @@
-"""The package is laid out in layers, each importing only the ones below it, with no import cycle.
+"""The package is laid out in layers, each importing only the ones below it, with no import cycle;
+and a rule only reads what the layers below it computed: it uses no private name of another module,
+imports no other rule, and walks no tree itself.
 
 Every import of a jaxlint module counts: module level, inside functions, under TYPE_CHECKING.
 """
@@ -58,7 +60,6 @@ def layer_of(module: str) -> str:
 def imports_of(module: str, path: Path) -> list[tuple[str, int]]:
     """(imported jaxlint module, line) for every import in the file, wherever it stands."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    is_package = path.name == "__init__.py"
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -66,18 +67,22 @@ def imports_of(module: str, path: Path) -> list[tuple[str, int]]:
                 if alias.name.split(".")[0] == "jaxlint":
                     found.append((_existing(alias.name), node.lineno))
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = module.split(".") if is_package else module.split(".")[:-1]
-                base = base[: len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = _resolved_from(module, path, node)
             if target.split(".")[0] != "jaxlint":
                 continue
             for alias in node.names:  # `from jaxlint.engine import checker` imports a module
                 submodule = f"{target}.{alias.name}"
                 found.append((submodule if submodule in MODULES else _existing(target), node.lineno))
     return found
+
+
+def _resolved_from(module: str, path: Path, node: ast.ImportFrom) -> str:
+    """The module an `ImportFrom` names, relative imports resolved against `module`."""
+    if not node.level:
+        return node.module or ""
+    base = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
 
 
 def _existing(name: str) -> str:
@@ -191,3 +196,229 @@ def test_no_module_is_over_the_size_of_one_concept():
     oversized = {name: lines for name, path in MODULES.items()
                  if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
     assert not oversized, f"modules over {MAX_MODULE_LINES} lines (split them by concept): {oversized}"
+
+
+# -- what a rule may reach for ------------------------------------------------------------------
+#: A rule reads facts the layers below it computed once per file, and reports. Two static checks
+#: hold that: it uses no private name of another module (a helper two modules need is public, in
+#: the lower layer that owns its concept), and it traverses no tree itself (the traversal belongs to
+#: a fact of semantic/, jaxmodel/ or project/, asked through `ctx.fact(...)` or `X.of(ctx)`).
+RULES = {module: path for module, path in MODULES.items() if layer_of(module) == "rules"}
+
+
+def _shown(path: Path) -> Path:
+    """How a failure names a file: from `src/`, or as given for a file outside the package."""
+    return path.relative_to(SRC) if path.is_relative_to(SRC) else path
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def private_imports(module: str, path: Path) -> list[str]:
+    """What `module` takes that another jaxlint module keeps to itself: a name with a leading
+    underscore imported from it (or a private module), or read as an attribute of a jaxlint module
+    the file imports (`from ..jaxmodel import traced`, then `traced._collect`)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    where = _shown(path)
+    found = []
+    module_aliases: dict[str, str] = {}  # local name -> the jaxlint module it is bound to
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            target = _resolved_from(module, path, node)
+            if target.split(".")[0] != "jaxlint":
+                continue
+            for alias in node.names:
+                full = f"{target}.{alias.name}"
+                private = [part for part in full.split(".") if _is_private(part)]
+                if private:
+                    found.append(f"{where}:{node.lineno}: imports `{alias.name}` from {target}: `{private[0]}` is "
+                                 f"private to its module")
+                elif full in MODULES:
+                    module_aliases[alias.asname or alias.name] = full
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] != "jaxlint":
+                    continue
+                private = [part for part in alias.name.split(".") if _is_private(part)]
+                if private:
+                    found.append(f"{where}:{node.lineno}: imports {alias.name}: `{private[0]}` is private")
+                elif alias.asname:
+                    module_aliases[alias.asname] = alias.name
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id in module_aliases and _is_private(node.attr):
+            found.append(f"{where}:{node.lineno}: reads `{node.value.id}.{node.attr}`: `{node.attr}` is private "
+                         f"to {module_aliases[node.value.id]}")
+    return found
+
+
+def test_no_rule_uses_a_private_name_of_another_module():
+    problems = [problem for module, path in RULES.items() for problem in private_imports(module, path)]
+    assert not problems, (
+        "rules use names other modules keep private:\n" + "\n".join(problems) + "\n"
+        "Make the helper public (no leading underscore), defined once, in the layer below the rules that "
+        "owns its concept (syntax/ for node helpers, semantic/ for bindings, jaxmodel/ for JAX knowledge), "
+        "or ask a public fact of that layer; a rule's own helpers stay private to it.")
+
+
+def test_no_rule_imports_another_rule():
+    """Rules are independent of one another: what two rules share lives below them."""
+    problems = [f"{MODULES[module].relative_to(SRC)}:{line}: {module} imports {target}"
+                for module in RULES for target, line in GRAPH[module]
+                if layer_of(target) == "rules" and target != module and target != "jaxlint.rules"]
+    assert not problems, ("\n".join(problems) + "\nMove what they share into jaxmodel/ or semantic/ "
+                                                "(or syntax/ for a node helper) and import it from there.")
+
+
+#: The walk primitives of `syntax.walk` and libcst's and `ast`'s own ways of visiting a tree: a rule
+#: that calls one traverses a tree itself.
+TRAVERSING_CALLS = frozenset({
+    "walk", "children", "node_fields", "visit", "findall", "extractall", "iter_child_nodes", "iter_fields",
+})
+#: Attributes that enumerate a node's children (`CSTNode.children`; the enumerator table of `syntax.walk`).
+TRAVERSING_ATTRIBUTES = frozenset({"children", "ENUMERATORS"})
+#: Base classes of a visitor (libcst's, its matchers', `ast`'s): a rule is replayed, never a visitor.
+VISITOR_BASES = frozenset({
+    "CSTVisitor", "CSTTransformer", "BatchableCSTVisitor", "MatcherDecoratableVisitor",
+    "MatcherDecoratableTransformer", "NodeVisitor", "NodeTransformer",
+})
+INSTEAD = ("ask a fact of semantic/, jaxmodel/ or project/ that answers the question (`ctx.fact(Fact)` or "
+           "`Fact.of(ctx)`), moving this traversal into it, computed once per file")
+
+
+def traversals(path: Path) -> list[str]:
+    """Each place a rule module walks a tree itself, as `file:line: what`."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    where = _shown(path)
+    found = []
+
+    def add(node: ast.AST, what: str) -> None:
+        found.append(f"{where}:{node.lineno}: {what}")
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1] == "walk":
+            names = sorted(a.name for a in node.names if a.name in TRAVERSING_CALLS | TRAVERSING_ATTRIBUTES)
+            if names:
+                add(node, f"imports the walk primitive(s) {', '.join(names)}")
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+            if name in TRAVERSING_CALLS:
+                add(node, f"calls `{name}(...)`, a traversal of a tree")
+        elif isinstance(node, ast.Attribute) and node.attr in TRAVERSING_ATTRIBUTES and isinstance(node.ctx, ast.Load):
+            add(node, f"reads `.{node.attr}` to go down a tree")
+        elif isinstance(node, ast.ClassDef):
+            for base in node.bases:
+                name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
+                if name in VISITOR_BASES:
+                    add(node, f"`{node.name}` is a {name}: a walk of its own")
+        if isinstance(node, ast.Attribute) and node.attr == "body" and _names_module(node.value):
+            add(node, "reads the module's statements (`module.body`)")
+        if isinstance(node, (ast.For, ast.AsyncFor)) and _mentions_body(node.iter):
+            add(node, "loops over a `.body` (statements of a block)")
+        elif isinstance(node, ast.comprehension) and _mentions_body(node.iter):
+            add(node.iter, "a comprehension over a `.body` (statements of a block)")
+        elif isinstance(node, ast.While):
+            worklist = _worklist(node)
+            if worklist:
+                add(node, f"an explicit traversal: `while {worklist}` pops nodes and pushes more onto `{worklist}`")
+        if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, ast.Name) \
+                and node.iter.id in _grown(node.body) \
+                and _reads_parts_of(node.body, {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}):
+            add(node, f"an explicit traversal: a loop over `{node.iter.id}` that appends the parts of each item")
+    return sorted(found, key=lambda problem: int(problem.split(":")[1]))
+
+
+def _names_module(expr: ast.AST) -> bool:
+    """`module`, `ctx.module`, `self.ctx.module`: the file's tree."""
+    return (isinstance(expr, ast.Name) and expr.id == "module") or \
+        (isinstance(expr, ast.Attribute) and expr.attr == "module")
+
+
+def _mentions_body(expr: ast.AST) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr == "body" for n in ast.walk(expr))
+
+
+def _grown(body: list[ast.stmt]) -> set[str]:
+    """Names of lists a block pushes onto (`x.append(...)`, `x.extend(...)`, `x += ...`)."""
+    grown = set()
+    for statement in body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in ("append", "extend", "insert", "appendleft", "extendleft") \
+                    and isinstance(node.func.value, ast.Name):
+                grown.add(node.func.value.id)
+            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                grown.add(node.target.id)
+    return grown
+
+
+def _worklist(loop: ast.While) -> str | None:
+    """The list a `while` loop runs as a worklist down a tree: tested by the loop, popped in its body,
+    pushed onto again, and the popped item's parts read (`node.children`, `target.elements`). A
+    worklist over a graph the rule built itself (names to the names they call) reads no parts of
+    what it pops, and is not a walk of the tree."""
+    tested = {n.id for n in ast.walk(loop.test) if isinstance(n, ast.Name)}
+    popped: dict[str, set[str]] = {}  # worklist -> the names its popped items are bound to
+    for statement in loop.body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _pops(node.value):
+                bound = {n.id for target in node.targets for n in ast.walk(target) if isinstance(n, ast.Name)}
+                popped.setdefault(_pops(node.value), set()).update(bound)
+    grown = _grown(loop.body)
+    for worklist in sorted(tested & grown & set(popped)):
+        if _reads_parts_of(loop.body, popped[worklist]):
+            return worklist
+    return None
+
+
+def _pops(call: ast.Call) -> str | None:
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr in ("pop", "popleft") and isinstance(func.value, ast.Name):
+        return func.value.id
+    return None
+
+
+def _reads_parts_of(body: list[ast.stmt], names: set[str]) -> bool:
+    return any(isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in names
+               for statement in body for node in ast.walk(statement))
+
+
+def test_no_rule_traverses_a_tree_itself():
+    problems = [problem for path in RULES.values() for problem in traversals(path)]
+    assert not problems, (
+        "rules walk the tree themselves:\n" + "\n".join(problems) + f"\nInstead, {INSTEAD}. A rule reads "
+        "the replayed walk (`ctx.parent`, `ctx.ancestors`, `ctx.scope`) and facts, decides, and reports.")
+
+
+@pytest.mark.parametrize("code, expected", [
+    ("from ..syntax.walk import walk\nwalk(n, f, None)\n", ["imports the walk primitive(s) walk", "calls `walk(...)`"]),
+    ("for s in self.ctx.module.body:\n    pass\n", ["module.body", "loops over a `.body`"]),
+    ("ok = any(s is d for s in guard.body.body)\n", ["a comprehension over a `.body`"]),
+    ("stack = [root]\nwhile stack:\n    node = stack.pop()\n    stack.extend(node.children)\n",
+     ["an explicit traversal: `while stack`", "reads `.children`"]),
+    ("queue = [root]\nfor node in queue:\n    queue.extend(node.elements)\n", ["a loop over `queue` that appends the parts"]),
+    ("todo = [tree]\nwhile todo:\n    node, depth = todo.pop()\n    todo += [(e.value, depth) for e in node.elements]\n",
+     ["an explicit traversal: `while todo`"]),
+    # a closure over a graph of names the rule collected: no part of a node is read
+    ("todo = list(entries)\nwhile todo:\n    for called in calls.get(todo.pop(), ()):\n        todo.append(called)\n", []),
+    ("class V(cst.CSTVisitor):\n    pass\nnode.visit(V())\n", ["is a CSTVisitor", "calls `visit(...)`"]),
+    ("for arg in call.args:\n    names.append(arg)\nwhile i > 0:\n    i -= 1\n", []),
+])
+def test_the_traversal_check_sees_each_kind(tmp_path, code, expected):
+    """The check itself: each way of walking a tree is named, and ordinary loops are not."""
+    rule = tmp_path / "some_rule.py"
+    rule.write_text(code)
+    found = traversals(rule)
+    assert len(found) == len(expected), found
+    for what in expected:
+        assert any(what in problem for problem in found), (what, found)
+
+
+def test_the_private_name_check_sees_imports_and_attributes(tmp_path):
+    rule = tmp_path / "rule.py"
+    rule.write_text("from .jit_in_loop import _short\nfrom ..jaxmodel import traced\nfrom ..rulebase.rule import Rule\n"
+                    "traced._collect\ntraced.TracedFunctions\n")
+    found = private_imports("jaxlint.rules.nested_jit", rule)
+    assert len(found) == 2 and "`_short` from jaxlint.rules.jit_in_loop" in found[0] and "traced._collect" in found[1]

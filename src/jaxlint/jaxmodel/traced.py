@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Iterable
 import libcst as cst
 from ..dataflow import Summaries
 from ..syntax.positions import node_spans
+from ..syntax.walk import children
 from .external import ExternalFunction, Seed, TraceStep
 from ..syntax.arguments import Passed, Passing
 from ..semantic.model import ReplayState, SemanticModel
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
     from ..semantic.source_file import SourceFile
 
 FunctionNode = cst.FunctionDef | cst.Lambda
+#: Bodies that run at another time than the block around them
+_DEFINITIONS = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
 @dataclass
@@ -171,6 +174,27 @@ class TracedFunctions(TransformApplications, CallResolution, PytreeAttributes):
 
     def kind(self, expr: cst.BaseExpression, function: FunctionNode | None) -> Kind:
         return self.flow(function).kinds.get(id(expr), Kind.NONE)
+
+    def computes_in(self, block: cst.CSTNode, function: FunctionNode | None, scope: Scope) -> bool:
+        """Whether a block of `function` (a loop body) computes with traced values or calls JAX,
+        outside the functions, classes and lambdas defined in it, its names read from `scope`; when
+        it does neither, running it many times while tracing adds nothing to the program. One walk
+        of the block at most, ended by the first such expression."""
+        names = self.ctx.names
+        pending = [block]
+        while pending:
+            node = pending.pop()
+            if isinstance(node, _DEFINITIONS):
+                continue
+            if isinstance(node, cst.BaseExpression):
+                if self.kind(node, function).traced:
+                    return True
+                if isinstance(node, cst.Call):
+                    name = names.qualified_name(node.func, scope)
+                    if name is not None and name.startswith("jax."):
+                        return True
+            pending.extend(child for _, child in children(node))
+        return False
 
     # -- collection -----------------------------------------------------------------------------
     def _collect(self) -> None:

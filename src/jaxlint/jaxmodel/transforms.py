@@ -92,6 +92,16 @@ NUMPYRO_KERNELS = frozenset({
 })
 
 
+def short_name(transform: str) -> str:
+    """How a message writes a transform's qualified name: as users import it (`jax.jit` stays,
+    `functools.partial` is `partial`, `equinox.filter_jit` is `eqx.filter_jit`)."""
+    if transform.startswith("functools."):
+        return transform.split(".", 1)[1]
+    if transform.startswith("equinox."):
+        return "eqx." + transform.split(".", 1)[1]
+    return transform
+
+
 def literal_keywords(args: Iterable[cst.Arg]) -> tuple[tuple[str, bool], ...]:
     """The keywords of a call bound to Python literals (`check=False`, `mode="fast"`), with their truthiness."""
     found = []

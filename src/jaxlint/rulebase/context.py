@@ -140,18 +140,3 @@ def _because(chain: tuple["TraceStep", ...]) -> str:
 def name_occurrences(ctx: FileContext, names: set[str]) -> list[tuple[cst.Name, Scope, cst.CSTNode | None]]:
     """Every Name node spelling one of `names`, with the scope it is in and its parent, in source order."""
     return SemanticModel.of(ctx.file).name_occurrences(names)
-
-
-_NAMED_DEFINITIONS = frozenset({cst.Param, cst.FunctionDef, cst.ClassDef})
-
-
-def is_reference(name: cst.Name, parent: cst.CSTNode | None) -> bool:
-    """Whether a Name node stands for a variable (not an attribute, keyword, or parameter name)."""
-    kind = type(parent)  # exact types: this runs for every Name, in several rules
-    if kind is cst.Attribute:
-        return parent.attr is not name
-    if kind is cst.Arg:
-        return parent.keyword is not name
-    if kind in _NAMED_DEFINITIONS:
-        return parent.name is not name
-    return kind is not cst.ImportAlias

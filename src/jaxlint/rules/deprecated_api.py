@@ -3,20 +3,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..rulebase.context import is_reference
+from ..syntax.references import is_reference
 from ..catalogue.deprecations import Deprecation, load_table, version_text
-from ..semantic.scopes import MISSING_API_ERRORS as FALLBACK_ERRORS, dotted_name, import_module_name
+from ..jaxmodel.guards import VersionGuards
+from ..semantic.scopes import dotted_name, import_module_name
 from ..rulebase.node_fix import NodeFix, Replace
 from ..rulebase.rule import Rule
 from ..semantic.model import SemanticModel
-
-
-#: Exceptions a version-compatibility `try` catches when the newer spelling is missing, as their
-#: qualified names read
-MISSING_API_ERRORS = frozenset(f"builtins.{name}" for name in FALLBACK_ERRORS)
-#: Version attributes of JAX and jaxlib, compared in `if jax.__version_info__ >= (0, 4, 30):`.
-VERSION_NAMES = ("jax.__version__", "jax.__version_info__", "jax.version.", "jaxlib.__version__",
-                 "jaxlib.version.", "jax.lib.__version__", "jax.lib.version")
 
 
 #: `jax.ops.index_update(x, idx, y)` and its kin -> the `.at[idx]` method with the same meaning
@@ -65,46 +58,15 @@ class DeprecatedApi(Rule):
             node, child = chain[index], chain[index + 1]
             if isinstance(node, (cst.If, cst.IfExp)) and child is not node.test and self._compat_test(node.test):
                 return True
-            if isinstance(node, cst.ExceptHandler) and child is node.body and self._catches_missing_api(node):
+            if isinstance(node, cst.ExceptHandler) and child is node.body \
+                    and VersionGuards.of(self.ctx).catches_missing_api(node, self.ctx.scope):
                 return True
         return False
 
     def _compat_test(self, test: cst.BaseExpression) -> bool:
         if id(test) not in self._guards:
-            self._guards[id(test)] = any(self._compat_part(part) for part in _subexpressions(test))
+            self._guards[id(test)] = VersionGuards.of(self.ctx).tests_jax_version(test, self.ctx.scope)
         return self._guards[id(test)]
-
-    def _compat_part(self, expr: cst.BaseExpression) -> bool:
-        if isinstance(expr, cst.Call):
-            callee = self.ctx.qualified_name(expr.func)
-            if callee in ("builtins.hasattr", "builtins.getattr") and expr.args:
-                owner = self.ctx.qualified_name(expr.args[0].value)
-                if owner is not None and (owner == "jax" or owner.startswith(("jax.", "jaxlib"))):
-                    return True
-                # `hasattr(arr, "device_buffers")`: the branch runs only where arrays still have it
-                return len(expr.args) >= 2 and self._names_array_attribute(expr.args[1].value)
-            return False
-        if isinstance(expr, (cst.Name, cst.Attribute)):
-            name = self.ctx.qualified_name(expr)
-            if name is not None and name.startswith(VERSION_NAMES):
-                return True
-            written = expr.value if isinstance(expr, cst.Name) else expr.attr.value
-            lowered = written.lower()
-            return "jax" in lowered and "version" in lowered  # `_JAX_VERSION`, `jax_version`
-        return False
-
-    def _names_array_attribute(self, expr: cst.BaseExpression) -> bool:
-        if type(expr) is not cst.SimpleString:
-            return False
-        name = expr.evaluated_value
-        return name in self.table.properties or name in self.table.methods
-
-    def _catches_missing_api(self, handler: cst.ExceptHandler) -> bool:
-        caught = handler.type
-        if caught is None:
-            return False
-        names = [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
-        return any(self.ctx.qualified_name(name) in MISSING_API_ERRORS for name in names)
 
     # -- imports --------------------------------------------------------------------------------
     def visit_Import(self, node: cst.Import) -> None:
@@ -396,14 +358,3 @@ class DeprecatedApi(Rule):
         else:
             advice = entry.advice or (f"use `{entry.replacement}` instead" if entry.replacement else "remove this use")
         return f"{what} is {status}; {advice}"
-
-
-def _subexpressions(expr: cst.CSTNode):
-    """The expression and the expressions inside it (not inside lambdas)."""
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.BaseExpression):
-            yield node
-        if not isinstance(node, cst.Lambda):
-            stack.extend(node.children)

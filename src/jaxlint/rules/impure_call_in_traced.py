@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..rulebase.context import is_reference
+from ..syntax.references import is_reference
 from ..semantic.module_state import ModuleState
 from ..rulebase.rule import Rule
 

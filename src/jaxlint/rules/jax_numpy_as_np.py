@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..rulebase.context import is_reference, name_occurrences
+from ..rulebase.context import name_occurrences
+from ..syntax.references import is_reference
 from ..semantic.scopes import Scope, dotted_name, import_module_name
 from ..rulebase.node_fix import NodeFix, Replace
 from ..rulebase.rule import Rule

@@ -4,7 +4,9 @@ from __future__ import annotations
 import libcst as cst
 
 from ..rulebase.rule import Rule
+from ..jaxmodel.transforms import short_name
 from ..semantic.literals import Literals
+from ..semantic.loops import Loops, names_read
 
 
 class JitInLoop(Rule):
@@ -24,7 +26,7 @@ class JitInLoop(Rule):
             transform = self.ctx.jax.jit_transform(decorator.decorator, self.ctx)
             if transform and not self.ctx.inside_jitted_function() and not self._per_setting(loop, node.body):
                 self.report(decorator.decorator, (
-                    f"`@{_short(transform)}` on a function defined inside a loop: the function is a new object "
+                    f"`@{short_name(transform)}` on a function defined inside a loop: the function is a new object "
                     f"every iteration, so it is traced and compiled again each time; define and jit it once, "
                     f"before the loop"))
 
@@ -37,13 +39,13 @@ class JitInLoop(Rule):
         if loop is None or ctx.inside_jitted_function():
             return
         transform, function = application
-        jit = _short(transform)
+        jit = short_name(transform)
         defined = self.defined_in_loop.get(id(loop), {})
         depends_on = defined[function.value].body if isinstance(function, cst.Name) and function.value in defined else function
         if self._per_setting(loop, depends_on) or _iterated_function(loop, function):
             return
         fresh = self._fresh_function(function, loop)
-        if not fresh and _built_per_iteration(loop, function):
+        if not fresh and _built_per_iteration(loop, function, ctx):
             return
         if fresh:
             self.report(node, (
@@ -74,14 +76,14 @@ class JitInLoop(Rule):
         if not isinstance(loop, cst.For) or not (_literal_collection(loop.iter, self.ctx)
                                                  or Literals.of(self.ctx).written_out(loop.iter, self.ctx.scope)):
             return False
-        return bool(_varying_names(loop) & _names_read(depends_on))
+        return bool(Loops.of(self.ctx).varying_names(loop) & names_read(depends_on))
 
     def _fresh_function(self, function: cst.BaseExpression, loop: cst.CSTNode) -> str | None:
         if isinstance(function, cst.Lambda):
             return "a lambda"
         wrapper = self.ctx.jax.is_function_wrapper_call(function, self.ctx)
         if wrapper:
-            return f"a `{_short(wrapper)}(...)` wrapper"
+            return f"a `{short_name(wrapper)}(...)` wrapper"
         if isinstance(function, cst.Name) and function.value in self.defined_in_loop.get(id(loop), {}):
             return f"`{function.value}`, defined in the loop body,"
         return None
@@ -100,71 +102,16 @@ def _iterated_function(loop: cst.CSTNode, function: cst.BaseExpression) -> bool:
         while isinstance(comp, cst.CompFor):
             targets.append(comp.target)
             comp = comp.inner_for_in
-    return any(function.value in _names_read(target) for target in targets)
+    return any(function.value in names_read(target) for target in targets)
 
 
-def _built_per_iteration(loop: cst.CSTNode, function: cst.BaseExpression) -> bool:
+def _built_per_iteration(loop: cst.CSTNode, function: cst.BaseExpression, ctx) -> bool:
     """`init, apply = make_sim(T)` with `T` drawn in the loop, then `jax.jit(apply)`, or
     `jax.jit(make_moduli(energy_fn))` with `energy_fn` built in the loop: the function jitted is made
     from this iteration's values, so one compile per iteration is inherent and the jit cannot be hoisted."""
     if not isinstance(loop, (cst.For, cst.While)):
         return False
-    return bool(_names_read(function) & _varying_names(loop))
-
-
-def _varying_names(loop: cst.For | cst.While) -> set[str]:
-    """The names whose value changes from one iteration to the next: the loop variables, what the body
-    carries round the loop, and what it computes from those."""
-    if isinstance(loop, cst.For):
-        varying = _names_read(loop.target)
-    else:
-        varying = set()
-    body = loop.body
-    assignments = []
-    stack = [body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and node.value is not None:
-            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-            bound = set().union(*(_names_read(t) for t in targets if isinstance(t, (cst.Name, cst.Tuple, cst.List))))
-            # `config["num_envs"] = n` changes `config` itself
-            bound |= {root for t in targets if isinstance(t, (cst.Subscript, cst.Attribute))
-                      for root in [_root_name(t)] if root is not None}
-            read = _names_read(node.value) | (bound if isinstance(node, cst.AugAssign) else set())
-            assignments.append((bound, read))
-        elif isinstance(node, cst.For):
-            varying |= _names_read(node.target)
-        if isinstance(node, cst.BaseExpression):
-            continue
-        stack.extend(node.children)
-    for bound, read in assignments:
-        varying |= bound & read  # carried round the loop: `key, sub = split(key)`, `x = step(x)`
-    changed = True
-    while changed:
-        changed = False
-        for bound, read in assignments:
-            if read & varying and not bound <= varying:
-                varying |= bound
-                changed = True
-    return varying
-
-
-def _root_name(target: cst.BaseExpression) -> str | None:
-    """`config` of `config["a"]["b"]` or `cfg.model.width`."""
-    while isinstance(target, (cst.Subscript, cst.Attribute)):
-        target = target.value
-    return target.value if isinstance(target, cst.Name) else None
-
-
-def _short(qualified: str) -> str:
-    """`jax.jit` stays, `functools.partial` becomes `partial`, `equinox.filter_jit` becomes `eqx.filter_jit`."""
-    if qualified.startswith("functools."):
-        return qualified.split(".", 1)[1]
-    if qualified.startswith("equinox."):
-        return "eqx." + qualified.split(".", 1)[1]
-    return qualified
+    return bool(names_read(function) & Loops.of(ctx).varying_names(loop))
 
 
 _DISPLAYS = (cst.List, cst.Tuple, cst.Set)
@@ -179,36 +126,5 @@ def _literal_collection(iterable: cst.BaseExpression, ctx) -> bool:
     found = ctx.scope.lookup(iterable.value)
     if found is None or found[0] is not ctx.scope or len(found[1].nodes) != 1:
         return False
-    target = found[1].nodes[0]
-    for node in _statements(ctx.scope.node):
-        if isinstance(node, cst.Assign) and any(t.target is target for t in node.targets):
-            return isinstance(node.value, _DISPLAYS)
-    return False
-
-
-def _statements(scope_node: cst.CSTNode):
-    """The simple statements of a function body, not those of nested functions or classes."""
-    stack = [scope_node.body] if isinstance(scope_node, cst.FunctionDef) else []
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        if isinstance(node, cst.BaseSmallStatement):
-            yield node
-            continue
-        if isinstance(node, cst.BaseExpression):
-            continue
-        stack.extend(node.children)
-
-
-def _names_read(node: cst.CSTNode) -> set[str]:
-    found, stack = set(), [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Name):
-            found.add(current.value)
-        elif isinstance(current, cst.Attribute):
-            stack.append(current.value)  # `x.shape`: `shape` is not a variable
-        else:
-            stack.extend(current.children)
-    return found
+    value = Literals.of(ctx).assignment_value(found[1].nodes[0], ctx.scope)
+    return isinstance(value, _DISPLAYS)

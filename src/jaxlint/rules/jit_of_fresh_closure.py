@@ -7,8 +7,8 @@ import libcst as cst
 
 from ..jaxmodel.keys.policy import is_test_file
 from ..jaxmodel.keys.tables import INIT_NAME
+from ..jaxmodel.transforms import short_name
 from ..rulebase.rule import Rule
-from .jit_in_loop import _short
 
 #: Functions that run once per program (or per test): compiling there once is what the author wants.
 ONE_SHOT_FUNCTIONS = frozenset({
@@ -73,7 +73,7 @@ class JitOfFreshClosure(Rule):
         for decorator in node.decorators:
             transform = self.ctx.jax.jit_transform(decorator.decorator, self.ctx)
             if transform and not self.ctx.inside_jitted_function() and not INIT_NAME.match(node.name.value):
-                body.jitted[node.name.value] = (decorator.decorator, _short(transform), f"`{node.name.value}`, defined here,")
+                body.jitted[node.name.value] = (decorator.decorator, short_name(transform), f"`{node.name.value}`, defined here,")
 
     def visit_Call(self, node: cst.Call) -> None:
         current = self._current()
@@ -99,7 +99,7 @@ class JitOfFreshClosure(Rule):
         if fresh is None:
             return
         parent = ctx.parent
-        jit = _short(transform)
+        jit = short_name(transform)
         if isinstance(parent, cst.Call) and parent.func is node:
             self._candidate(node, jit, fresh, function, body)
         elif isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
@@ -189,7 +189,7 @@ class JitOfFreshClosure(Rule):
             return "a lambda"
         wrapper = self.ctx.jax.is_function_wrapper_call(wrapped, self.ctx)
         if wrapper:
-            return f"a `{_short(wrapper)}(...)` wrapper"
+            return f"a `{short_name(wrapper)}(...)` wrapper"
         if isinstance(wrapped, cst.Name) and wrapped.value in body.defined:
             return f"`{wrapped.value}`, defined in this function,"
         return None

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..rulebase.context import is_reference, name_occurrences
+from ..rulebase.context import name_occurrences
+from ..syntax.references import is_reference
 from ..jaxmodel.keys.policy import in_test_function, is_test_file, tests_remainder
 from ..rulebase.rule import Rule
 from ..semantic.literals import Literals
+from ..semantic.module_state import ModuleState
 
 KEY_MAKERS = frozenset({"jax.random.key", "jax.random.PRNGKey"})
 
@@ -146,15 +148,7 @@ class KeyRecreatedInLoop(Rule):
         owner, binding = found
         if owner.kind != "module" or len(binding.nodes) != 1:
             return False
-        target = binding.nodes[0]
-        for statement in self.ctx.module.body:
-            if isinstance(statement, cst.SimpleStatementLine):
-                for small in statement.body:
-                    if isinstance(small, (cst.Assign, cst.AnnAssign)) and isinstance(small.value, cst.Integer):
-                        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
-                        if any(t is target for t in targets):
-                            return True
-        return False
+        return ModuleState.of(self.ctx).assigns_integer_literal(binding.nodes[0])
 
 
 def _seed(node: cst.Call) -> cst.BaseExpression | None:

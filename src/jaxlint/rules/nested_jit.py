@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..jaxmodel.transforms import short_name
 from ..rulebase.rule import Rule
-from .jit_in_loop import _short
 
 #: Options with which an inner jit does more than the outer trace would (placement, sharding).
 PLACEMENT_OPTIONS = frozenset({"in_shardings", "out_shardings", "device", "backend"})
@@ -22,7 +22,7 @@ class NestedJit(Rule):
         info = self._outer()
         if info is None or _has_placement(node) or isinstance(node.func, cst.Call) and _has_placement(node.func):
             return
-        self._report(node, _short(application[0]), info)
+        self._report(node, short_name(application[0]), info)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if not node.decorators or self.ctx.function() is None:
@@ -37,7 +37,7 @@ class NestedJit(Rule):
             info = self._outer()
             if info is None:
                 return
-            self._report(expr, _short(transform), info)
+            self._report(expr, short_name(transform), info)
 
     def _outer(self):
         """The trace around the current node, when it inlines a nested jit: the jit family and lax bodies.

@@ -7,7 +7,7 @@ import libcst as cst
 from ..jaxmodel.keys.facts import KeyFlowFacts
 from ..jaxmodel.keys.state import Consumption, Reuse
 from ..rulebase.rule import Rule
-from ..syntax.walk import target_names, walk
+from ..semantic.loops import Loops
 
 #: How many calls deep a message follows a key into the functions that consume it.
 MAX_CHAIN = 4
@@ -18,6 +18,7 @@ class PrngKeyReuse(Rule):
 
     def finish(self) -> None:
         facts = KeyFlowFacts.of(self.ctx)
+        loops = Loops.of(self.ctx)
         facts.find_lines(_named_nodes(facts.reuses))
         for reuse in facts.reuses:
             name = reuse.name
@@ -36,7 +37,7 @@ class PrngKeyReuse(Rule):
                     f"every leaf draws the same numbers; split one key per leaf "
                     f"(`keys = jax.random.split({name}, len(leaves))`, "
                     f"`jax.tree_util.tree_unflatten(treedef, keys)`) and map over the keys as a second tree"))
-            elif reuse.kind == "loop" and _rebound_in(reuse.loop, name):
+            elif reuse.kind == "loop" and loops.rebinds(reuse.loop, name):
                 # the body rebinds the key (`rng, _ = split(rng)`), so iterations do not repeat each
                 # other: what is reused is the key of one iteration, consumed again by the next
                 self.report(reuse.node, (
@@ -129,30 +130,3 @@ def _same_arguments(a: cst.Call, b: cst.Call, ctx) -> bool:
     """The same arguments after the key, as written."""
     code = ctx.module.code_for_node
     return [code(arg) for arg in a.args[1:]] == [code(arg) for arg in b.args[1:]]
-
-
-def _rebound_in(loop: cst.CSTNode | None, name: str) -> bool:
-    """Whether a loop's body assigns `name` (`rng, _ = jax.random.split(rng)`): then the key differs
-    from one iteration to the next."""
-    if not isinstance(loop, (cst.For, cst.While)):
-        return False
-    found = False
-
-    def enter(node: cst.CSTNode, _field: str) -> bool:
-        nonlocal found
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) or found:
-            return False
-        targets = ()
-        if isinstance(node, cst.Assign):
-            targets = [t.target for t in node.targets]
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-            targets = [node.target]
-        elif isinstance(node, (cst.For, cst.NamedExpr)):
-            targets = [node.target]
-        elif isinstance(node, cst.WithItem) and node.asname is not None:
-            targets = [node.asname.name]
-        found = any(name in target_names(t) for t in targets)
-        return not found
-
-    walk(loop.body, enter, lambda node: None)
-    return found

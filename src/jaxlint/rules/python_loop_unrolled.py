@@ -4,10 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..semantic.literals import Literals
-from ..syntax.walk import children
 from ..rulebase.rule import Rule
-
-_NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
 class PythonLoopUnrolled(Rule):
@@ -20,8 +17,10 @@ class PythonLoopUnrolled(Rule):
             return
         trips = self._trip_count(node.iter)
         threshold = self.ctx.settings.loop_unroll_threshold
-        if trips is None or trips < threshold or not self._traces_work(node.body):
+        if trips is None or trips < threshold:
             return
+        if not self.ctx.traced.computes_in(node.body, self.ctx.function(), self.ctx.scope):
+            return  # unrolling a body that traces nothing adds nothing to the program
         self.report(node.iter, (
             f"Python `for` loop of {trips} iterations inside a function traced by `{info.label}`: JAX unrolls it "
             f"while tracing, so the program and its compile time grow with every iteration; use "
@@ -37,20 +36,3 @@ class PythonLoopUnrolled(Rule):
         if any(b is None for b in bounds) or (len(bounds) == 3 and bounds[2] == 0):
             return None
         return len(range(*bounds))
-
-    def _traces_work(self, body: cst.CSTNode) -> bool:
-        """Whether the loop body computes with traced values or calls JAX (else unrolling costs nothing)."""
-        stack = [body]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, _NESTED):
-                continue
-            if isinstance(node, cst.BaseExpression):
-                if self.ctx.kind(node).traced:
-                    return True
-                if isinstance(node, cst.Call):
-                    name = self.ctx.qualified_name(node.func)
-                    if name is not None and name.startswith("jax."):
-                        return True
-            stack.extend(child for _, child in children(node))
-        return False

@@ -4,7 +4,8 @@ from __future__ import annotations
 import libcst as cst
 
 from ..jaxmodel.values import ARRAY_MODULES, DTYPE_QUERIES
-from ..rulebase.context import is_reference, name_occurrences
+from ..rulebase.context import name_occurrences
+from ..syntax.references import is_reference
 from ..rulebase.rule import Rule
 from ..semantic.scopes import Scope
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from .scopes import COMPREHENSIONS, Scope
-from ..syntax.walk import children, node_types
+from ..syntax.walk import EXPRESSION_TYPES, children, node_types, walk
 
 if TYPE_CHECKING:
     from .source_file import SourceFile
@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 #: Displays that build a Python list or tuple.
 SEQUENCE_DISPLAYS = (cst.List, cst.Tuple, cst.ListComp)
 _NESTED_SCOPES = node_types(cst.FunctionDef, cst.ClassDef, cst.Lambda, *COMPREHENSIONS)
+#: Where a search for a function's own statements stops: nested definitions bind in their own
+#: scope, and no statement sits inside an expression.
+_STATEMENT_BARRIERS = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda}) | EXPRESSION_TYPES
 
 
 class Literals:
@@ -29,6 +32,7 @@ class Literals:
 
     def __init__(self) -> None:
         self._assigned: dict[int, dict[int, cst.BaseExpression]] = {}
+        self._statements: dict[int, dict[int, cst.BaseExpression]] = {}
 
     @classmethod
     def of(cls, ctx: "SourceFile") -> "Literals":
@@ -124,6 +128,28 @@ class Literals:
                 return None
             return self.integer(values[0], found[0])
         return None
+
+    def assignment_value(self, target: cst.CSTNode, scope: Scope) -> cst.BaseExpression | None:
+        """The value of the `=` statement in the body of the function `scope` stands for (its own
+        statements, not those of functions or classes nested in it) that has `target` among its
+        targets (`a = b = value` too); None when none has, and always outside a `def`. The first
+        question about a function walks its body once."""
+        node = scope.node
+        if type(node) is not cst.FunctionDef:
+            return None
+        values = self._statements.get(id(node))
+        if values is None:
+            values = self._statements[id(node)] = {}
+
+            def enter(child: cst.CSTNode, _field: str) -> bool:
+                if type(child) is cst.Assign:
+                    for assign_target in child.targets:
+                        values[id(assign_target.target)] = child.value
+                    return False
+                return type(child) not in _STATEMENT_BARRIERS
+
+            walk(node.body, enter, None)
+        return values.get(id(target))
 
     def _assignments(self, scope: Scope) -> dict[int, cst.BaseExpression]:
         key = id(scope.node)

@@ -55,6 +55,8 @@ class ModuleState:
     binding_statements: dict[str, list[int]] = field(default_factory=dict)
     #: name -> the functions (and classes) that assign it through `global`
     global_setters: dict[str, list[cst.CSTNode]] = field(default_factory=dict)
+    #: ids of the targets of top-level `name = 0` / `name: int = 0` statements (an integer literal)
+    _integer_targets: set[int] = field(default_factory=set)
 
     @classmethod
     def of(cls, ctx: "SourceFile") -> "ModuleState":
@@ -71,6 +73,8 @@ class ModuleState:
             state.statement_index[id(statement)] = index
             collector.index = index
             collector.statement(statement, (), False)
+            if type(statement) is cst.SimpleStatementLine:
+                state._integer_targets.update(_integer_targets(statement))
         for name, sites in collector.sites.items():
             state.binding_statements[name] = [site.statement for site in sites]
             if all(site.value is not None for site in sites):
@@ -103,9 +107,22 @@ class ModuleState:
         index = self.statement_index.get(id(statement))
         return last is None or index is None or last >= index
 
+    def assigns_integer_literal(self, target: cst.CSTNode) -> bool:
+        """Whether `target` is a target of a statement of the module's body (not one nested in a
+        block) that assigns an integer literal: `SEED = 0`, `SEED: int = 0`, `A = B = 0`."""
+        return id(target) in self._integer_targets
+
     def module_values(self, name: str) -> list[cst.BaseExpression] | None:
         """The values a module-level name is assigned, when it is only ever bound by `name = value`."""
         return self._values.get(name)
+
+
+def _integer_targets(line: cst.SimpleStatementLine) -> Iterable[int]:
+    for small in line.body:
+        if type(small) is cst.Assign and type(small.value) is cst.Integer:
+            yield from (id(t.target) for t in small.targets)
+        elif type(small) is cst.AnnAssign and type(small.value) is cst.Integer:
+            yield id(small.target)
 
 
 def _exclusive(a: Path, b: Path) -> bool:
