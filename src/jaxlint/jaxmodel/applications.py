@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import libcst as cst
+
 from .jax_names import PARTIAL
 from ..semantic.scopes import Scope
 from .calls import Application, CallSite, Callee, ClassInfo, MethodGiven

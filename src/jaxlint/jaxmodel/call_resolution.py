@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Iterator
 
 import libcst as cst
+
 from .external import TABLE_PREFIXES
 from .jax_names import PARTIAL
 from ..semantic.scopes import Binding, Scope

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 import libcst as cst
+
 from ..syntax.arguments import Passed, bind_arguments
 from ..semantic.scopes import Scope
 

@@ -4,6 +4,7 @@ data and static attributes, dataclass fields marked static."""
 from __future__ import annotations
 
 import libcst as cst
+
 from ..syntax.arguments import Passing
 from ..semantic.scopes import Scope
 from .values import ARRAY_MODULES, STATIC_CALLS, Kind, static_field_names

@@ -3,6 +3,7 @@ containers by annotation, defaults; and the function scope a scope belongs to.""
 from __future__ import annotations
 
 import libcst as cst
+
 from ..semantic.scopes import Scope
 
 FunctionNode = cst.FunctionDef | cst.Lambda

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable
 
 import libcst as cst
+
 from ..dataflow import Summaries
 from ..syntax.positions import node_spans
 from ..syntax.walk import children

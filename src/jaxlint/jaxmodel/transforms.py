@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Iterable
 
 import libcst as cst
+
 from .jax_names import JIT_FAMILY
 
 
