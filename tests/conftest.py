@@ -1,4 +1,5 @@
 import functools
+import gc
 import os
 import re
 import subprocess
@@ -13,6 +14,16 @@ from jax_guard import (  # noqa: F401 - hooks, found by pytest in this module
     pytest_runtest_setup, pytest_sessionfinish)
 
 jax_guard.install()
+
+# The cycle collector runs ten times less often than CPython's default (its youngest generation is
+# collected after 7,000 net allocations instead of 700; the older ones at their usual ratios). A
+# static run parses and walks large libcst trees outside the analyzer's own pause of the collector
+# (`checker.cyclic_gc_paused`) and keeps many alive for the tests that share them (`parsed`,
+# `checked_with_positions`): at the default rate the collector's passes over them were a sixth of
+# the run's CPU. No test depends on the rate; test_gc_pause, which counts on the collector to run
+# during an analysis it failed to pause, sets the default rate for its own tests.
+_young, _middle, _old = gc.get_threshold()
+gc.set_threshold(_young * 10, _middle, int(__import__("os").environ.get("OLDX", "1")) * _old)
 
 # Fixtures are inputs to the analyzer, not tests: `*_test.py` among them must not be collected (and imported).
 collect_ignore = ["fixtures"]
@@ -29,6 +40,62 @@ def parsed(source: str):
     import libcst
 
     return libcst.parse_module(source)
+
+
+@functools.lru_cache(maxsize=None)
+def checked_with_positions(path: Path):
+    """`check_file` of a fixture or example as the fixture tests check it (JAX 0.4.30 targeted; a
+    code off unless selected by its full code, JAX001, selected by its own fixtures), with every
+    position the engine asked for on the way: (the file's result, [(module, nodes, spans)]).
+
+    One run per file serves test_fixtures (the findings against the `# expect:` comments) and
+    test_positions (each asked position against libcst's PositionProvider): the spies only record
+    what `node_spans` and `statement_spans` answer, so the findings are those of a plain run."""
+    from jaxlint.engine import checker
+    from jaxlint.engine.files import check_file
+    from jaxlint.model.settings import EXPLICIT_ONLY_CODES, Settings
+
+    asked = []
+    node_spans, statement_spans = checker.node_spans, checker.statement_spans
+
+    def node_spans_spy(module, nodes):
+        nodes = list(nodes)
+        spans = node_spans(module, nodes)
+        asked.append((module, nodes, spans))
+        return spans
+
+    def statement_spans_spy(module, nodes, text, statement_of):
+        nodes = list(nodes)
+        spans = statement_spans(module, nodes, text, statement_of)
+        asked.append((module, nodes, spans))
+        return spans
+
+    opt_in = tuple(code for code in EXPLICIT_ONLY_CODES if path.name.startswith(code))
+    settings = Settings(target_jax_version=(0, 4, 30), extend_select=opt_in)
+    checker.node_spans, checker.statement_spans = node_spans_spy, statement_spans_spy
+    try:
+        result = check_file(str(path), settings)
+    finally:
+        checker.node_spans, checker.statement_spans = node_spans, statement_spans
+    return result, asked
+
+
+@functools.lru_cache(maxsize=None)
+def checked_by_default(path: Path):
+    """`check_file` of a file with the default settings (`select = ["JAX"]`), with the walks of its
+    whole module counted on the way (walk_counting.py): (the file's result, {walk: count}).
+
+    One run per file serves test_walk_count (one walk and one replay), test_examples and
+    test_deliberate_keys (the findings): the counting only counts, so the findings are those of a
+    plain run."""
+    from jaxlint.engine.files import check_file
+    from jaxlint.model.settings import Settings
+
+    from walk_counting import walks_counted
+
+    with walks_counted() as walks:
+        result = check_file(str(path), Settings())
+    return result, dict(walks)
 
 
 def runtime_codes(*checks: str) -> frozenset[str]:
@@ -95,6 +162,29 @@ def _left_out(config) -> list[str]:
     if not selection:
         return []
     return [marker for marker in OPT_IN_MARKERS if not re.search(rf"\b{marker}\b", selection)]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_job_checked_in_this_process(request):
+    """Where the selection leaves the system tests out (the static run), the command checks its
+    files in this process when it runs one job, as it does where it cannot fork (a program that
+    loaded JAX), instead of in one forked worker: the static run started some 160 of them from a
+    process of a few hundred MB, a sixth of its CPU, most of it the kernel's copying and faulting
+    in that process's pages. Several jobs still fork their workers (the tests of parallel runs
+    compare them with one job). The full suite and `-m system` check every file in a forked
+    worker, as a user's `jaxlint check` does, so every test still meets the worker processes
+    there."""
+    if "system" not in _left_out(request.config):
+        yield
+        return
+    from jaxlint.frontends import pool
+
+    forking = pool.start_method
+    pool.start_method = lambda jobs: None if jobs == 1 else forking(jobs)
+    try:
+        yield
+    finally:
+        pool.start_method = forking
 
 
 def pytest_ignore_collect(collection_path, config):

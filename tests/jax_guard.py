@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import importlib
 import importlib.util
 import sys
@@ -98,6 +99,11 @@ def _absolute(name: str, importer: dict | None, level: int) -> str:
 
 
 def _watched_import(name, globals=None, locals=None, fromlist=(), level=0):
+    # The common case first, inlined (`may_bring_jax` of an absolute name): libcst's native parser
+    # imports its node classes by name for every node it builds, tens of thousands per file, and a
+    # slower hook here was a fifth of every parse.
+    if not level and name not in WATCH.packages_of_bringing_jax and name.partition(".")[0] not in JAX_PACKAGES:
+        return _import(name, globals, locals, fromlist, level)
     absolute = _absolute(name, globals, level)
     if WATCH.may_bring_jax(absolute):
         names = [absolute, *(f"{absolute}.{item}" for item in fromlist or () if item != "*")]
@@ -131,9 +137,20 @@ def marked(item: pytest.Item) -> bool:
 def module_markers(path) -> set[str]:
     """The marker names in a test module's top-level `pytestmark`, read without importing it."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, UnicodeDecodeError):
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
         return set()
+    return set(_markers_in(text))
+
+
+@functools.lru_cache(maxsize=None)
+def _markers_in(text: str) -> frozenset[str]:
+    """`module_markers` of a module's text: asked for every test module by two collection hooks
+    (this plugin's and conftest's), and again at the session's end, so each text is parsed once."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return frozenset()
     names = set()
     for statement in tree.body:
         if isinstance(statement, ast.Assign) and any(
@@ -142,7 +159,7 @@ def module_markers(path) -> set[str]:
                 if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) \
                         and node.value.attr == "mark":
                     names.add(node.attr)
-    return names
+    return frozenset(names)
 
 
 def _deselected(config, markers: set[str]) -> bool:

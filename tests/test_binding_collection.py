@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import libcst as cst
 import pytest
 
 from jaxlint.model.settings import Settings
 from jaxlint.semantic import scopes
 from jaxlint.semantic.model import SemanticModel
 from jaxlint.semantic.source_file import SourceFile
+
+from conftest import parsed
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted([*(ROOT / "examples").glob("*.py"), *(ROOT / "tests" / "fixtures").glob("JAX1*.py"),
@@ -26,7 +27,7 @@ def f(xs):
 
 
 def _all_bindings(source: str) -> list[tuple[str, dict[str, list[str]], set[str], set[str]]]:
-    module = cst.parse_module(source)
+    module = parsed(source)  # libcst trees are immutable: both collections read one parse, shared with other tests
     file = SourceFile("t.py", source, module, Settings())
     model = SemanticModel.of(file)
     found = []

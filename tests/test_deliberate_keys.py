@@ -2,13 +2,14 @@
 `strict-key-reuse`; and the messages of what stays reported say what the code does."""
 
 import functools
+from pathlib import Path
 
 import pytest
 
 from jaxlint.engine.files import check_file
 from jaxlint.model.settings import Settings
 
-from conftest import FIXTURES
+from conftest import FIXTURES, checked_by_default
 
 KEY_REUSE = FIXTURES / "JAX101_key_reuse.py"
 KEY_IN_LOOP = FIXTURES / "JAX103_key_in_loop.py"
@@ -20,7 +21,10 @@ def findings(path, code, **settings):
 
 @functools.lru_cache(maxsize=None)
 def _checked(path, settings):
-    """The findings of a fixture, checked once per settings for all the tests here (they are slow)."""
+    """The findings of a fixture, checked once per settings for all the tests here (they are slow);
+    with the default settings, the run test_walk_count counts the walks of."""
+    if not settings:
+        return tuple(checked_by_default(Path(path))[0].findings)
     return tuple(check_file(path, Settings(**dict(settings))).findings)
 
 

@@ -21,11 +21,9 @@ from pathlib import Path
 import pytest
 
 from jaxlint.catalogue.rule_docs import load_catalogue
-from jaxlint.model.settings import Settings
-from jaxlint.engine.files import check_file
 from jaxlint.engine.registry import all_rules
 
-from conftest import ROOT
+from conftest import ROOT, checked_by_default
 from test_jax_agreement import RAISING_RULES, load, names, raised_at
 
 EXAMPLES = ROOT / "examples"
@@ -45,7 +43,8 @@ def predicted(code: str, exc: BaseException) -> bool:
 
 @functools.cache  # collection (the parameters of the JAX test below) and the static tests share one run
 def findings(path: Path):
-    return tuple(check_file(str(path), Settings()).findings)
+    # `check_file` with the default settings: the run test_walk_count counts the walks of
+    return tuple(checked_by_default(path)[0].findings)
 
 
 @pytest.fixture(scope="module")

@@ -3,20 +3,16 @@ from pathlib import Path
 
 import pytest
 
-from jaxlint.model.settings import EXPLICIT_ONLY_CODES, Settings
-from jaxlint.engine.files import check_file
-
-from conftest import FIXTURES, expectations
+from conftest import FIXTURES, checked_with_positions, expectations
 
 FIXTURE_FILES = sorted(p for p in FIXTURES.glob("*.py") if not p.name.endswith(".fixed.py"))
 
 
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.name)
 def test_fixture_findings_match_expectations(path: Path):
-    # a code off unless selected by its full code (JAX001) is selected by its own fixtures
-    opt_in = tuple(code for code in EXPLICIT_ONLY_CODES if path.name.startswith(code))
-    settings = Settings(target_jax_version=(0, 4, 30), extend_select=opt_in)
-    result = check_file(str(path), settings)
+    # `check_file` with JAX 0.4.30 targeted; a code off unless selected by its full code (JAX001)
+    # is selected by its own fixtures. test_positions reads the positions asked in this same run.
+    result, _ = checked_with_positions(path)
     found = sorted((f.start.line, f.code) for f in result.findings)
     assert found == expectations(path.read_text(encoding="utf-8"))
 

@@ -7,6 +7,8 @@ Every import of a jaxlint module counts: module level, inside functions, under T
 from __future__ import annotations
 
 import ast
+import functools
+from collections import deque
 from pathlib import Path
 
 import pytest
@@ -57,11 +59,33 @@ def layer_of(module: str) -> str:
     return "jaxlint" if len(parts) == 1 else parts[1]
 
 
+#: The nodes that hold statements (`body`, `orelse`, `finalbody`, a `try`'s handlers, a `match`'s
+#: cases): an import is a statement, and no expression holds one (a lambda's body is an expression).
+_HOLDING_STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def _statements(tree: ast.Module):
+    """Every statement of the tree, nested ones too, in `ast.walk`'s order (breadth first), without
+    going through the expressions, which `ast.walk` visits by the hundred thousand in the package."""
+    todo = deque([tree])
+    while todo:
+        node = todo.popleft()
+        todo.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, _HOLDING_STATEMENTS))
+        yield node
+
+
+@functools.lru_cache(maxsize=None)
+def _tree(text: str, filename: str) -> ast.Module:
+    """`ast.parse`, once per text: the rules' modules are read for their imports, their private names
+    and their traversals (the checks here only read the trees)."""
+    return ast.parse(text, filename)
+
+
 def imports_of(module: str, path: Path) -> list[tuple[str, int]]:
     """(imported jaxlint module, line) for every import in the file, wherever it stands."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    tree = _tree(path.read_text(encoding="utf-8"), str(path))
     found = []
-    for node in ast.walk(tree):
+    for node in _statements(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] == "jaxlint":
@@ -219,7 +243,7 @@ def private_imports(module: str, path: Path) -> list[str]:
     """What `module` takes that another jaxlint module keeps to itself: a name with a leading
     underscore imported from it (or a private module), or read as an attribute of a jaxlint module
     the file imports (`from ..jaxmodel import traced`, then `traced._collect`)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    tree = _tree(path.read_text(encoding="utf-8"), str(path))
     where = _shown(path)
     found = []
     module_aliases: dict[str, str] = {}  # local name -> the jaxlint module it is bound to
@@ -289,7 +313,7 @@ INSTEAD = ("ask a fact of semantic/, jaxmodel/ or project/ that answers the ques
 
 def traversals(path: Path) -> list[str]:
     """Each place a rule module walks a tree itself, as `file:line: what`."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    tree = _tree(path.read_text(encoding="utf-8"), str(path))
     where = _shown(path)
     found = []
 

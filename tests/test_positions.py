@@ -5,13 +5,12 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from jaxlint.engine import checker as engine
-from jaxlint.model.settings import EXPLICIT_ONLY_CODES, Settings
+from jaxlint.model.settings import Settings
 from jaxlint.semantic.model import SemanticModel
 from jaxlint.semantic.source_file import SourceFile
 from jaxlint.syntax.positions import node_spans, statement_spans
 
-from conftest import FIXTURES, ROOT, parsed
+from conftest import FIXTURES, ROOT, checked_with_positions, parsed
 
 #: every fixture and example that parses (the JAX000 fixtures are there to fail parsing)
 SOURCES = sorted(p for p in [*FIXTURES.glob("*.py"), *(ROOT / "examples").glob("*.py")]
@@ -64,32 +63,35 @@ def _every_node(node: cst.CSTNode, found: list) -> list:
     return found
 
 
+#: path -> every node of its reference module, in `_every_node`'s order (libcst's `children`,
+#: asked node by node, costs as much as a parse): listed once for the two whole-file tests
+_NODES: dict[Path, list] = {}
+
+
+def _reference_nodes(path: Path, module: cst.Module) -> list:
+    if path not in _NODES:
+        _NODES[path] = _every_node(module, [])
+    return _NODES[path]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _references_freed():
+    """The references are dropped with this module's last test: a few hundred thousand objects
+    that the tests after it need not carry (each pass of the cycle collector walks them)."""
+    yield
+    _REFERENCES.clear()
+    _NODES.clear()
+
+
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
-def test_reported_nodes_have_position_provider_positions(path: Path, monkeypatch):
-    """Every node the engine asks a position for (findings and the nodes their fixes replace)."""
-    asked = []
-
-    def spy(module, nodes):
-        nodes = list(nodes)
-        spans = node_spans(module, nodes)
-        asked.append((module, nodes, spans))
-        return spans
-
-    def statements_spy(module, nodes, text, statement_of):
-        nodes = list(nodes)
-        spans = statement_spans(module, nodes, text, statement_of)
-        asked.append((module, nodes, spans))
-        return spans
-
-    monkeypatch.setattr(engine, "node_spans", spy)
-    monkeypatch.setattr(engine, "statement_spans", statements_spy)
+def test_reported_nodes_have_position_provider_positions(path: Path):
+    """Every node the engine asks a position for (findings and the nodes their fixes replace), in
+    `check_file`'s run of the file that test_fixtures holds to the file's expectations."""
     source = path.read_text(encoding="utf-8")
-    # off unless selected by its full code: JAX001's own fixtures select it
-    opt_in = tuple(code for code in EXPLICIT_ONLY_CODES if path.name.startswith(code))
-    settings = Settings(target_jax_version=(0, 4, 30), extend_select=opt_in)
-    findings = engine.check_source(source, str(path), settings, engine.enabled_rules(settings, str(path)))
+    result, asked = checked_with_positions(path)
+    assert result.internal_error is None and result.not_analysed is None, (result.internal_error, result.not_analysed)
     if path.parent == FIXTURES and "expect:" in source:
-        assert findings and asked, "a fixture with expectations reported nothing: the test checks nothing"
+        assert result.findings and asked, "a fixture with expectations reported nothing: the test checks nothing"
     for module, nodes, spans in asked:
         reference, expected = _reference(path, source, module)  # shared with the whole-file test below
         if reference is not module:  # computed earlier on another parse of the file
@@ -113,7 +115,7 @@ def test_every_node_alone_and_together(name: str):
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
 def test_every_node_of_fixture_files(path: Path):
     module, expected = _reference(path, path.read_text(encoding="utf-8"))
-    nodes = _every_node(module, [])
+    nodes = _reference_nodes(path, module)
     spans = node_spans(module, nodes)
     assert {id(n): spans[id(n)] for n in nodes} == {id(n): expected[id(n)] for n in nodes}
     # one node at a time is tested on every node of the edge cases above; here a few per file
@@ -147,7 +149,7 @@ def test_statement_by_statement_gives_position_provider_ranges(name: str):
 def test_statement_by_statement_in_fixture_files(path: Path):
     source = path.read_text(encoding="utf-8")
     module, expected = _reference(path, source)
-    nodes = _every_node(module, [])[::7]
+    nodes = _reference_nodes(path, module)[::7]
     spans = _statement_spans(source, module, nodes)
     assert {id(n): spans[id(n)] for n in nodes} == {id(n): expected[id(n)] for n in nodes}
 

@@ -59,6 +59,18 @@ def check(paths: list[str], cwd: Path, monkeypatch) -> list:
     return outcome.findings
 
 
+#: project name -> the findings of `jaxlint check .` in it, run once for the tests that read them
+_WHOLE: dict[str, list] = {}
+
+
+def check_whole(name: str, monkeypatch) -> list:
+    """`check(["."])` in one of the projects, shared by the tests here: every `run` starts afresh
+    (it drops the project sessions earlier runs left), so one run gives what each would get."""
+    if name not in _WHOLE:
+        _WHOLE[name] = check(["."], PROJECTS / name, monkeypatch)
+    return _WHOLE[name]
+
+
 def as_set(findings) -> set[tuple[str, int | None, int, str]]:
     return {(Path(f.path).as_posix(), f.cell, f.start.line, f.code) for f in findings}
 
@@ -66,7 +78,7 @@ def as_set(findings) -> set[tuple[str, int | None, int, str]]:
 @pytest.mark.parametrize("name", NAMES)
 def test_each_bug_is_reported_where_jax_fails_and_its_twin_is_not(name, monkeypatch):
     project = PROJECTS / name
-    findings = check(["."], project, monkeypatch)
+    findings = check_whole(name, monkeypatch)
     assert as_set(findings) == expected_findings(project)
     for finding in findings:
         origin = TRACED_FROM.get((name, Path(finding.path).as_posix(), finding.start.line))
@@ -83,7 +95,7 @@ def test_each_bug_is_reported_where_jax_fails_and_its_twin_is_not(name, monkeypa
 def test_one_changed_file_gets_the_findings_of_the_whole_project(name, monkeypatch):
     """What pre-commit (`jaxlint check FILE`), flake8 and an editor see: one file at a time."""
     project = PROJECTS / name
-    whole = check(["."], project, monkeypatch)
+    whole = check_whole(name, monkeypatch)
     files = sorted({p.relative_to(project).as_posix() for p in project.rglob("*.py")}
                    | {p.relative_to(project).as_posix() for p in project.rglob("*.ipynb")})
     for relative in files:
@@ -173,7 +185,7 @@ def test_jax_agrees_with_each_project(name, monkeypatch):
     """Every check raises the exception it names, at a line jaxlint reports with a rule of that
     family (the innermost such frame), and every reported error is raised by some check."""
     project = PROJECTS / name
-    findings = as_set(check(["."], project, monkeypatch))
+    findings = as_set(check_whole(name, monkeypatch))
     reported = {(path, line) for path, cell, line, code in findings if code in RAISING and cell is None}
     runner = Path(__file__).parent / "project_checks_runner.py"
     result = subprocess.run([sys.executable, str(runner), str(project)], capture_output=True, text=True,

@@ -3,7 +3,6 @@ the import fixes give importable code, and old module paths resolve to the funct
 from __future__ import annotations
 
 import libcst as cst
-import numpy as np
 import pytest
 
 from jaxlint.engine.files import check_file
@@ -66,6 +65,7 @@ def test_rewritten_index_updates_compute_what_numpy_assignment_does(tmp_path):
     """Each rewrite, run on JAX, equals NumPy's in-place `x[idx] op= y` on a copy: what
     `jax.ops.index_*` documented as their meaning."""
     import jax.numpy as jnp
+    import numpy as np  # here, not at the top: the static tests of this module do not import NumPy
 
     fixed = _fixed(tmp_path, INDEX_UPDATES, "updates.py").fixed_text
     body = fixed.replace("from jax.ops import index_add\n", "")

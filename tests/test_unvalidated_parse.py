@@ -11,6 +11,8 @@ import pytest
 from jaxlint.engine import checker, parsing
 from jaxlint.model.settings import Settings
 
+from conftest import parsed
+
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted([*(ROOT / "src" / "jaxlint" / "engine").glob("*.py"), *(ROOT / "examples").glob("*.py"),
                   *(ROOT / "tests" / "fixtures").glob("*.py")])
@@ -35,7 +37,7 @@ def test_validation_can_be_skipped_with_the_installed_libcst():
 def test_the_tree_is_libcsts_own(path: Path):
     text = path.read_text(encoding="utf-8")
     ours = parsing.parse_module(text)
-    assert ours.deep_equals(cst.parse_module(text))
+    assert ours.deep_equals(parsed(text))  # libcst's own parse, validation on (shared by the tests that parse these files)
     assert ours.code == text
 
 
@@ -65,7 +67,7 @@ def test_the_analysis_after_the_parse_runs_with_validation(monkeypatch):
 
 def test_parses_on_several_threads_at_once_leave_validation_on():
     text = (ROOT / "src" / "jaxlint" / "engine" / "checker.py").read_text(encoding="utf-8")
-    expected = cst.parse_module(text)
+    expected = parsed(text)
     results: list[bool] = []
     start = threading.Barrier(4)
 

@@ -1,5 +1,6 @@
 """The shared walk: generated child enumerators and the Walker's written-out loop, against plain references."""
 import dataclasses
+import functools
 from pathlib import Path
 
 import libcst as cst
@@ -21,13 +22,21 @@ EXTRA = "import jax\nclass A(B, metaclass=M):\n    @jax.jit\n    def f(self, /, 
         "match p:\n    case [1, *rest] if rest:\n        y = lambda q=1: (z := q)\n"
 
 
-def _reference_children(node: cst.CSTNode) -> list[tuple[str, cst.CSTNode]]:
-    """Every field but whitespace and punctuation, read by name, in source order."""
-    names = [f.name for f in dataclasses.fields(node)
+@functools.lru_cache(maxsize=None)
+def _reference_fields(kind: type) -> list[str]:
+    """The fields of a node class read by `_reference_children`, in source order (the same for every
+    node of the class: worked out once per class)."""
+    names = [f.name for f in dataclasses.fields(kind)
              if not f.name.startswith(_SKIPPED_PREFIXES) and f.name not in _SKIPPED_NAMES]
-    order = _ORDER.get(type(node))
+    order = _ORDER.get(kind)
     if order:
         names = [n for n in order if n in names] + [n for n in names if n not in order]
+    return names
+
+
+def _reference_children(node: cst.CSTNode) -> list[tuple[str, cst.CSTNode]]:
+    """Every field but whitespace and punctuation, read by name, in source order."""
+    names = _reference_fields(type(node))
     found = []
     for name in names:
         value = getattr(node, name)
@@ -136,7 +145,7 @@ for _type in ("Call", "Attribute", "Integer", "Add", "Lambda", "Param"):
 
 @pytest.mark.parametrize("name, source", list(_modules())[:12], ids=lambda v: v if len(v) < 40 else "")
 def test_a_replay_without_name_handlers_keeps_the_ancestors(name: str, source: str):
-    module = cst.parse_module(source)
+    module = parsed(source)
     file = SourceFile(name, source, module, Settings())
     events: list = []
     logs = []

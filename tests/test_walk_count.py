@@ -10,103 +10,39 @@ and so does a rules' walk that reads the tree again instead of replaying the mod
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
-import sys
 from collections import Counter
 from pathlib import Path
 
-import libcst as cst
 import pytest
 
-import jaxlint
 from jaxlint.engine.files import check_file
 from jaxlint.model.settings import Settings
-from jaxlint.rulebase.rule import Rule
-from jaxlint.semantic import walk_state
 from jaxlint.syntax import walk as plain_walk
 
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES, ROOT, checked_by_default
+from walk_counting import RULES, SEMANTIC, walks_counted
 
 #: every fixture and example that parses (the JAX000 fixtures are there to fail parsing), notebooks too
 FILES = sorted(p for p in [*FIXTURES.glob("*.py"), *(FIXTURES / "notebooks").glob("*.ipynb"),
                            *(ROOT / "examples").glob("*.py"), *(ROOT / "examples").glob("*.ipynb")]
                if not p.name.startswith("JAX000"))
-SEMANTIC = "the semantic model's walk"
-RULES = "the rules' replay of it"
-
-
-def _import_analysis_modules() -> None:
-    """Imports every module of the analysis, so that each name bound to `walk` can be swapped."""
-    for info in pkgutil.walk_packages(jaxlint.__path__, "jaxlint."):
-        if info.name.startswith(("jaxlint.runtime", "jaxlint.frontends")) or info.name.endswith("__main__"):
-            continue
-        importlib.import_module(info.name)
-
-
-def _caller(depth: int = 2) -> str:
-    """The function that called the counted entry point (`depth` frames above this one)."""
-    frame = sys._getframe(depth)
-    return f"{Path(frame.f_code.co_filename).name}:{frame.f_code.co_name}"
-
-
-def _walker_kind(walker: walk_state.Walker, how: str) -> str:
-    owners = {handler.__self__ for table in (walker.visitors, walker.leavers)
-              for handlers in table.values() for handler in handlers}
-    if how == "run" and owners and all(type(owner).__module__ == "jaxlint.semantic.model" for owner in owners):
-        return SEMANTIC
-    if how == "replay" and owners and all(isinstance(owner, Rule) for owner in owners):
-        return RULES
-    return f"Walker.{how} of {sorted(type(owner).__name__ for owner in owners)} from {_caller(3)}"
 
 
 @pytest.fixture
-def module_walks(monkeypatch) -> Counter:
+def module_walks() -> Counter:
     """Counts the walks whose root is a whole module, by kind (and caller, for any other walk)."""
-    _import_analysis_modules()
-    counts: Counter = Counter()
-    original_walk = plain_walk.walk
-
-    def counting_walk(root, enter, leave):
-        if isinstance(root, cst.Module):
-            counts[f"walk from {_caller()}"] += 1
-        return original_walk(root, enter, leave)
-
-    for name, module in list(sys.modules.items()):
-        if name.startswith("jaxlint") and getattr(module, "walk", None) is original_walk:
-            monkeypatch.setattr(module, "walk", counting_walk)
-
-    original_run = walk_state.Walker.run
-
-    def counting_run(self, module, events=None):
-        if isinstance(module, cst.Module):
-            counts[_walker_kind(self, "run")] += 1
-        return original_run(self, module, events)
-
-    monkeypatch.setattr(walk_state.Walker, "run", counting_run)
-    original_replay = walk_state.Walker.replay
-
-    def counting_replay(self, events):
-        counts[_walker_kind(self, "replay")] += 1
-        return original_replay(self, events)
-
-    monkeypatch.setattr(walk_state.Walker, "replay", counting_replay)
-    original_visit = cst.Module.visit
-
-    def counting_visit(self, visitor):
-        counts[f"libcst visit from {_caller()}"] += 1
-        return original_visit(self, visitor)
-
-    monkeypatch.setattr(cst.Module, "visit", counting_visit)
-    return counts
+    with walks_counted() as counts:
+        yield counts
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_one_semantic_walk_and_the_rules_replay(path: Path, module_walks: Counter) -> None:
-    result = check_file(str(path), Settings(select=("JAX",)))
+def test_one_semantic_walk_and_the_rules_replay(path: Path) -> None:
+    # `check_file` with the default settings (every rule but those selected by their full code
+    # only), walks counted: the run test_examples and test_deliberate_keys read the findings of
+    result, walks = checked_by_default(path)
     assert result.internal_error is None
     # a notebook is checked as one module made of its code cells
-    assert dict(module_walks) == {SEMANTIC: 1, RULES: 1}
+    assert walks == {SEMANTIC: 1, RULES: 1}
 
 
 def test_a_fact_with_a_walk_of_its_own_is_counted(module_walks: Counter, monkeypatch) -> None:

@@ -121,6 +121,25 @@ def test_gnu_patch_gives_the_bytes_fix_writes(trees):
     assert snapshot(repo) == snapshot(fixed)
 
 
+def _assert_latin1_patch(returncode: int, stdout: bytes, stderr, tmp_path) -> None:
+    assert returncode == 1, stderr
+    assert b"-name = '\xe9t\xe9'\n" not in stdout  # unchanged line: context, not removed
+    assert b" name = '\xe9t\xe9'\n" in stdout
+    assert b"+x = jnp.ones(3)  # caf\xe9\n" in stdout
+    assert (tmp_path / "latin1.py").read_bytes() == CASES["latin1.py"]
+
+
+def test_patch_of_non_utf8_file_goes_to_an_ascii_stdout_as_its_own_bytes(tmp_path, monkeypatch):
+    # In process, with click's runner writing text as ASCII (the test below runs the real command):
+    # stdout must carry the file's bytes, not a re-encoding.
+    (tmp_path / "latin1.py").write_bytes(CASES["latin1.py"])
+    monkeypatch.chdir(tmp_path)
+    run = CliRunner(charset="ascii").invoke(main, ["check", "--no-cache", "--diff", "latin1.py"],
+                                            env={"NO_COLOR": "1", "CI": None}, catch_exceptions=False)
+    _assert_latin1_patch(run.exit_code, run.stdout_bytes, run.stderr, tmp_path)
+
+
+@pytest.mark.system
 def test_patch_of_non_utf8_file_goes_to_stdout_as_its_own_bytes(tmp_path):
     # The real command, not click's runner: stdout must carry the file's bytes, not a re-encoding.
     (tmp_path / "latin1.py").write_bytes(CASES["latin1.py"])
@@ -128,11 +147,7 @@ def test_patch_of_non_utf8_file_goes_to_stdout_as_its_own_bytes(tmp_path):
     env.pop("CI", None)
     run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--no-cache", "--diff", "latin1.py"],
                          cwd=tmp_path, capture_output=True, env=env, timeout=120)
-    assert run.returncode == 1, run.stderr
-    assert b"-name = '\xe9t\xe9'\n" not in run.stdout  # unchanged line: context, not removed
-    assert b" name = '\xe9t\xe9'\n" in run.stdout
-    assert b"+x = jnp.ones(3)  # caf\xe9\n" in run.stdout
-    assert (tmp_path / "latin1.py").read_bytes() == CASES["latin1.py"]
+    _assert_latin1_patch(run.returncode, run.stdout, run.stderr, tmp_path)
 
 
 def test_diff_through_a_symlink_names_the_file_it_resolves_to(tmp_path, monkeypatch):
