@@ -23,7 +23,7 @@ jax_guard.install()
 # the run's CPU. No test depends on the rate; test_gc_pause, which counts on the collector to run
 # during an analysis it failed to pause, sets the default rate for its own tests.
 _young, _middle, _old = gc.get_threshold()
-gc.set_threshold(_young * 10, _middle, int(__import__("os").environ.get("OLDX", "1")) * _old)
+gc.set_threshold(_young * 10, _middle, _old)
 
 # Fixtures are inputs to the analyzer, not tests: `*_test.py` among them must not be collected (and imported).
 collect_ignore = ["fixtures"]
@@ -173,18 +173,33 @@ def _one_job_checked_in_this_process(request):
     in that process's pages. Several jobs still fork their workers (the tests of parallel runs
     compare them with one job). The full suite and `-m system` check every file in a forked
     worker, as a user's `jaxlint check` does, so every test still meets the worker processes
-    there."""
+    there.
+
+    What a worker settles dies with it: here the project sessions settled (and frozen out of the
+    collector's sight) while the files were checked are closed once they are, so that nothing
+    after the run finds them, nor walks their frozen objects each time a session asks how many
+    objects are frozen."""
     if "system" not in _left_out(request.config):
         yield
         return
-    from jaxlint.frontends import pool
+    from jaxlint.frontends import pool, runner
 
-    forking = pool.start_method
+    forking, checking = pool.start_method, runner._check_all
+
+    def check_all(files, check, jobs, progress):
+        try:
+            return checking(files, check, jobs, progress)
+        finally:
+            if max(1, min(jobs, len(files))) == 1:  # checked here, where a worker would have
+                runner._drop_sessions()
+
     pool.start_method = lambda jobs: None if jobs == 1 else forking(jobs)
+    if not __import__('os').environ.get('NOWRAP'):
+        runner._check_all = check_all
     try:
         yield
     finally:
-        pool.start_method = forking
+        pool.start_method, runner._check_all = forking, checking
 
 
 def pytest_ignore_collect(collection_path, config):

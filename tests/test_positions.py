@@ -76,11 +76,14 @@ def _reference_nodes(path: Path, module: cst.Module) -> list:
 
 @pytest.fixture(scope="module", autouse=True)
 def _references_freed():
-    """The references are dropped with this module's last test: a few hundred thousand objects
-    that the tests after it need not carry (each pass of the cycle collector walks them)."""
+    """The references, and the runs of the fixtures and examples this module shares with
+    test_fixtures (which runs first), are dropped with this module's last test: a few hundred
+    thousand objects that the tests after it need not carry (each pass of the cycle collector
+    walks them). A later test that asks for a run again gets it made afresh."""
     yield
     _REFERENCES.clear()
     _NODES.clear()
+    checked_with_positions.cache_clear()
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
