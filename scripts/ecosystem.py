@@ -98,14 +98,6 @@ def corpus_repos(corpus: Path, only: list[str] | None = None) -> list[str]:
     return repos
 
 
-def commit_of(corpus: Path, repo: str) -> str:
-    for row in (corpus / "MANIFEST.tsv").read_text(encoding="utf-8").splitlines()[1:]:
-        fields = row.split("\t")
-        if fields[0].replace("/", "+") == repo:
-            return fields[1]
-    raise EcosystemError(f"{repo} is not in the corpus manifest")
-
-
 def source_line(corpus: Path, finding: Finding) -> str:
     """The text of the finding's line ('' when it cannot be read)."""
     path = corpus / finding.repo / finding.path
