@@ -5,22 +5,16 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ..catalogue.frameworks import load_frameworks
 from ..model.settings import Settings
 
 if TYPE_CHECKING:
     from ..semantic.walk_state import WalkState
 
 #: Transforms whose body runs once per trace and is then cached.
-JIT_FAMILY = frozenset({
-    "jax.jit", "jax.pmap", "jax.pjit", "jax.experimental.pjit.pjit",
-    "equinox.filter_jit", "equinox.filter_pmap", "flax.nnx.jit", "flax.linen.jit",
-})
+JIT_FAMILY = load_frameworks().names(mode="jit")
 #: Transforms that wrap a function in a new function object on every application.
-FUNCTION_WRAPPERS = frozenset({
-    "jax.grad", "jax.value_and_grad", "jax.jacfwd", "jax.jacrev", "jax.hessian", "jax.vmap",
-    "jax.checkpoint", "jax.remat", "jax.custom_jvp", "jax.custom_vjp", "equinox.filter_grad",
-    "equinox.filter_value_and_grad", "equinox.filter_vmap", "flax.nnx.grad", "flax.nnx.vmap",
-})
+FUNCTION_WRAPPERS = frozenset(t.name for t in load_frameworks().transforms.values() if t.new_function)
 PARTIAL = frozenset({"functools.partial"})
 
 

@@ -9,6 +9,7 @@ import libcst as cst
 from ...semantic.model import SemanticModel
 from ...semantic.scopes import Scope
 from ..traced import TracedFunctions
+from ..transforms import FRAMEWORKS
 from .domain import parameter_names
 from .facts import KeyFlowFacts
 from .tables import KEY_DERIVERS, KEY_MAKERS, NON_CONSUMING_RANDOM
@@ -20,7 +21,7 @@ FunctionNode = cst.FunctionDef | cst.Lambda
 
 
 # -- keys broadcast by vmap ---------------------------------------------------------------------
-VMAP_TRANSFORMS = frozenset({"jax.vmap", "equinox.filter_vmap", "flax.nnx.vmap"})
+VMAP_TRANSFORMS = frozenset(t.name for t in FRAMEWORKS.transforms.values() if t.broadcasts_keys)
 
 
 def vmap_broadcast_keys(ctx: "SourceFile") -> list[tuple[cst.Call, str, str]]:

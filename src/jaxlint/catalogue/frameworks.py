@@ -1,0 +1,117 @@
+"""The framework table shipped with jaxlint (`data/frameworks.toml`): how JAX and the libraries
+built on it (Equinox, Flax NNX and Linen, Haiku, NumPyro) trace the functions users hand them.
+Loaded once per process; the JAX layer derives its lists from it."""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+TABLE = Path(__file__).resolve().parent / "data" / "frameworks.toml"
+
+MODES = frozenset({"jit", "lax", "vmap", "grad", "abstract", "call"})
+LEAVES = frozenset({"all", "arrays"})
+RETURNS = frozenset({"outputs", "grad", "value_and_grad"})
+
+
+@dataclass(frozen=True)
+class Transform:
+    """One function that takes a function and traces it (see the table's header for each field)."""
+
+    name: str
+    mode: str
+    #: "all": every leaf of the arguments is traced; "arrays": only array leaves
+    leaves: str
+    premise: str
+    returns: str | None = None
+    new_function: bool = False
+    #: lax-style calls: positions and keywords of the arguments that are traced bodies
+    body_positions: tuple[int, ...] = ()
+    body_keywords: tuple[str, ...] = ()
+    branch: bool = False
+    broadcasts_keys: bool = False
+
+
+@dataclass(frozen=True)
+class FrameworkTable:
+    transforms: dict[str, Transform]
+    host_callbacks: frozenset[str]
+    tree_maps: dict[str, int]
+    haiku_transforms: dict[str, int]
+    static_pytree_registrations: frozenset[str]
+    nnx_pytree_bases: frozenset[str]
+    nnx_variables: frozenset[str]
+    numpyro_kernels: frozenset[str]
+    managed_rng_methods: frozenset[str]
+    managed_rng_functions: frozenset[str]
+    #: section -> the premise that pins it, for the sections that are not transforms
+    premises: dict[str, str]
+
+    def names(self, *, mode: str | None = None, leaves: str | None = None) -> frozenset[str]:
+        """The transforms with this mode and these leaves (either may be left out)."""
+        return frozenset(t.name for t in self.transforms.values()
+                         if (mode is None or t.mode == mode) and (leaves is None or t.leaves == leaves))
+
+
+class TableError(ValueError):
+    """The table says something the loader does not understand: a typo in a shipped data file."""
+
+
+def _transform(name: str, entry: dict) -> Transform:
+    known = {"mode", "leaves", "premise", "returns", "new_function", "bodies", "branch", "broadcasts_keys"}
+    unknown = set(entry) - known
+    if unknown:
+        raise TableError(f"{name}: unknown fields {sorted(unknown)}")
+    if entry.get("mode") not in MODES:
+        raise TableError(f"{name}: mode {entry.get('mode')!r} is not one of {sorted(MODES)}")
+    if entry.get("leaves") not in LEAVES:
+        raise TableError(f"{name}: leaves {entry.get('leaves')!r} is not one of {sorted(LEAVES)}")
+    if "returns" in entry and entry["returns"] not in RETURNS:
+        raise TableError(f"{name}: returns {entry['returns']!r} is not one of {sorted(RETURNS)}")
+    if not entry.get("premise"):
+        raise TableError(f"{name}: no premise names the test that pins it")
+    bodies = entry.get("bodies", {})
+    return Transform(
+        name=name, mode=entry["mode"], leaves=entry["leaves"], premise=entry["premise"],
+        returns=entry.get("returns"), new_function=bool(entry.get("new_function", False)),
+        body_positions=tuple(bodies.get("positions", ())), body_keywords=tuple(bodies.get("keywords", ())),
+        branch=bool(entry.get("branch", False)), broadcasts_keys=bool(entry.get("broadcasts_keys", False)),
+    )
+
+
+def _without_premise(section: dict) -> dict:
+    return {key: value for key, value in section.items() if key != "premise"}
+
+
+@lru_cache(maxsize=None)
+def load_frameworks(path: Path = TABLE) -> FrameworkTable:
+    with path.open("rb") as handle:
+        data = tomllib.load(handle)
+    sections = ("host_callbacks", "tree_maps", "haiku_transforms", "static_pytrees", "nnx", "numpyro",
+                "managed_randomness")
+    premises = {}
+    for section in sections:
+        premise = data[section].get("premise")
+        if not premise:
+            raise TableError(f"[{section}]: no premise names the test that pins it")
+        premises[section] = premise
+    randomness = data["managed_randomness"]
+    return FrameworkTable(
+        transforms={name: _transform(name, entry) for name, entry in data["transforms"].items()},
+        host_callbacks=frozenset(data["host_callbacks"]["names"]),
+        tree_maps=_without_premise(data["tree_maps"]),
+        haiku_transforms=_without_premise(data["haiku_transforms"]),
+        static_pytree_registrations=frozenset(data["static_pytrees"]["registrations"]),
+        nnx_pytree_bases=frozenset(data["nnx"]["pytree_bases"]),
+        nnx_variables=frozenset(data["nnx"]["variables"]),
+        numpyro_kernels=frozenset(data["numpyro"]["kernels"]),
+        managed_rng_methods=frozenset(randomness["methods"]),
+        managed_rng_functions=frozenset(randomness["functions"]),
+        premises=premises,
+    )

@@ -1,0 +1,492 @@
+"""The framework table (src/jaxlint/catalogue/data/frameworks.toml) says what JAX and the libraries on
+it do with the functions they are given; these tests run the libraries and check each entry.
+
+Each transform is applied to a probe body `body(x, n)` (x an array, n the Python int 3) and called
+twice with the same arguments. What the body saw decides:
+
+* mode: `call` — x is no tracer; `grad` — a tracer with a concrete value (Python control flow on it
+  works); the others — an abstract tracer; `jit` besides — the second call does not run the body.
+* leaves: `arrays` — n arrives as the Python int it was; `all` — n is traced, or the transform
+  rejects an int leaf (differentiating or mapping one).
+
+The libraries are in the test extra; where one is missing its entries are skipped.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import warnings
+
+import pytest
+
+from jaxlint.catalogue.deprecations import load_table
+from jaxlint.catalogue.frameworks import TABLE, TableError, load_frameworks
+
+pytestmark = pytest.mark.jax
+
+FRAMEWORKS = load_frameworks()
+LIBRARY_OF = {"equinox": "equinox", "flax": "flax", "haiku": "haiku", "numpyro": "numpyro", "jax": "jax"}
+
+
+def library(name: str):
+    return pytest.importorskip(LIBRARY_OF[name.split(".")[0]])
+
+
+def resolve(name: str):
+    """The object a qualified name names in the installed libraries (AttributeError if it has none)."""
+    parts = name.split(".")
+    for split in range(len(parts), 0, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:split]))
+        except ImportError:
+            continue
+        for part in parts[split:]:
+            found = getattr(found, part)
+        return found
+    raise AttributeError(name)
+
+
+@dataclasses.dataclass
+class Seen:
+    traced: bool
+    concrete: bool
+    int_stays_int: bool
+
+
+def observe(apply):
+    """Runs `apply(body)` (which returns a function of no arguments) twice; what the body saw."""
+    import jax.numpy as jnp
+    from jax.core import Tracer
+
+    seen: list[Seen] = []
+    recording = False
+
+    def body(x, n):
+        if not recording:  # setting up (a Haiku or Flax init) runs the body too
+            return x
+        try:
+            bool(jnp.sum(x) > 0)
+            concrete = True
+        except Exception:  # a tracer without a value: JAX refuses the conversion
+            concrete = False
+        seen.append(Seen(isinstance(x, Tracer), concrete, type(n) is int))
+        return x
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            call = apply(body)
+            recording = True
+            call()
+            call()
+        except (TypeError, ValueError, AttributeError) as error:
+            rejected = ("real- or complex-valued", "real-valued inputs", "rank should be at least 1",
+                        "no leading axis", "'int' object has no attribute 'shape'")
+            if seen or not any(text in str(error) for text in rejected):
+                raise
+            return None, 0  # an int leaf rejected: it would have been traced
+    return seen[0], len(seen)
+
+
+# -- how each premise applies its transforms to the probe body -------------------------------------
+def _jax():
+    import jax
+    import jax.numpy as jnp
+    return jax, jnp
+
+
+def _plain(transform):
+    """`transform(body)(x, 3)`."""
+    def apply(body):
+        _, jnp = _jax()
+        wrapped = transform(body)
+        return lambda: wrapped(jnp.ones(3), 3)
+    return apply
+
+
+def _mapped(transform):
+    """`transform(body)(x[None], 3)`: the array gets the mapped (device) axis."""
+    def apply(body):
+        _, jnp = _jax()
+        wrapped = transform(body)
+        return lambda: wrapped(jnp.ones((1, 3)), 3)
+    return apply
+
+
+def _differentiated(transform, total=True):
+    """`transform(f)((x, 3))`: the int is a leaf of the differentiated argument."""
+    def apply(body):
+        _, jnp = _jax()
+        wrapped = transform(lambda pair: body(*pair).sum() if total else body(*pair))
+        return lambda: wrapped((jnp.ones(3), 3))
+    return apply
+
+
+def _given_function(transform):
+    """`transform(body, x, 3)`: the function and its arguments in one call (eval_shape)."""
+    def apply(body):
+        _, jnp = _jax()
+        return lambda: transform(body, jnp.ones(3), 3)
+    return apply
+
+
+def _staged(transform):
+    """`jax.jit(transform(body))`: a transform that traces only where it is staged out."""
+    def apply(body):
+        jax, jnp = _jax()
+        if getattr(transform, "__name__", "") == "shard_map":
+            wrapped = transform(body, mesh=jax.make_mesh((1,), ("i",)), in_specs=(jax.P(), jax.P()),
+                                out_specs=jax.P())
+            jitted = jax.jit(wrapped, static_argnums=1)
+            return lambda: jitted(jnp.ones(3), 3)
+        # associative_scan: the body combines two slices of the elements, here (x, 3)
+        jitted = jax.jit(lambda x: transform(lambda a, b: (body(*a), a[1]), (x, 3)))
+        return lambda: jitted(jnp.ones(3))
+    return apply
+
+
+def _lax_body(name):
+    """The body called by a lax-style loop or branch, with the pair (x, 3) as its operand or carry."""
+    def apply(body):
+        _, jnp = _jax()
+        transform = resolve(name)
+        pair = (jnp.ones(3), 3)
+        short = name.rsplit(".", 1)[1]
+        if short == "scan":
+            return lambda: transform(lambda carry, _: (carry, body(*carry)), pair, None, length=4)
+        if short == "fori_loop":
+            return lambda: transform(0, 4, lambda i, carry: (body(*carry), carry[1]), pair)
+        if short == "while_loop":
+            return lambda: transform(lambda carry: False, lambda carry: (body(*carry), carry[1]), pair)
+        if short == "cond":
+            return lambda: transform(jnp.array(True), lambda c: body(*c), lambda c: c[0], pair)
+        if short == "switch":
+            return lambda: transform(jnp.array(0), [lambda c: body(*c), lambda c: c[0]], pair)
+        if short == "map":
+            return lambda: transform(lambda c: body(*c), (jnp.ones((2, 3)), 3))
+        raise AssertionError(f"no probe for {name}")
+    return apply
+
+
+def _nnx_scan(name):
+    def apply(body):
+        _, jnp = _jax()
+        scanned = resolve(name)(lambda carry, _: (carry, body(*carry)), length=4)
+        return lambda: scanned((jnp.ones(3), 3), None)
+    return apply
+
+
+def _inside_haiku(apply):
+    """Runs a probe under `hk.transform`, where Haiku's own transforms must be called."""
+    def run(body):
+        import haiku as hk
+        jax, _ = _jax()
+        transformed = hk.without_apply_rng(hk.transform(lambda: apply(body)()))
+        return lambda: transformed.apply({})
+    return run
+
+
+def _haiku_body(name):
+    transform = resolve(name)
+    short = name.rsplit(".", 1)[1]
+    if short == "vmap":
+        return _inside_haiku(_mapped(lambda f: transform(f, split_rng=False)))
+    if short in ("grad", "value_and_grad"):
+        return _inside_haiku(_differentiated(transform))
+    if short == "remat":
+        return _inside_haiku(_plain(transform))
+    if short == "eval_shape":
+        return _inside_haiku(_given_function(transform))
+    return _inside_haiku(_lax_body(name))
+
+
+def _linen(name):
+    """A Linen lifted transform applied to a module whose `__call__` is the probe body."""
+    def apply(body):
+        import flax.linen as nn
+        jax, jnp = _jax()
+        transform = resolve(name)
+
+        class Probe(nn.Module):
+            def __call__(self, x, n):
+                return body(x, n)
+
+        if name.endswith("vmap"):
+            lifted = transform(Probe, variable_axes={}, split_rngs={})
+            x = jnp.ones((1, 3))
+        else:
+            lifted = transform(Probe)
+            x = jnp.ones(3)
+        module = lifted()
+        return lambda: module.apply({}, x, 3)
+    return apply
+
+
+def _custom_derivative(name):
+    def apply(body):
+        _, jnp = _jax()
+        wrapped = resolve(name)(body)
+        if name.endswith("jvp"):
+            wrapped.defjvp(lambda primals, tangents: (wrapped(*primals), tangents[0]))
+        else:
+            wrapped.defvjp(lambda x, n: (wrapped(x, n), None), lambda residual, g: (g, None))
+        return lambda: wrapped(jnp.ones(3), 3)
+    return apply
+
+
+def _appliers():
+    return {
+        "jit": lambda name: _plain(resolve(name)),
+        "pmap": lambda name: _mapped(lambda f: resolve(name)(f, in_axes=(0, None))),
+        "equinox_filter_jit": lambda name: _plain(resolve(name)),
+        "equinox_filter_pmap": lambda name: _mapped(resolve(name)),
+        "nnx_jit": lambda name: _plain(resolve(name)),
+        "nnx_pmap": lambda name: _mapped(lambda f: resolve(name)(f, in_axes=(0, None))),
+        "linen_jit": _linen, "linen_vmap": _linen, "linen_remat": _linen,
+        "vmap": lambda name: _mapped(resolve(name)),
+        "equinox_filter_vmap": lambda name: _mapped(resolve(name)),
+        "nnx_vmap": lambda name: _mapped(resolve(name)),
+        "haiku_vmap": _haiku_body, "haiku_grad": _haiku_body, "haiku_remat": _haiku_body,
+        "haiku_eval_shape": _haiku_body, "haiku_control_flow": _haiku_body,
+        "grad": lambda name: _differentiated(resolve(name)),
+        "value_and_grad": lambda name: _differentiated(resolve(name)),
+        "jacobians": lambda name: _differentiated(resolve(name), total=not name.endswith(("jacfwd", "jacrev"))),
+        "equinox_filter_grad": lambda name: _differentiated(resolve(name)),
+        "equinox_filter_jacobians": lambda name: _differentiated(resolve(name), total=name.endswith("hessian")),
+        "nnx_grad": lambda name: _differentiated(resolve(name)),
+        "checkpoint": lambda name: _plain(resolve(name)),
+        "equinox_filter_checkpoint": lambda name: _plain(resolve(name)),
+        "nnx_remat": lambda name: _plain(resolve(name)),
+        "shard_map": lambda name: _staged(resolve(name)),
+        "nnx_shard_map": lambda name: _staged(resolve(name)),
+        "make_jaxpr": lambda name: _plain(resolve(name)),
+        "equinox_filter_make_jaxpr": lambda name: _plain(resolve(name)),
+        "eval_shape": lambda name: _given_function(resolve(name)),
+        "equinox_filter_eval_shape": lambda name: _given_function(resolve(name)),
+        "nnx_eval_shape": lambda name: _given_function(resolve(name)),
+        "nnx_scan": _nnx_scan,
+        "nnx_control_flow": _lax_body,
+        "custom_derivatives": _custom_derivative,
+        **{f"lax_{short}": _lax_body for short in ("scan", "fori_loop", "while_loop", "cond", "switch", "map")},
+        "lax_associative_scan": lambda name: _staged(resolve(name)),
+    }
+
+
+APPLIERS = _appliers()
+REMOVED = {name for name, entry in load_table().by_symbol.items() if entry.removed_in}
+
+
+def _removed(name: str) -> bool:
+    return any(name == gone or name.startswith(gone + ".") for gone in REMOVED)
+
+
+# -- the table itself ------------------------------------------------------------------------------
+def test_every_transform_premise_has_a_probe():
+    missing = {t.premise for t in FRAMEWORKS.transforms.values()} - set(APPLIERS)
+    assert not missing, f"premises without a probe: {sorted(missing)}"
+    unused = set(APPLIERS) - {t.premise for t in FRAMEWORKS.transforms.values()}
+    assert not unused, f"probes no entry names: {sorted(unused)}"
+
+
+def test_a_table_with_a_typo_is_refused(tmp_path):
+    text = TABLE.read_text(encoding="utf-8").replace('mode = "jit"', 'mode = "jitt"', 1)
+    broken = tmp_path / "frameworks.toml"
+    broken.write_text(text, encoding="utf-8")
+    with pytest.raises(TableError, match="mode 'jitt'"):
+        load_frameworks(broken)
+
+
+def test_an_entry_without_a_premise_is_refused(tmp_path):
+    text = TABLE.read_text(encoding="utf-8").replace('premise = "vmap"', "", 1)
+    broken = tmp_path / "frameworks.toml"
+    broken.write_text(text, encoding="utf-8")
+    with pytest.raises(TableError, match="jax.vmap: no premise"):
+        load_frameworks(broken)
+
+
+def _every_name():
+    t = FRAMEWORKS
+    return sorted({*t.transforms, *t.host_callbacks, *t.tree_maps, *t.haiku_transforms,
+                   *t.static_pytree_registrations, *t.nnx_pytree_bases, *t.nnx_variables, *t.numpyro_kernels,
+                   *t.managed_rng_functions})
+
+
+@pytest.mark.parametrize("name", _every_name())
+def test_every_name_exists_or_is_recorded_as_removed(name):
+    library(name)
+    try:
+        resolve(name)
+    except AttributeError:
+        assert _removed(name), f"{name} is not in the installed library, and the deprecation table does not record its removal"
+
+
+# -- each transform against its library ------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(FRAMEWORKS.transforms))
+def test_the_transform_traces_as_the_table_says(name):
+    library(name)
+    entry = FRAMEWORKS.transforms[name]
+    try:
+        resolve(name)
+    except AttributeError:
+        pytest.skip(f"{name} is gone from the installed version (recorded as removed)")
+    seen, runs = observe(APPLIERS[entry.premise](name))
+    if seen is None:
+        assert entry.leaves == "all", f"{name} rejects an int leaf: it would trace it"
+        return
+    assert entry.leaves == ("arrays" if seen.int_stays_int else "all"), f"{name}: leaves"
+    if entry.mode == "call":
+        assert not seen.traced, f"{name} traced its function"
+    elif entry.mode == "grad":
+        assert seen.traced and seen.concrete, f"{name}: not a tracer with a concrete value"
+    else:
+        assert seen.traced and not seen.concrete, f"{name}: not traced abstractly"
+    if entry.mode == "jit":
+        assert runs == 1, f"{name}: the body ran again for the same arguments"
+
+
+@pytest.mark.parametrize("name", sorted(n for n, t in FRAMEWORKS.transforms.items() if t.broadcasts_keys))
+def test_an_unmapped_key_reaches_every_batch_element_unchanged(name):
+    library(name)
+    jax, jnp = _jax()
+    key = jax.random.key(0)
+    transform = resolve(name)
+    kwargs = {"in_axes": (0, None)}
+    draws = transform(lambda x, k: jax.random.normal(k, ()), **kwargs)(jnp.arange(3.0), key)
+    assert bool(jnp.all(draws == draws[0])), f"{name}: batch elements drew different numbers"
+
+
+# -- the sections besides transforms ---------------------------------------------------------------
+def test_host_callbacks_run_with_concrete_values():
+    jax, jnp = _jax()
+    from jax.core import Tracer
+
+    seen = []
+    jax.jit(lambda x: jax.debug.callback(lambda v: seen.append(isinstance(v, Tracer)), x))(jnp.ones(2))
+    jax.effects_barrier()
+    assert seen == [False]
+
+
+@pytest.mark.parametrize("name", sorted(FRAMEWORKS.tree_maps))
+def test_tree_maps_call_the_function_once_per_leaf_after_the_named_leading_parameters(name):
+    _jax()
+    try:
+        tree_map = resolve(name)
+    except AttributeError:
+        pytest.skip(f"{name} is gone from the installed version (recorded as removed)")
+    calls = []
+    tree_map(lambda *args: calls.append(len(args)), {"a": 1, "b": (2, 3)})
+    assert calls == [1 + FRAMEWORKS.tree_maps[name]] * 3
+
+
+@pytest.mark.parametrize("name", sorted(FRAMEWORKS.haiku_transforms))
+def test_haiku_apply_takes_the_leading_arguments_before_the_functions_own(name):
+    hk = pytest.importorskip("haiku")
+    jax, jnp = _jax()
+    seen = []
+
+    def f(x):
+        seen.append(x.shape)
+        return hk.get_parameter("w", (), init=jnp.zeros) + x
+
+    transformed = resolve(name)(f)
+    params = transformed.init(jax.random.key(0), jnp.ones(2))
+    leading = [params, {}, jax.random.key(1)] if FRAMEWORKS.haiku_transforms[name] == 3 else [params, jax.random.key(1)]
+    if FRAMEWORKS.haiku_transforms[name] == 3:
+        leading[1] = params[1]
+        leading[0] = params[0]
+    transformed.apply(*leading, jnp.ones(5))
+    assert seen[-1] == (5,)
+
+
+def test_a_class_registered_static_has_no_leaves():
+    jax, _ = _jax()
+
+    @jax.tree_util.register_static
+    class Config:
+        pass
+
+    assert jax.tree.leaves(Config()) == []
+
+
+def test_nnx_modules_trace_variables_and_keep_other_attributes_static():
+    nnx = pytest.importorskip("flax.nnx")
+    jax, jnp = _jax()
+    from jax.core import Tracer
+
+    seen = {}
+
+    class Model(nnx.Module):
+        def __init__(self):
+            self.w = nnx.Param(jnp.ones(2))
+            self.depth = 3
+
+        def __call__(self, x):
+            seen["w"] = isinstance(self.w[...], Tracer)
+            seen["depth"] = type(self.depth) is int
+            return x * self.w[...]
+
+    nnx.jit(lambda m, x: m(x))(Model(), jnp.ones(2))
+    assert seen == {"w": True, "depth": True}
+    for name in FRAMEWORKS.nnx_pytree_bases:
+        assert isinstance(resolve(name), type)
+
+
+def test_numpyro_mcmc_traces_the_model_sample_sites():
+    numpyro = pytest.importorskip("numpyro")
+    jax, jnp = _jax()
+    from jax.core import Tracer
+    from numpyro import distributions
+    from numpyro.infer import MCMC, NUTS
+
+    seen = []
+
+    def model():
+        seen.append(isinstance(numpyro.sample("mu", distributions.Normal(0.0, 1.0)), Tracer))
+
+    MCMC(NUTS(model), num_warmup=2, num_samples=2, progress_bar=False).run(jax.random.key(0))
+    # the model runs once on concrete values to find its sites, then under the trace
+    assert seen[0] is False and any(seen[1:])
+    for name in FRAMEWORKS.numpyro_kernels:
+        if not _removed(name):
+            assert issubclass(resolve(name), resolve("numpyro.infer.mcmc.MCMCKernel"))
+
+
+def _distinct(keys):
+    jax, jnp = _jax()
+    data = [jax.random.key_data(k) if jnp.issubdtype(k.dtype, jax.dtypes.prng_key) else k for k in keys]
+    return not bool(jnp.all(data[0] == data[1]))
+
+
+def test_managed_randomness_gives_a_fresh_key_on_every_call():
+    jax, jnp = _jax()
+    nnx = pytest.importorskip("flax.nnx")
+    rngs = nnx.Rngs(0, dropout=1)
+    assert _distinct([rngs(), rngs()]) and _distinct([rngs.dropout(), rngs.dropout()])
+
+    import flax.linen as nn
+
+    drawn = []
+
+    class Dropping(nn.Module):
+        def __call__(self):
+            drawn.extend([self.make_rng("dropout"), self.make_rng("dropout")])
+            return 0
+
+    Dropping().apply({}, rngs={"dropout": jax.random.key(0)})
+    assert _distinct(drawn)
+
+    import haiku as hk
+
+    def sampling():
+        drawn[:] = [hk.next_rng_key(), hk.next_rng_key(), hk.maybe_next_rng_key()]
+        return 0
+
+    hk.transform(sampling).apply({}, jax.random.key(0))
+    assert _distinct(drawn[:2]) and _distinct(drawn[1:])
+
+    import numpyro
+    from numpyro import distributions, handlers
+
+    with handlers.seed(rng_seed=0):
+        draws = [numpyro.sample("a", distributions.Normal()), numpyro.sample("b", distributions.Normal())]
+    assert float(draws[0]) != float(draws[1])
