@@ -373,6 +373,12 @@ def check_ledger(findings: list[Finding], ledger: list[dict], repos: list[str] |
     return LedgerCheck(unjudged, lost, misses, stale)
 
 
+def pruned(ledger: list[dict], check: LedgerCheck) -> list[dict]:
+    """The ledger without the stale verdicts of `check` (FP and debatable whose findings are gone)."""
+    stale = {place(entry) + (entry["verdict"],) for entry in check.stale}
+    return [entry for entry in ledger if place(entry) + (entry["verdict"],) not in stale]
+
+
 def todo_entries(unjudged: list[Finding], corpus: Path) -> list[dict]:
     """Ledger stubs for findings without a verdict, the source line in `why` to start from."""
     return [{"repo": f.repo, "path": f.path, "cell": f.cell, "line": f.line, "code": f.code,
@@ -510,6 +516,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="repositories at a time")
     parser.add_argument("--snapshot", type=Path, help="where to write the findings (default: .ecosystem/head.json)")
     parser.add_argument("--todo", action="store_true", help="print ledger stubs for findings without a verdict")
+    parser.add_argument("--prune", action="store_true",
+                        help="delete the FP and debatable verdicts whose findings are gone (never a TP or FN)")
     args = parser.parse_args(argv)
     try:
         repos = corpus_repos(args.corpus, args.repo)
@@ -529,6 +537,10 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(render_difference(difference(base, head), args.corpus, args.base, "this checkout"), end="")
     result = check_ledger(head, ledger, repos)
+    if args.prune and result.stale:
+        write_ledger(pruned(ledger, result))
+        print(f"\nDeleted {len(result.stale)} verdicts for false alarms no longer reported.")
+        result = check_ledger(head, read_ledger(), repos)
     if args.todo:
         print(json.dumps(todo_entries(result.unjudged, args.corpus), indent=1))
         return 0

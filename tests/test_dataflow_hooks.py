@@ -117,3 +117,36 @@ def test_without_hooks_targets_are_read_and_nothing_is_reported():
     """, Recorder(hooks=False))
     assert domain.log == []
     assert result.exit is not None
+
+
+class Iterating(Literals):
+    """Takes every `for` loop to run its body at least once."""
+
+    def iterates(self, node):
+        return True
+
+
+def test_a_for_loop_taken_to_iterate_is_left_in_the_state_after_its_body():
+    source = """
+        x = 1
+        for item in items:
+            x = 2
+    """
+    _, kept = run(source, Literals())
+    _, iterated = run(source, Iterating())
+    assert sorted(kept.exit["x"]) == ["1", "2"]  # the path that skips the body is kept
+    assert sorted(iterated.exit["x"]) == ["2"]
+
+
+def test_a_loop_taken_to_iterate_still_joins_its_breaks_and_else():
+    _, result = run("""
+        x = 1
+        for item in items:
+            if item:
+                x = 3
+                break
+            x = 2
+        else:
+            x = 4
+    """, Iterating())
+    assert sorted(result.exit["x"]) == ["3", "4"]

@@ -47,6 +47,15 @@ def test_a_false_or_debatable_verdict_without_its_finding_is_stale(verdict):
     assert check.stale and not check.lost_true_positives
 
 
+def test_pruning_deletes_only_the_stale_false_alarms():
+    ledger = [entry(3, verdict="FP"), entry(4, verdict="debatable"), entry(5, verdict="TP"),
+              entry(6, verdict="FN"), entry(7, verdict="FP")]
+    check = ecosystem.check_ledger([finding(7)], ledger)
+    kept = ecosystem.pruned(ledger, check)
+    assert [(e["line"], e["verdict"]) for e in kept] == [(5, "TP"), (6, "FN"), (7, "FP")]
+    assert ecosystem.check_ledger([finding(7)], kept).lost_true_positives == [entry(5, verdict="TP")]
+
+
 def test_a_recorded_miss_that_is_now_reported_must_be_judged_again():
     misses = [entry(7, verdict="FN")]
     assert not ecosystem.check_ledger([], misses).problems()

@@ -106,8 +106,11 @@ class Domain(Protocol[V]):
 #:   join_path(a, b)               the path state where two paths meet (default: `join`)
 #:   narrowed(test, holds, flow)   names whose value an `if` test tells inside a branch (`holds`:
 #:                                 the branch where the test is true): {name: value}, or None
+#:   iterates(node)                whether a `for` loop is taken to run its body at least once:
+#:                                 the state after it is then the state after an iteration, without
+#:                                 the path that skips the body (default: that path is kept)
 OPTIONAL_HOOKS = ("truth", "store", "exit_with", "enter_handler", "known_truth", "bound", "returning",
-                  "join_path", "narrowed")
+                  "join_path", "narrowed", "iterates")
 
 
 @dataclass
@@ -170,7 +173,8 @@ class FlowInterpreter(Generic[V]):
         #: for each function applied in place (`apply_in_place`): the states its `return`s leave in
         self._applied: list[list[dict]] = []
         (self._truth, self._store, self._exit_with, self._enter_handler, self._known_truth, self._bound,
-         self._returning, join_path, self._narrowed) = (getattr(domain, hook, None) for hook in OPTIONAL_HOOKS)
+         self._returning, join_path, self._narrowed, self._iterates) = (
+            getattr(domain, hook, None) for hook in OPTIONAL_HOOKS)
         self._join_path = join_path or domain.join
 
     # -- entry ----------------------------------------------------------------------------------
@@ -399,6 +403,7 @@ class FlowInterpreter(Generic[V]):
         leaving = None  # a `while` is left from its head, once its test is evaluated false
         self._meet_loop(node)
         passes, settled = 0, False
+        back = None
         while True:
             self.env = dict(head)
             if is_for:
@@ -424,7 +429,8 @@ class FlowInterpreter(Generic[V]):
                 leaving = self.env
         self._loops.pop()
         if is_for:
-            self.env = dict(head)
+            iterates = self._iterates is not None and back is not None and self._iterates(node)
+            self.env = dict(back) if iterates else dict(head)
         else:
             self.env = None if _always_true(node.test) else leaving
         if node.orelse is not None and self.env is not None:

@@ -183,6 +183,14 @@ class KeyDomain:
         else:
             flow.bind(target, NOT_KEY)
 
+    @staticmethod
+    def iterates(node: cst.For) -> bool:
+        """A `for` loop is taken to run its body at least once (but over a written-out empty
+        sequence): a key consumed before the loop and rebound in every iteration is fresh after it,
+        and a reuse only on the path where the loop never runs is not what its author wants to hear."""
+        iterable = node.iter
+        return not (type(iterable) in (cst.List, cst.Tuple) and not iterable.elements)
+
     def returning(self, node: cst.CSTNode, value, flow: FlowInterpreter) -> None:
         if self.carry is not None and not flow.unreachable:
             returned = node.value if isinstance(node, cst.Return) else node
