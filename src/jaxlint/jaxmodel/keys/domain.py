@@ -359,8 +359,7 @@ class KeyDomain:
         if not tracked:
             return []
         reached = self.facts.callee(node.func, self.scope)
-        if reached is not None and not self.facts.strict and _discarded(node, flow) \
-                and self.facts.compiled(node.func, reached, self.scope):
+        if not self.facts.strict and _discarded(node, flow) and self.facts.compiled(node.func, reached, self.scope):
             # a warm-up: a compiled function's only effect is its result, and this one is thrown
             # away, so the numbers it draws are never seen (`step(key, x).block_until_ready()`)
             return []

@@ -165,9 +165,10 @@ class KeyFlowFacts:
             return self.callee(func.args[0].value, scope, depth + 1)
         return self.traced.callee(func, scope)
 
-    def compiled(self, func: cst.BaseExpression, reached: Callee, scope: Scope) -> bool:
-        """Whether calling `func` runs `reached` compiled by `jax.jit` (or another of its family):
-        `jax.jit(f)(...)`, a name bound once to `jax.jit(f)`, or a function decorated with it."""
+    def compiled(self, func: cst.BaseExpression, reached: Callee | None, scope: Scope) -> bool:
+        """Whether calling `func` runs a function compiled by `jax.jit` (or another of its family):
+        `jax.jit(f)(...)`, a name bound once to `jax.jit(...)` (whatever it compiles: a factory's
+        result too), or `reached`, the function of the module it calls, decorated with it."""
         resolve = self.ctx.names.qualified_name
         if isinstance(func, cst.Name):
             found = scope.lookup(func.value)
@@ -177,6 +178,8 @@ class KeyFlowFacts:
                     return True
         elif isinstance(func, cst.Call) and resolve(func.func, scope) in JIT_FAMILY:
             return True
+        if reached is None:
+            return False
         function = reached.function
         outer = self.traced.scopes.get(id(function))
         outer = outer.parent if outer is not None and outer.parent is not None else self.ctx.module_scope
