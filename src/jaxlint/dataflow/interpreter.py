@@ -109,8 +109,12 @@ class Domain(Protocol[V]):
 #:   iterates(node)                whether a `for` loop is taken to run its body at least once:
 #:                                 the state after it is then the state after an iteration, without
 #:                                 the path that skips the body (default: that path is kept)
+#:   absent(name)                  what a name holds, where paths meet, on a path that has not bound
+#:                                 it (default: `unbound`); a domain whose join can leave such a
+#:                                 path out (reading the name there raises NameError) returns its
+#:                                 bottom
 OPTIONAL_HOOKS = ("truth", "store", "exit_with", "enter_handler", "known_truth", "bound", "returning",
-                  "join_path", "narrowed", "iterates")
+                  "join_path", "narrowed", "iterates", "absent")
 
 
 @dataclass
@@ -173,9 +177,10 @@ class FlowInterpreter(Generic[V]):
         #: for each function applied in place (`apply_in_place`): the states its `return`s leave in
         self._applied: list[list[dict]] = []
         (self._truth, self._store, self._exit_with, self._enter_handler, self._known_truth, self._bound,
-         self._returning, join_path, self._narrowed, self._iterates) = (
+         self._returning, join_path, self._narrowed, self._iterates, absent) = (
             getattr(domain, hook, None) for hook in OPTIONAL_HOOKS)
         self._join_path = join_path or domain.join
+        self._absent = absent or domain.unbound
 
     # -- entry ----------------------------------------------------------------------------------
     def run(self, body: cst.CSTNode | Sequence[cst.CSTNode], entry: dict[str, V] | None = None,
@@ -554,7 +559,7 @@ class FlowInterpreter(Generic[V]):
             return None
         if len(live) == 1:
             return live[0]
-        first, join, unbound = live[0], self.domain.join, self.domain.unbound
+        first, join, unbound = live[0], self.domain.join, self._absent
         merged = dict(first)
         for env in live[1:]:
             if env is first:

@@ -28,7 +28,9 @@ from ..semantic.model import ReplayState, SemanticModel
 from .jax_names import PARTIAL
 from ..semantic.module_state import ModuleState
 from ..semantic.scopes import Scope
-from .values import NOTHING, PLAIN, STATIC_LEAF_TRANSFORMS, TRANSFORM_WRAPPERS, Kind, State, Value, ValueFlow, wrapper_of
+from .values import (MUST, NOTHING, PLAIN, STATIC_LEAF_TRANSFORMS, TRANSFORM_WRAPPERS, UNKNOWN, Kind, State, Value,
+                     ValueFlow, of_kind,
+                     wrapper_of)
 from .calls import Application, CallSite, Callee, ClassInfo, MethodGiven
 from .signatures import container_params, function_name, function_scope, params_of, positional_params
 from .transforms import ABSTRACT_MODES, HOST_CALLBACKS, RUNS_ONCE_MODES, TREE_MAPS, is_true, literal_keywords
@@ -173,7 +175,13 @@ class TracedFunctions(TransformApplications, CallResolution, PytreeAttributes):
             self.flows[key] = flow
         return self.flows[key]
 
+    def value(self, expr: cst.BaseExpression, function: FunctionNode | None) -> Value:
+        """What `expr` holds where `function` (None: the module's top level) evaluates it; UNKNOWN
+        for an expression the flow never evaluated."""
+        return self.flow(function).values.get(id(expr), UNKNOWN)
+
     def kind(self, expr: cst.BaseExpression, function: FunctionNode | None) -> Kind:
+        """The older view of `value`."""
         return self.flow(function).kinds.get(id(expr), Kind.NONE)
 
     def computes_in(self, block: cst.CSTNode, function: FunctionNode | None, scope: Scope) -> bool:
@@ -188,7 +196,7 @@ class TracedFunctions(TransformApplications, CallResolution, PytreeAttributes):
             if isinstance(node, _DEFINITIONS):
                 continue
             if isinstance(node, cst.BaseExpression):
-                if self.kind(node, function).traced:
+                if self.value(node, function).traced is MUST:
                     return True
                 if isinstance(node, cst.Call):
                     name = names.qualified_name(node.func, scope)
@@ -484,14 +492,14 @@ class TracedFunctions(TransformApplications, CallResolution, PytreeAttributes):
                 kind = Kind.CONTAINER
             initial[param] = kind
         for param, truth in (info.constants or {}).items():
-            initial[param] = Value(Kind.NONE, truth=truth)
+            initial[param] = of_kind(Kind.NONE, truth=truth)
         for param, kind in info.param_kinds.items():
             attributes = self._object_attributes(function, param) if kind == Kind.PARAM else None
             if attributes is not None:
-                initial[param] = Value(kind, attributes=attributes)
+                initial[param] = of_kind(kind, attributes=attributes)
         positional = positional_params(function)
         if info.receiver is not None and id(function) in self.methods and positional:
-            initial[positional[0]] = Value(Kind.NONE, attributes=info.receiver)
+            initial[positional[0]] = of_kind(Kind.NONE, attributes=info.receiver)
         scope = self.scopes.get(id(function), self.ctx.module_scope)
         static_leaves = any(t.startswith(STATIC_LEAF_TRANSFORMS) for t in info.transforms)
         flow = ValueFlow(self, function, initial, info.abstract, self._resolver(scope), static_leaves)
@@ -587,7 +595,7 @@ class TracedFunctions(TransformApplications, CallResolution, PytreeAttributes):
                 wrappers = {wrapper_of(resolve(v.func), v, resolve) if resolve(v.func) in TRANSFORM_WRAPPERS else None
                             for v in values}
                 if len(wrappers) == 1 and None not in wrappers:
-                    found = Value(Kind.NONE, wrapper=wrappers.pop())
+                    found = of_kind(Kind.NONE, wrapper=wrappers.pop())
             self._module_wrappers[name] = found
         return found
 

@@ -7,27 +7,18 @@ from typing import Any
 import libcst as cst
 
 from ..jaxmodel.external import KeyUse, Seed, TraceStep
-from ..jaxmodel.values import PLAIN, Kind, Value
+from ..jaxmodel.values import Kind, Value
+from ..jaxmodel.values import value_from_json as lattice_from_json
+from ..jaxmodel.values import value_to_json as lattice_to_json
 
 
 def value_to_json(value: Value | None) -> Any:
-    if value is None:
-        return None
-    items = [value_to_json(item) for item in value.items] if value.items is not None else None
-    attributes = [[name, int(kind)] for name, kind in value.attributes] if value.attributes is not None else None
-    if items is None and value.wrapper is None and value.truth is None and attributes is None:
-        return int(value.kind)
-    return [int(value.kind), items, value.wrapper, value.truth, attributes]
+    """A value as JSON (the codec `Value`'s fields declare), None as null."""
+    return lattice_to_json(value) if value is not None else None
 
 
 def value_from_json(data: Any) -> Value | None:
-    if data is None:
-        return None
-    if isinstance(data, int):
-        return PLAIN[Kind(data)]
-    kind, items, wrapper, truth, attributes = data
-    return Value(Kind(kind), tuple(value_from_json(item) for item in items) if items is not None else None,
-                 wrapper, truth, tuple((name, Kind(k)) for name, k in attributes) if attributes is not None else None)
+    return lattice_from_json(data) if data is not None else None
 
 
 def signature_key(signature: Any) -> str:

@@ -33,7 +33,7 @@ from typing import Any, Iterable
 
 #: How many seed sets (for different received seeds) a module keeps.
 MAX_CONTEXTS = 4
-FORMAT = 2
+FORMAT = 3
 
 
 def content_hash(text: str) -> str:

@@ -18,7 +18,7 @@ from .node_fix import NodeFix
 if TYPE_CHECKING:
     from ..jaxmodel.external import TraceStep
     from ..jaxmodel.traced import TraceInfo
-    from ..jaxmodel.values import Kind
+    from ..jaxmodel.values import Kind, Value
 
 #: a per-file fact (`FileContext.fact`)
 T = TypeVar("T")
@@ -87,8 +87,13 @@ class FileContext(WalkState):
         function = self.function()
         return traced.infos.get(id(function)) if function is not None else None
 
+    def value(self, expr: cst.BaseExpression) -> "Value":
+        """What an expression in the current function holds: whether it is traced, a JAX array,
+        static (each MUST, MAY or NO), its structure, and where that came from."""
+        return self.traced.value(expr, self.function())
+
     def kind(self, expr: cst.BaseExpression) -> "Kind":
-        """The kind of value an expression in the current function holds (traced array, …)."""
+        """The older one-dimensional view of `value` (traced array, container, …)."""
         return self.traced.kind(expr, self.function())
 
     def inside_jitted_function(self) -> bool:

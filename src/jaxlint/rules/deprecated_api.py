@@ -329,7 +329,7 @@ class DeprecatedApi(Rule):
             callee = self.ctx.qualified_name(expr.func) or ""
             if callee.startswith(("jax.numpy.", "jax.random.", "jax.lax.")):
                 return True
-        return self.ctx.kind(expr).jax_array
+        return self.ctx.value(expr).array_or_traced_argument
 
     # -- messages ---------------------------------------------------------------------------------
     def _message(self, entry: Deprecation, written: str) -> str:

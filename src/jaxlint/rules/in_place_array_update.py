@@ -4,6 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..jaxmodel.name_origins import NameOrigins
+from ..jaxmodel.values import MUST
 from ..model.finding import Applicability
 from ..rulebase.node_fix import NodeFix, Replace
 from ..rulebase.rule import Rule
@@ -93,7 +94,7 @@ class InPlaceArrayUpdate(Rule):
         if not isinstance(subject, cst.Name) or origins.references_in_file or not _array_only_index(subscript):
             return False
         found = origins.reaching(subject, ctx.scope)
-        return (found is not None and ctx.kind(subject).traced
+        return (found is not None and ctx.value(subject).traced is MUST
                 and all(o.kind in ("param", "augmented", "annotation") for o in found[1]))
 
     # -- fixes ----------------------------------------------------------------------------------
@@ -141,8 +142,8 @@ class InPlaceArrayUpdate(Rule):
         if isinstance(expr, (cst.Integer, cst.Ellipsis)):
             return True
         if isinstance(expr, cst.Name):
-            kind = self.ctx.kind(expr)
-            return not (kind.jax_array or kind.traced) and not NameOrigins.of(self.ctx).python_sequence(expr, self.ctx.scope)
+            value = self.ctx.value(expr)
+            return value.traced is not MUST and value.array is not MUST and not NameOrigins.of(self.ctx).python_sequence(expr, self.ctx.scope)
         if isinstance(expr, cst.UnaryOperation):
             return self._scalar(expr.expression)
         if isinstance(expr, cst.BinaryOperation):

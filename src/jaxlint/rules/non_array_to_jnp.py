@@ -88,6 +88,6 @@ class NonArrayToJnp(Rule):
         if type(value) is cst.Name and origins.python_sequence(value, ctx.scope):
             return f"`{value.value}`, a Python list or tuple,"
         if (type(value) is cst.Attribute and value.attr.value == "shape"
-                and (ctx.kind(value.value).jax_array or origins.certain_array(value.value, ctx.scope))):
+                and (ctx.value(value.value).array_or_traced_argument or origins.certain_array(value.value, ctx.scope))):
             return f"`{ctx.module.code_for_node(value)}` (a tuple of ints)"
         return None

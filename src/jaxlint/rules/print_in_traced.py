@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..jaxmodel.values import STATIC_ATTRIBUTES, Kind
+from ..jaxmodel.values import MUST, STATIC_ATTRIBUTES
 from ..rulebase.node_fix import NodeFix, Replace
 from ..rulebase.rule import Rule
 
@@ -65,8 +65,10 @@ class PrintInTraced(Rule):
                        for p in value.parts)
         if isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)):
             return False
-        kind = self.ctx.kind(value)
-        return kind.traced or kind == Kind.CONTAINER or kind == Kind.NONE and not _is_constant(value)
+        found = self.ctx.value(value)
+        # what the message and the fix assume: tracers are shown unless the value is known to be
+        # something else (a concrete array, a constant)
+        return found.holds is MUST or found.array is not MUST and not _is_constant(value)
 
     def _static(self, value: cst.BaseExpression, depth: int) -> bool:
         """Whether an expression is known to hold a static value under the trace: a literal, a shape or

@@ -13,7 +13,7 @@ import libcst as cst
 from ..semantic.containers import MUTATING_METHODS, Containers
 from ..jaxmodel.keys.policy import in_test_function, is_test_file
 from ..semantic.scopes import Scope
-from ..jaxmodel.values import Kind
+from ..jaxmodel.values import MUST
 from ..rulebase.rule import Rule
 
 #: Receivers whose attributes a method legitimately sets (flax.nnx modules under nnx.jit, …).
@@ -57,9 +57,9 @@ class StateMutationInTraced(Rule):
         info = self.ctx.trace_info()
         if info is None:
             return
-        kind = max((self.ctx.kind(arg.value) for arg in node.args), default=Kind.NONE)
+        traced = any(self.ctx.value(arg.value).holds is MUST for arg in node.args)
         args = "(...)" if node.args else "()"
-        self._report(node, info, kind, f"`{name}.{func.attr.value}{args}` mutates `{name}`, a container defined outside it")
+        self._report(node, info, traced, f"`{name}.{func.attr.value}{args}` mutates `{name}`, a container defined outside it")
 
     # -- targets ------------------------------------------------------------------------------
     def _target(self, target: cst.BaseExpression, statement: cst.CSTNode, value: cst.BaseExpression | None,
@@ -105,8 +105,8 @@ class StateMutationInTraced(Rule):
             return
         if attribute and any(t.startswith("flax.nnx.") for t in info.transforms):
             return  # nnx transforms propagate attribute updates of the modules they are given
-        kind = self.ctx.kind(value) if value is not None else Kind.NONE
-        self._report(statement, info, kind, what)
+        traced = value is not None and self.ctx.value(value).holds is MUST
+        self._report(statement, info, traced, what)
 
     # -- facts --------------------------------------------------------------------------------
     def _declared(self, name: str) -> str | None:
@@ -144,10 +144,10 @@ class StateMutationInTraced(Rule):
             return None
         return owner
 
-    def _report(self, node: cst.CSTNode, info, kind: Kind, what: str) -> None:
+    def _report(self, node: cst.CSTNode, info, traced: bool, what: str) -> None:
+        """`traced`: the value stored holds tracers on every path."""
         if id(node) in self._reported:
             return  # `a, b = …` with two outside targets: one finding for the statement
-        traced = kind.traced or kind == Kind.CONTAINER
         if traced or info.runs_once:
             self._reported.add(id(node))
         if traced:

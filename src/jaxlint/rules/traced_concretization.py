@@ -10,7 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..semantic.literals import Literals
-from ..jaxmodel.values import Kind
+from ..jaxmodel.values import MUST
 from ..rulebase.rule import Rule
 
 #: NumPy ufuncs (called as `numpy.<name>`) that convert a tracer argument.
@@ -167,7 +167,7 @@ class TracedConcretization(Rule):
             return
         if not Literals.of(self.ctx).is_python_sequence(node.value, self.ctx.scope):
             return
-        if not any(self.ctx.kind(part).traced for part in _index_parts(node)):
+        if not any(self.ctx.value(part).traced is MUST for part in _index_parts(node)):
             return
         self.report(node, (
             f"a Python list or tuple indexed with a traced value inside a function traced by `{info.label}`: "
@@ -177,7 +177,7 @@ class TracedConcretization(Rule):
 
     # -- helpers ---------------------------------------------------------------------------------
     def _traced(self, expr: cst.BaseExpression) -> bool:
-        return self.ctx.kind(expr).traced
+        return self.ctx.value(expr).traced is MUST
 
     def _sequence_of_traced(self, expr: cst.BaseExpression) -> bool:
         """A list or tuple display with a traced element (`[loss_a, loss_b]`)."""
@@ -195,7 +195,8 @@ class TracedConcretization(Rule):
             only = positional[0]
             if isinstance(only, (cst.List, cst.Tuple)):
                 return len(only.elements) >= 2 and any(self._traced(e.value) for e in only.elements)
-            return self.ctx.kind(only) in (Kind.ARRAY, Kind.BOOL)
+            value = self.ctx.value(only)
+            return value.traced is MUST and value.array is MUST
         return False
 
     def _numpy(self, node: cst.Call, callee: str, where: str) -> None:
@@ -217,8 +218,7 @@ class TracedConcretization(Rule):
             self._report_shape(node, shown, where, SHAPE_HINTS.get(callee))
 
     def _shape_traced(self, expr: cst.BaseExpression) -> bool:
-        kind = self.ctx.kind(expr)
-        return kind.traced or kind == Kind.CONTAINER
+        return self.ctx.value(expr).holds is MUST  # a traced value, or a container of them
 
     def _report_shape(self, node: cst.Call, shown: str, where: str, hint: str | None = None) -> None:
         self.report(node, (
@@ -230,9 +230,8 @@ class TracedConcretization(Rule):
 
     def _method(self, node: cst.Call, func: cst.Attribute, positional: list, where: str, abstract: bool) -> None:
         method = func.attr.value
-        receiver = self.ctx.kind(func.value)
-        if receiver not in (Kind.ARRAY, Kind.BOOL, Kind.PARAM, Kind.TREE) and not (
-                method == "reshape" and receiver == Kind.JAX_ARRAY):
+        receiver = self.ctx.value(func.value)
+        if receiver.traced is not MUST and not (method == "reshape" and receiver.array is MUST):
             return
         if method in ("item", "tolist") and not node.args:
             if method == "item" and not abstract:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..jaxmodel.values import MUST
 from ..rulebase.rule import Rule
 
 #: callee -> (positional indices, keyword names) of its count arguments
@@ -27,7 +28,7 @@ class TracedLoopBound(Rule):
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         counts = [positional[i] for i in indices if i < len(positional)]
         counts += [a.value for a in node.args if a.keyword is not None and a.keyword.value in keywords]
-        if not any(self.ctx.kind(count).traced for count in counts):
+        if not any(self.ctx.value(count).traced is MUST for count in counts):
             return
         shown = "range()" if callee == "builtins.range" else "itertools.repeat()"
         self.report(node, (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..jaxmodel.values import Kind
+from ..jaxmodel.values import MUST, Form
 from ..rulebase.rule import Rule
 
 #: Nodes whose `test` Python converts to bool.
@@ -60,7 +60,7 @@ class TracedPythonControlFlow(Rule):
             previous = comparator
             if isinstance(operator, EQUALITY) and any(flow.not_an_array(o) for o in operands):
                 continue  # `x == None`: Python's identity fallback, a plain bool
-            if isinstance(operator, ORDERING + EQUALITY) and any(self.ctx.kind(o).traced for o in operands):
+            if isinstance(operator, ORDERING + EQUALITY) and any(self.ctx.value(o).traced is MUST for o in operands):
                 self.report(node, (
                     f"chained comparison on a traced value inside a function traced by `{info.label}`: Python "
                     f"evaluates `a < x < b` as `(a < x) and (x < b)`, which needs a concrete bool "
@@ -107,15 +107,15 @@ class TracedPythonControlFlow(Rule):
         info = self.ctx.trace_info()
         if info is None or not info.abstract:
             return
-        kind = self.ctx.kind(test)
-        if kind not in (Kind.ARRAY, Kind.BOOL, Kind.PARAM):
-            return
+        value = self.ctx.value(test)
+        if value.traced is not MUST or value.form is Form.TREE:
+            return  # a pytree of unknown structure may be None or a struct: Python decides its truth
         hint = "use `jnp.where(c, a, b)` or `jax.lax.cond`"
         if construct == "`while`":
             hint = "use `jax.lax.while_loop`"
         elif construct == "`assert`":
             hint = "check with `jax.experimental.checkify`, or test the value outside the traced function"
-        if kind == Kind.PARAM:
+        if value.array is not MUST:  # a traced argument, which may be configuration
             hint += ", or mark the argument static (`static_argnames=`) if it is configuration"
         self.report(test, (
             f"{construct} on a traced value inside a function traced by `{info.label}`: Python needs a concrete "

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..jaxmodel.values import Kind
+from ..jaxmodel.values import MUST
 from ..rulebase.rule import Rule
 
 #: jax.numpy functions whose output size depends on the values unless `size=` is given.
@@ -12,7 +12,6 @@ SIZED = frozenset({
     "jax.numpy.unique_values", "jax.numpy.unique_counts", "jax.numpy.unique_inverse", "jax.numpy.unique_all",
     "jax.numpy.setdiff1d", "jax.numpy.union1d", "jax.numpy.intersect1d",
 })
-_ARRAYS = (Kind.ARRAY, Kind.BOOL, Kind.PARAM, Kind.TREE, Kind.JAX_ARRAY)
 
 
 class ValueDependentShape(Rule):
@@ -23,7 +22,7 @@ class ValueDependentShape(Rule):
         info = self.ctx.trace_info()
         if info is None or not info.abstract:
             return
-        if self.ctx.kind(node.value) not in _ARRAYS or _is_store_target(node, self.ctx.parent):
+        if not self._indexable(node.value) or _is_store_target(node, self.ctx.parent):
             return  # `x[mask] = v` fails as an in-place update first (JAX401)
         where = f"inside a function traced by `{info.label}`"
         for element in node.slice:
@@ -36,7 +35,7 @@ class ValueDependentShape(Rule):
                     f"`jnp.nonzero(mask, size=k)`"))
                 return
             if isinstance(part, cst.Slice) and any(
-                    bound is not None and self.ctx.kind(bound).traced for bound in (part.lower, part.upper, part.step)):
+                    bound is not None and self.ctx.value(bound).traced is MUST for bound in (part.lower, part.upper, part.step)):
                 self.report(node, (
                     f"slice bounds taken from a traced value {where}: the slice's length must be known when JAX "
                     f"traces the function (IndexError: slice entries must be static); use "
@@ -61,21 +60,31 @@ class ValueDependentShape(Rule):
             shown = "jnp.where(condition)"
             inputs = positional
         elif (type(func) is cst.Attribute and func.attr.value == "nonzero" and not node.args
-              and self.ctx.kind(func.value) in (Kind.ARRAY, Kind.BOOL)):
+              and self._traced_array(func.value)):
             shown = ".nonzero()"
             inputs = [func.value]
         else:
             return
-        if not any(self.ctx.kind(value).traced for value in inputs):
+        if not any(self.ctx.value(value).traced is MUST for value in inputs):
             return
         self.report(node, (
             f"`{shown}` of a traced value without `size=` inside a function traced by `{info.label}`: the number "
             f"of results depends on the values, which are only known at run time (ConcretizationTypeError); "
             f"pass a static `size=` (and `fill_value=`), or keep the shape with `jnp.where(mask, x, 0)`"))
 
+    def _indexable(self, expr: cst.BaseExpression) -> bool:
+        """A JAX array (traced or not) or a traced pytree: indexed by JAX's rules."""
+        value = self.ctx.value(expr)
+        return value.traced is MUST or value.array is MUST
+
+    def _traced_array(self, expr: cst.BaseExpression) -> bool:
+        value = self.ctx.value(expr)
+        return value.traced is MUST and value.array is MUST
+
     def _mask(self, index: cst.BaseExpression) -> bool:
         """A traced boolean array: a comparison, `jnp.isnan(x)`, `~mask`, `mask & other`."""
-        return self.ctx.kind(index) == Kind.BOOL
+        value = self.ctx.value(index)
+        return value.mask is MUST and value.traced is MUST
 
 
 def _is_store_target(node: cst.Subscript, parent: cst.CSTNode | None) -> bool:

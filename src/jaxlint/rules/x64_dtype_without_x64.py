@@ -125,7 +125,7 @@ class X64DtypeWithoutX64(Rule):
         func = node.func
         if type(func) is cst.Attribute and func.attr.value == "astype" and callee is None:
             receiver = func.value
-            if ctx.kind(receiver).jax_array:  # NumPy arrays and pandas columns keep 64 bits
+            if ctx.value(receiver).array_or_traced_argument:  # NumPy arrays and pandas columns keep 64 bits
                 for index, arg in enumerate(node.args):
                     if (arg.keyword is None and index == 0) or (arg.keyword is not None and arg.keyword.value == "dtype"):
                         self._dtype_argument(arg.value)

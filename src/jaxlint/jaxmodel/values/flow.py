@@ -12,157 +12,37 @@ of the scope without re-running anything.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from enum import IntEnum
-from typing import TYPE_CHECKING, Callable, Iterator, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 import libcst as cst
 
-from ..dataflow import FlowInterpreter
-from ..semantic.module_state import ModuleState
+from ...dataflow import FlowInterpreter
+from ...semantic.module_state import ModuleState
+from .lattice import BOTTOM, MAY, NO, OF_KIND, STATIC, UNKNOWN, Kind, Value, join, of_kind
+from .tables import (ARRAY_ATTRIBUTES, ARRAY_MODULES, BITWISE, BOOL_FUNCTIONS, COLLECTIVES, CONCRETIZING_METHODS,
+                     CONVERSIONS, DIRECT_TRANSFORMS, LAX_COMPARISONS, LAX_CONTROL_FLOW, MAX_ITEMS, STATIC_ATTRIBUTES,
+                     STATIC_CALLS, TRACER_CLASSES, TRANSFORM_WRAPPERS, TREE_FLATTENS, TREE_FUNCTIONS)
 
 if TYPE_CHECKING:
-    from ..semantic.source_file import SourceFile
+    from ...semantic.source_file import SourceFile
+
+PLAIN = OF_KIND
+NOTHING = UNKNOWN
+#: Names of Python's constants: static wherever they are read.
+_PYTHON_CONSTANTS = frozenset({"None", "True", "False", "Ellipsis", "NotImplemented"})
+#: What a name holds in the branch where a test says it is not a tracer: a concrete value.
+NOT_TRACED = Value(NO, MAY, MAY, NO, MAY)
+#: Literal expressions: static values.
+_LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis)
 
 
-class Kind(IntEnum):
-    """Ordered so that merging two paths keeps the larger (the less certain to be harmless)."""
-
-    NONE = 0
-    #: a concrete JAX array outside any trace (`x = jnp.zeros(3)` at module level)
-    JAX_ARRAY = 1
-    #: a container (tuple, list, dict) holding traced leaves; its truthiness is plain Python
-    CONTAINER = 2
-    #: a traced pytree of unknown structure that is not a parameter: a field of a traced argument
-    #: (`state.dynamic_scale`), the outputs of a transformed function. Its leaves are traced, but
-    #: it may be None or a struct, whose truthiness is plain Python: `if field:` is not reported
-    TREE = 3
-    #: a traced parameter whose structure is unknown (an array or a pytree of arrays)
-    PARAM = 4
-    #: a traced array
-    ARRAY = 5
-    #: a traced boolean array (a comparison), usable as a mask
-    BOOL = 6
-
-    @property
-    def traced(self) -> bool:
-        return self >= Kind.TREE
-
-    @property
-    def jax_array(self) -> bool:
-        return self in (Kind.JAX_ARRAY, Kind.PARAM, Kind.ARRAY, Kind.BOOL)
-
-
-#: Attributes that are static even on a tracer.
-STATIC_ATTRIBUTES = frozenset({
-    "shape", "ndim", "dtype", "size", "sharding", "aval", "weak_type", "itemsize", "nbytes", "named_shape",
-    "__class__", "__name__", "__qualname__", "__module__",
-})
-#: Attributes of an array that are arrays again.
-ARRAY_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "at"})
-#: Calls whose result is static whatever they are given.
-#: Functions that only inspect dtypes: their result is static, and naming float64 there requests nothing.
-DTYPE_QUERIES = frozenset({
-    "jax.numpy.dtype", "jax.numpy.finfo", "jax.numpy.iinfo", "jax.numpy.issubdtype", "jax.numpy.promote_types",
-    "jax.numpy.result_type", "jax.numpy.can_cast", "jax.numpy.isdtype", "jax.lax.dtype",
-})
-STATIC_CALLS = DTYPE_QUERIES | frozenset({
-    "builtins.len", "builtins.isinstance", "builtins.issubclass", "builtins.callable", "builtins.type",
-    "builtins.id", "builtins.hasattr", "builtins.repr", "builtins.str",
-    "jax.numpy.shape", "jax.numpy.ndim", "jax.numpy.size", "jax.numpy.isscalar",
-    "numpy.shape", "numpy.ndim", "numpy.size", "numpy.result_type", "numpy.dtype", "numpy.issubdtype",
-    "jax.tree.structure", "jax.tree_util.tree_structure", "jax.eval_shape", "jax.typeof",
-    "jax.core.get_aval", "jax.dtypes.issubdtype", "jax.dtypes.result_type", "jax.numpy.iscomplexobj",
-    "jax.lax.axis_size", "jax.lax.broadcast_shapes", "jax.numpy.broadcast_shapes",
-    "jax.device_count", "jax.local_device_count",
-    "jax.process_count", "jax.process_index", "jax.devices", "jax.local_devices",
-})
-#: Conversions: their result is a concrete Python value (when they do not fail; JAX203 reports them).
-CONVERSIONS = frozenset({"builtins.float", "builtins.int", "builtins.bool", "builtins.complex"})
-#: Modules whose functions return JAX arrays.
-ARRAY_MODULES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.", "jax.random.", "jax.image.")
-#: Functions of those modules that return booleans.
-BOOL_FUNCTIONS = frozenset({
-    "jax.numpy.isnan", "jax.numpy.isinf", "jax.numpy.isfinite", "jax.numpy.logical_and",
-    "jax.numpy.logical_or", "jax.numpy.logical_not", "jax.numpy.logical_xor", "jax.numpy.greater",
-    "jax.numpy.less", "jax.numpy.equal", "jax.numpy.not_equal", "jax.numpy.greater_equal",
-    "jax.numpy.less_equal", "jax.numpy.isclose", "jax.numpy.isin", "jax.numpy.signbit",
-})
-#: lax control flow returns the pytree its bodies return, not one array.
-LAX_CONTROL_FLOW = frozenset(f"jax.lax.{name}" for name in (
-    "scan", "fori_loop", "while_loop", "cond", "switch", "map", "associative_scan", "custom_root",
-    "custom_linear_solve", "platform_dependent"))
-#: lax comparisons: boolean arrays.
-LAX_COMPARISONS = frozenset(f"jax.lax.{name}" for name in ("eq", "ne", "lt", "le", "gt", "ge", "is_finite"))
-#: Methods on a traced array whose result is a concrete Python value (JAX203 reports them).
-CONCRETIZING_METHODS = frozenset({"item", "tolist", "__index__", "__bool__", "__float__", "__int__"})
-TREE_FUNCTIONS = ("jax.tree.", "jax.tree_util.")
-#: `leaves, treedef = jax.tree.flatten(tree)`: the leaves are the tree's, the structure is static.
-TREE_FLATTENS = frozenset({"jax.tree.flatten", "jax.tree_util.tree_flatten", "jax.tree.flatten_with_path",
-                           "jax.tree_util.tree_flatten_with_path"})
-#: JAX's tracer class: `isinstance(x, Tracer)` is False exactly where `x` holds a concrete value.
-TRACER_CLASSES = frozenset({"jax.core.Tracer", "jax._src.core.Tracer"})
-#: Constructors of mutable references, which do support in-place assignment.
-REFERENCE_CALLS = frozenset({"jax.new_ref", "jax.ref.new_ref", "jax.experimental.mutable_array"})
-
-#: Bitwise operators, which keep boolean arrays boolean (`mask & other`, `~mask`).
-BITWISE = (cst.BitAnd, cst.BitOr, cst.BitXor)
-
-#: Lax collectives: of a Python constant they give a Python constant (`psum(1, axis)` is the axis size).
-COLLECTIVES = frozenset({"jax.lax.psum", "jax.lax.pmean", "jax.lax.pmax", "jax.lax.pmin"})
-#: Transforms whose wrapper, called, returns arrays: name -> what the call returns
-#: ("grad": the gradients, a pytree like the input; "value_and_grad": (value, gradients);
-#: "outputs": the wrapped function's outputs, a pytree of arrays).
-TRANSFORM_WRAPPERS = {
-    "jax.grad": "grad", "jax.value_and_grad": "value_and_grad",
-    "jax.jacfwd": "outputs", "jax.jacrev": "outputs", "jax.hessian": "outputs",
-    "jax.vmap": "outputs", "jax.pmap": "outputs", "jax.jit": "outputs", "jax.pjit": "outputs",
-    "jax.experimental.pjit.pjit": "outputs", "jax.checkpoint": "outputs", "jax.remat": "outputs",
-    "jax.ad_checkpoint.checkpoint": "outputs", "jax.shard_map": "outputs",
-    "jax.experimental.shard_map.shard_map": "outputs",
-}
-#: Transforms applied and called at once: name -> the shape of what they return.
-DIRECT_TRANSFORMS = {"jax.vjp": "vjp", "jax.jvp": "pair", "jax.linearize": "linearize"}
-#: Transforms that trace non-array leaves as static (so attributes of a traced argument may be
-#: Python values): equinox's filtered transforms and flax.nnx's.
-STATIC_LEAF_TRANSFORMS = ("equinox.filter_", "flax.nnx.")
-#: Tuples longer than this are not followed element by element.
-MAX_ITEMS = 8
-#: Keywords of field declarations that make a dataclass field static (not a pytree leaf).
-_STATIC_FIELD_KEYWORDS = {"pytree_node": "False", "static": "True"}
-
-
-@dataclass(frozen=True)
-class Value:
-    """One abstract value: its kind, and where known the elements of a tuple or what calling it returns."""
-
-    kind: Kind
-    #: the values of a tuple of known length (`jax.value_and_grad(f)(x)` gives two)
-    items: "tuple[Value, ...] | None" = None
-    #: a function made by a transform (`jax.grad(f)`): what calling it returns (a TRANSFORM_WRAPPERS
-    #: value, "vjp_function" or "has_aux" variants)
-    wrapper: str | None = None
-    #: the truthiness of a Python constant known to be bound here (a parameter that every
-    #: transform of the function binds to a literal through `functools.partial`)
-    truth: bool | None = None
-    #: an object whose class is known to keep every attribute static but these (a flax.nnx module
-    #: under a trace): attribute -> its kind
-    attributes: "tuple[tuple[str, Kind], ...] | None" = None
-
-    @property
-    def traced(self) -> bool:
-        return self.kind.traced
-
-
-PLAIN = {kind: Value(kind) for kind in Kind}
-NOTHING = PLAIN[Kind.NONE]
 
 #: A scope's environment: name -> value
 State = dict[str, Value]
 
 
 def as_value(value: "Value | Kind") -> Value:
-    return value if isinstance(value, Value) else PLAIN[value]
+    return value if isinstance(value, Value) else OF_KIND[value]
 
 
 class CallFacts(Protocol):
@@ -261,22 +141,17 @@ class ValueFlow:
 
     # -- the domain: joins and bindings ----------------------------------------------------------
     def join(self, a: Value, b: Value) -> Value:
-        if a is b or a == b:
-            return a
-        kind = max(a.kind, b.kind)
-        items = None
-        if a.items is not None and b.items is not None and len(a.items) == len(b.items):
-            items = tuple(self.join(x, y) for x, y in zip(a.items, b.items))
-        wrapper = a.wrapper if a.wrapper == b.wrapper else None
-        truth = a.truth if a.truth == b.truth else None
-        attributes = a.attributes if a.attributes == b.attributes else None
-        if items is None and wrapper is None and truth is None and attributes is None:
-            return PLAIN[kind]
-        return Value(kind, items, wrapper, truth, attributes)
+        return join(a, b)
+
+    def absent(self, name: str) -> Value:
+        """A name some path has not bound yet, where paths meet: the paths that bound it decide."""
+        return BOTTOM
 
     def unbound(self, name: str) -> Value:
         """A name from outside the scope: inside a function, a module-level `fast = jax.jit(f)` is
         still known to be a transformed function."""
+        if name in _PYTHON_CONSTANTS:
+            return STATIC
         if self._module_level:
             return NOTHING
         found = self._globals.get(name)
@@ -302,7 +177,7 @@ class ValueFlow:
             return
         attributes = dict(owner.attributes)
         attributes[target.attr.value] = value.kind if value.kind.traced else Kind.NONE
-        flow.bind_name(target.value.value, Value(owner.kind, attributes=tuple(sorted(
+        flow.bind_name(target.value.value, of_kind(owner.kind, attributes=tuple(sorted(
             (name, kind) for name, kind in attributes.items() if kind != Kind.NONE))), None)
 
     def function(self, node: cst.FunctionDef | cst.Lambda) -> Value:
@@ -317,11 +192,11 @@ class ValueFlow:
             return None
         checked, name = self.qualified_name(test.func), test.args[0].value.value
         if checked == "builtins.isinstance" and self.qualified_name(test.args[1].value) in TRACER_CLASSES:
-            return {name: NOTHING}
+            return {name: NOT_TRACED}
         # `x.shape if hasattr(x, "shape") else np.asarray(x).shape`: every tracer has a shape
         if checked == "builtins.hasattr" and isinstance(test.args[1].value, cst.SimpleString) \
                 and test.args[1].value.evaluated_value in ("shape", "dtype", "ndim"):
-            return {name: NOTHING}
+            return {name: NOT_TRACED}
         return None
 
     def assigned(self, name: str, value: Value, source: cst.BaseExpression | None) -> None:
@@ -353,17 +228,17 @@ class ValueFlow:
             # the keys of a dict are Python values (a pytree's keys are static), only its values are traced
             method = iterable.func.attr.value
             if method == "keys":
-                flow.bind(target, NOTHING)
+                flow.bind(target, STATIC)
                 return
             if method == "items" and isinstance(target, cst.Tuple) and len(target.elements) == 2:
-                flow.bind(target.elements[0].value, NOTHING)
+                flow.bind(target.elements[0].value, STATIC)
                 flow.bind(target.elements[1].value, PLAIN[_element(value.kind)])
                 return
         if isinstance(iterable, cst.Call) and isinstance(target, cst.Tuple):
             callee = self.qualified_name(iterable.func)
             args = [self.values.get(id(a.value), NOTHING).kind for a in iterable.args]
             if callee == "builtins.enumerate" and len(target.elements) == 2 and args:
-                flow.bind(target.elements[0].value, NOTHING)
+                flow.bind(target.elements[0].value, STATIC)
                 flow.bind(target.elements[1].value, PLAIN[_element(args[0])])
                 return
             if callee == "builtins.zip" and len(target.elements) == len(args):
@@ -377,8 +252,11 @@ class ValueFlow:
         kind = type(node)
         if kind is cst.Attribute:
             owner = flow.eval(node.value)
-            if owner.attributes is not None:
-                return PLAIN[dict(owner.attributes).get(node.attr.value, Kind.NONE)]
+            if owner.attributes is not None:  # an object that keeps every other attribute static
+                found = dict(owner.attributes).get(node.attr.value)
+                return PLAIN[found] if found is not None else STATIC
+            if node.attr.value in STATIC_ATTRIBUTES:
+                return STATIC
             return PLAIN[self._attribute(node, owner.kind)]
         if kind is cst.Call:
             return self._call(node, flow)
@@ -390,7 +268,7 @@ class ValueFlow:
                 return PLAIN[Kind.BOOL]  # `(a > 0) & (b > 0)`: still a boolean array
             return PLAIN[_arith(max(left, right))]
         if kind is cst.Comparison:
-            return PLAIN[self._comparison(node, flow)]
+            return self._comparison(node, flow)
         if kind is cst.UnaryOperation:
             operand = flow.eval(node.expression).kind
             if type(node.operator) is cst.Not:  # `not tree` may be Python's (None, a struct)
@@ -408,9 +286,9 @@ class ValueFlow:
             elements = [flow.eval(e.value) for e in node.elements]
             inner = max((e.kind for e in elements), default=Kind.NONE)
             container = Kind.CONTAINER if inner.traced or inner == Kind.CONTAINER else Kind.NONE
-            if kind is cst.Tuple and 1 < len(elements) <= MAX_ITEMS and any(e is not NOTHING for e in elements) \
+            if kind is cst.Tuple and 1 < len(elements) <= MAX_ITEMS and any(e is not NOTHING and e is not STATIC for e in elements) \
                     and not any(type(e) is cst.StarredElement for e in node.elements):
-                return Value(container, tuple(elements))  # `return loss, aux`: each keeps its own value
+                return of_kind(container, tuple(elements))  # `return loss, aux`: each keeps its own value
             return PLAIN[container]
         if kind is cst.Dict:
             inner = Kind.NONE
@@ -422,11 +300,13 @@ class ValueFlow:
         if kind is cst.FormattedString or kind is cst.ConcatenatedString:
             for child in _expressions_in(node):
                 flow.eval(child)
-            return NOTHING
+            return STATIC  # a `str`, whatever it shows
         if kind is cst.StarredElement:
             return flow.eval(node.value)
         if kind is cst.Await:
             return flow.eval(node.expression)
+        if kind in _LITERALS:
+            return STATIC
         return NOTHING
 
     def _attribute(self, node: cst.Attribute, value: Kind) -> Kind:
@@ -468,7 +348,7 @@ class ValueFlow:
             return PLAIN[Kind.ARRAY]
         return NOTHING
 
-    def _comparison(self, node: cst.Comparison, flow: FlowInterpreter[Value]) -> Kind:
+    def _comparison(self, node: cst.Comparison, flow: FlowInterpreter[Value]) -> Value:
         left = flow.eval(node.left).kind
         result = left
         previous = node.left
@@ -477,7 +357,7 @@ class ValueFlow:
             if type(target.operator) in (cst.Is, cst.IsNot):
                 for rest in node.comparisons[node.comparisons.index(target) + 1:]:
                     flow.eval(rest.comparator)
-                return Kind.NONE
+                return STATIC
             if type(target.operator) in (cst.In, cst.NotIn):
                 result = max(result, right) if right in (Kind.ARRAY, Kind.BOOL) else Kind.NONE
                 continue
@@ -486,12 +366,12 @@ class ValueFlow:
                 # `x == None`, `x == "auto"`, `x == _SENTINEL`: an array returns NotImplemented,
                 # so Python falls back to identity and the result is a plain bool
                 if len(node.comparisons) == 1:
-                    return Kind.NONE
+                    return STATIC
                 previous = target.comparator
                 continue
             result = max(result, right)
             previous = target.comparator
-        return Kind.BOOL if result.traced else (Kind.JAX_ARRAY if result == Kind.JAX_ARRAY else Kind.NONE)
+        return PLAIN[Kind.BOOL if result.traced else (Kind.JAX_ARRAY if result == Kind.JAX_ARRAY else Kind.NONE)]
 
     def _boolean(self, node: cst.BooleanOperation, flow: FlowInterpreter[Value]) -> Value:
         left = flow.eval(node.left)
@@ -533,11 +413,11 @@ class ValueFlow:
         args = [flow.eval(arg.value) for arg in node.args]
         strongest = max((a.kind for a in args), default=Kind.NONE)
         if callee in STATIC_CALLS or callee in CONVERSIONS:
-            return NOTHING
+            return STATIC
         if callee in COLLECTIVES and node.args and _python_constant(node.args[0].value):
-            return NOTHING  # `lax.psum(1, axis)`: the axis size, a Python int
+            return STATIC  # `lax.psum(1, axis)`: the axis size, a Python int
         if callee in TRANSFORM_WRAPPERS:
-            return Value(Kind.NONE, wrapper=wrapper_of(callee, node, self.qualified_name))
+            return of_kind(Kind.NONE, wrapper=wrapper_of(callee, node, self.qualified_name))
         if callee in DIRECT_TRANSFORMS:
             return self._direct_transform(DIRECT_TRANSFORMS[callee], node, strongest)
         if called is not None and called.wrapper is not None:
@@ -556,12 +436,12 @@ class ValueFlow:
         if callee is not None and callee.startswith(TREE_FUNCTIONS):
             leaves = PLAIN[Kind.CONTAINER if strongest.traced or strongest == Kind.CONTAINER else Kind.NONE]
             if callee in TREE_FLATTENS:
-                return Value(leaves.kind, items=(leaves, NOTHING))  # the tree's structure is static
+                return of_kind(leaves.kind, items=(leaves, STATIC))  # the tree's structure is static
             return leaves
         if receiver is not None and receiver.kind in (Kind.ARRAY, Kind.BOOL, Kind.PARAM, Kind.TREE, Kind.JAX_ARRAY):
             method = func.attr.value
             if method in CONCRETIZING_METHODS:
-                return NOTHING
+                return STATIC
             if method in ("keys", "values", "items"):
                 return PLAIN[Kind.CONTAINER if receiver.kind.traced else Kind.NONE]
             if receiver.kind == Kind.JAX_ARRAY:
@@ -612,17 +492,17 @@ class ValueFlow:
         tree = PLAIN[Kind.TREE if traced else Kind.NONE]
         has_aux = _keyword_true(node, "has_aux")
         if shape == "vjp":
-            function = Value(Kind.NONE, wrapper="vjp_function")
+            function = of_kind(Kind.NONE, wrapper="vjp_function")
             parts = (tree, function, tree) if has_aux else (tree, function)
         elif shape == "linearize":
-            parts = (tree, Value(Kind.NONE, wrapper="outputs"))
+            parts = (tree, of_kind(Kind.NONE, wrapper="outputs"))
         else:
             parts = (tree, tree)
-        return Value(Kind.CONTAINER if traced else Kind.NONE, parts)
+        return of_kind(Kind.CONTAINER if traced else Kind.NONE, parts)
 
 
 def _pair(first: Value, second: Value, traced: bool) -> Value:
-    return Value(Kind.CONTAINER if traced else Kind.NONE, (first, second))
+    return of_kind(Kind.CONTAINER if traced else Kind.NONE, (first, second))
 
 
 def wrapper_of(callee: str, node: cst.Call,
@@ -657,54 +537,6 @@ def _empty_container(node: cst.BaseExpression, flow: ValueFlow) -> bool:
         return not node.elements
     return isinstance(node, cst.Call) and not node.args and flow.qualified_name(node.func) in (
         "builtins.dict", "builtins.list", "builtins.tuple")
-
-
-def static_field_names(module: cst.Module) -> frozenset[str]:
-    """Fields that classes of the module declare static (`struct.field(pytree_node=False)`,
-    `eqx.field(static=True)`): not pytree leaves, so never traced."""
-    found: set[str] = set()
-    for statement in _class_statements(module.body):
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            value = getattr(small, "value", None)
-            if not isinstance(small, (cst.AnnAssign, cst.Assign)) or not isinstance(value, cst.Call):
-                continue
-            if not any(_declares_static(a) for a in value.args):
-                continue
-            targets = [small.target] if isinstance(small, cst.AnnAssign) else [t.target for t in small.targets]
-            found.update(t.value for t in targets if isinstance(t, cst.Name))
-    return frozenset(found)
-
-
-def _declares_static(arg: cst.Arg) -> bool:
-    """`pytree_node=False`, `static=True`, `metadata={"static": True}` / `metadata=dict(static=True)`."""
-    if arg.keyword is None:
-        return False
-    keyword, value = arg.keyword.value, arg.value
-    if isinstance(value, cst.Name):
-        return _STATIC_FIELD_KEYWORDS.get(keyword) == value.value
-    if keyword != "metadata":
-        return False
-    if isinstance(value, cst.Dict):
-        return any(isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
-                   and e.key.evaluated_value == "static" and isinstance(e.value, cst.Name)
-                   and e.value.value == "True" for e in value.elements)
-    if isinstance(value, cst.Call):
-        return any(_declares_static(a) for a in value.args)
-    return False
-
-
-def _class_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
-    """The statements of the module's classes (and of classes nested in them)."""
-    for statement in body:
-        if type(statement) is cst.ClassDef:
-            for inner in statement.body.body:
-                yield inner
-                if isinstance(inner, cst.ClassDef):
-                    yield from _class_statements([inner])
-        elif type(statement) is cst.If:  # `if TYPE_CHECKING:` / version guards
-            yield from _class_statements(statement.body.body)
 
 
 def _arith(kind: Kind) -> Kind:
