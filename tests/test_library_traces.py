@@ -22,6 +22,7 @@ LIBRARIES = {
     "JAX201_haiku_transforms.py": "haiku",
     "JAX201_haiku_apply.py": "haiku",
     "JAX201_nnx_equinox_transforms.py": "equinox",
+    "JAX203_equinox_filtered_arguments.py": "equinox",
 }
 
 

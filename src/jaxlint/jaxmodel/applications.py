@@ -8,12 +8,18 @@ from dataclasses import replace
 import libcst as cst
 
 from .jax_names import PARTIAL
+from ..semantic.model import SemanticModel
 from ..semantic.scopes import Scope
 from .calls import Application, CallSite, Callee, ClassInfo, MethodGiven
 from .signatures import function_scope, has_default, keyword_only_params, params_of, positional_params, star_params
-from .transforms import LAX_BODIES, MODES, NUMPYRO_KERNELS, int_literals, literal_keywords, string_literals
+from .keys.tables import key_name_pattern
+from .values.tables import ARRAY_ONLY_ATTRIBUTES
+from .transforms import FRAMEWORKS, LAX_BODIES, MODES, NUMPYRO_KERNELS, int_literals, literal_keywords, string_literals
 
 FunctionNode = cst.FunctionDef | cst.Lambda
+#: The last part of the qualified names of array types (`jax.Array`, `numpy.ndarray`, `chex.Array`,
+#: `jaxtyping.PRNGKeyArray`).
+ARRAY_TYPE_NAMES = frozenset({"Array", "ndarray", "ArrayImpl", "PRNGKeyArray"})
 
 
 class TransformApplications:
@@ -231,7 +237,47 @@ class TransformApplications:
             traced = self._differentiated(use, positional)
         else:
             traced = every
-        return {p for p in traced if p != receiver and self._passed(function, p, use)}
+        traced = {p for p in traced if p != receiver and self._passed(function, p, use)}
+        if self._array_leaves_only(use):
+            traced = {p for p in traced if self._holds_arrays(function, p)}
+        return traced
+
+    @staticmethod
+    def _array_leaves_only(use: Application) -> bool:
+        """Whether the transform traces only the array leaves of its arguments (equinox's filtered
+        transforms): a Python number, string, callable or None it is given stays as it is."""
+        entry = FRAMEWORKS.transforms.get(use.transform)
+        return entry is not None and entry.leaves == "arrays"
+
+    def _holds_arrays(self, function: FunctionNode, param: str) -> bool:
+        """Whether a parameter must hold arrays (and so is traced by a transform that traces array
+        leaves only): its annotation is an array type (`jax.Array`, jaxtyping's `Float[Array, "n"]`),
+        it is read as an array (`x.shape`, `x.at[...]`), it is named as a PRNG key is, or its class is
+        a pytree class of the module. Without such evidence it may be a Python value: not traced."""
+        if type(function) is not cst.FunctionDef:
+            return False
+        annotation = next((p.annotation for p in (*function.params.posonly_params, *function.params.params,
+                                                  *function.params.kwonly_params) if p.name.value == param), None)
+        if annotation is not None and self._array_annotation(function, annotation.annotation):
+            return True
+        uses = SemanticModel.of(self.ctx).attribute_uses.get(id(function), ())
+        if any((param, attribute) in uses for attribute in ARRAY_ONLY_ATTRIBUTES):
+            return True
+        if key_name_pattern(self.ctx.settings.key_names).fullmatch(param):
+            return True
+        return self._object_attributes(function, param) is not None
+
+    def _array_annotation(self, function: FunctionNode, annotation: cst.BaseExpression) -> bool:
+        scope = self.scopes.get(id(function))
+        outer = scope.parent if scope is not None and scope.parent is not None else self.ctx.module_scope
+        resolve = self._resolver(outer)
+        if type(annotation) is cst.Subscript:  # jaxtyping: `Float[Array, "batch dim"]`
+            wrapper = resolve(annotation.value)
+            first = annotation.slice[0].slice
+            return wrapper is not None and wrapper.startswith("jaxtyping.") and type(first) is cst.Index \
+                and self._array_annotation(function, first.value)
+        name = resolve(annotation)
+        return name is not None and name.rpartition(".")[2] in ARRAY_TYPE_NAMES
 
     def _static(self, function: FunctionNode, use: Application, positional: list[str]) -> set[str]:
         static: set[str] = set()

@@ -35,7 +35,7 @@ from ..semantic.instance_attributes import InstanceAttributes, self_param
 from ..semantic.model import SemanticModel
 from ..semantic.scopes import Scope
 from .traced import TracedFunctions
-from .values import ARRAY_ATTRIBUTES, ARRAY_MODULES, STATIC_CALLS
+from .values import ARRAY_ATTRIBUTES, ARRAY_EVIDENCE_ATTRIBUTES, ARRAY_MODULES, STATIC_CALLS
 from ..syntax.walk import walk
 
 if TYPE_CHECKING:
@@ -77,11 +77,6 @@ NUMPY_CONSTRUCTORS = frozenset(f"numpy.{name}" for name in (
 ))
 #: Attributes of an array that are arrays again (`x.at` is an indexer, not an array).
 ARRAY_VALUED_ATTRIBUTES = ARRAY_ATTRIBUTES - {"at"}
-#: Attributes a list, tuple or dict does not have: reading one shows a parameter is an array.
-ARRAY_EVIDENCE_ATTRIBUTES = frozenset({
-    "shape", "ndim", "dtype", "at", "astype", "reshape", "T", "ravel", "flatten", "squeeze", "transpose",
-    "block_until_ready",
-})
 SEQUENCE_DISPLAYS = (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)
 _REFERENCES = re.compile(r"\bnew_ref\b|\bmutable_array\b|\bRef\b")
 _MAX_DEPTH = 6

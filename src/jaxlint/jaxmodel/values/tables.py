@@ -79,3 +79,12 @@ DIRECT_TRANSFORMS = {"jax.vjp": "vjp", "jax.jvp": "pair", "jax.linearize": "line
 STATIC_LEAF_TRANSFORMS = ("equinox.filter_", "flax.nnx.")
 #: Tuples longer than this are not followed element by element.
 MAX_ITEMS = 8
+#: Attributes a list, tuple or dict does not have: reading one shows a parameter is an array.
+ARRAY_EVIDENCE_ATTRIBUTES = frozenset({
+    "shape", "ndim", "dtype", "at", "astype", "reshape", "T", "ravel", "flatten", "squeeze", "transpose",
+    "block_until_ready",
+})
+#: Methods a Python number, string, callable or container does not have: only an array (JAX's or
+#: NumPy's) is read through one of these or the attributes above.
+ARRAY_ONLY_ATTRIBUTES = ARRAY_EVIDENCE_ATTRIBUTES | {
+    "max", "min", "sum", "mean", "std", "var", "prod", "argmax", "argmin", "cumsum", "clip", "item", "tolist"}
