@@ -14,6 +14,7 @@ def static_field_names(module: cst.Module) -> frozenset[str]:
     """Fields that classes of the module declare static (`struct.field(pytree_node=False)`,
     `eqx.field(static=True)`): not pytree leaves, so never traced."""
     found: set[str] = set()
+    makers = _static_field_makers(module.body)
     for statement in _class_statements(module.body):
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
@@ -21,11 +22,35 @@ def static_field_names(module: cst.Module) -> frozenset[str]:
             value = getattr(small, "value", None)
             if not isinstance(small, (cst.AnnAssign, cst.Assign)) or not isinstance(value, cst.Call):
                 continue
-            if not any(_declares_static(a) for a in value.args):
+            if not (any(_declares_static(a) for a in value.args)
+                    or type(value.func) is cst.Name and value.func.value in makers):
                 continue
             targets = [small.target] if isinstance(small, cst.AnnAssign) else [t.target for t in small.targets]
             found.update(t.value for t in targets if isinstance(t, cst.Name))
     return frozenset(found)
+
+
+def _static_field_makers(body: Sequence[cst.CSTNode]) -> frozenset[str]:
+    """Module-level helpers that declare a static field, so that a class's `x: int = static_field(2)`
+    is static too: `static_field = lambda v=MISSING: dataclasses.field(default=v, metadata=dict(static=True))`,
+    or a `def` that returns such a field."""
+    found = set()
+    for statement in body:
+        if type(statement) is cst.FunctionDef:
+            returned = [small.value for line in statement.body.body if type(line) is cst.SimpleStatementLine
+                        for small in line.body if type(small) is cst.Return]
+            if returned and all(_static_declaration(value) for value in returned):
+                found.add(statement.name.value)
+        elif type(statement) is cst.SimpleStatementLine:
+            for small in statement.body:
+                if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name \
+                        and type(small.value) is cst.Lambda and _static_declaration(small.value.body):
+                    found.add(small.targets[0].target.value)
+    return frozenset(found)
+
+
+def _static_declaration(value: cst.BaseExpression | None) -> bool:
+    return type(value) is cst.Call and any(_declares_static(a) for a in value.args)
 
 
 def _declares_static(arg: cst.Arg) -> bool:
