@@ -29,8 +29,8 @@ TRACED_FROM = {
     ("src_layout", "src/shapes/losses.py", 6): "src/shapes/train.py",
     ("src_layout", "src/shapes/model.py", 10): "src/shapes/train.py",
     ("src_layout", "src/shapes/model.py", 15): "src/shapes/train.py",
-    ("flat_scripts", "scripts/helpers.py", 5): "scripts/run_sampler.py",
-    ("flat_scripts", "scripts/helpers.py", 19): "scripts/run_sampler.py",
+    ("flat_scripts", "scripts/helpers.py", 6): "scripts/run_sampler.py",
+    ("flat_scripts", "scripts/helpers.py", 20): "scripts/run_sampler.py",
     ("notebook", "helpers.py", 6): "analysis.ipynb",
     ("cycle", "cyc/model.py", 7): "cyc/model.py",
 }

@@ -67,3 +67,12 @@ def has_default(function: FunctionNode, name: str) -> bool:
 
 def function_name(function: FunctionNode) -> str:
     return function.name.value if isinstance(function, cst.FunctionDef) else "<lambda>"
+
+
+def assigned_lambda(target: cst.CSTNode, statement: cst.CSTNode) -> cst.Lambda | None:
+    """The lambda a module binds a name to (`mix = lambda key, x: jax.random.fold_in(key, x)`), given
+    the name's binding target and statement: a function by another spelling. None for anything else."""
+    if type(statement) is cst.Assign and type(statement.value) is cst.Lambda and len(statement.targets) == 1 \
+            and statement.targets[0].target is target:
+        return statement.value
+    return None

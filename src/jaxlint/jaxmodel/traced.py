@@ -32,7 +32,7 @@ from .values import (MUST, NOTHING, PLAIN, STATIC_LEAF_TRANSFORMS, TRANSFORM_WRA
                      ValueFlow, of_kind,
                      wrapper_of)
 from .calls import Application, CallSite, Callee, ClassInfo, MethodGiven
-from .signatures import container_params, function_name, function_scope, params_of, positional_params
+from .signatures import assigned_lambda, container_params, function_name, function_scope, params_of, positional_params
 from .transforms import ABSTRACT_MODES, HOST_CALLBACKS, RUNS_ONCE_MODES, TREE_MAPS, is_true, literal_keywords
 from .applications import TransformApplications
 from .call_resolution import CallResolution
@@ -275,7 +275,7 @@ class TracedFunctions(TransformApplications, CallResolution, PytreeAttributes):
             return None
         node = binding.nodes[0]
         if not rest:
-            return node if isinstance(node, cst.FunctionDef) else None
+            return node if isinstance(node, cst.FunctionDef) else assigned_lambda(node, binding.statements[0])
         cls = self.classes.get(id(node))
         if cls is None or "." in rest:
             return None

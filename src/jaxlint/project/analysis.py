@@ -30,6 +30,7 @@ from ..jaxmodel.external import ExternalFunction, FunctionRef, KeyUse, Seed
 from ..jaxmodel.keys.facts import KeyFlowFacts
 from ..jaxmodel.keys.tables import ALIGNING_DRAWS
 from ..jaxmodel.name_origins import NameOrigins
+from ..jaxmodel.signatures import assigned_lambda
 from ..jaxmodel.traced import TracedFunctions
 from ..jaxmodel.values import Value
 from ..model.settings import RELEVANT_WORDS
@@ -528,8 +529,12 @@ class Project:
                 return None
             if bound and not (node.params.posonly_params or node.params.params):
                 return None  # no `self` to receive the instance
-        elif bound or len(attributes) != 1 or not isinstance(node, cst.FunctionDef):
+        elif bound or len(attributes) != 1:
             return None
+        elif not isinstance(node, cst.FunctionDef):
+            node = assigned_lambda(node, binding.statements[0])
+            if node is None:
+                return None
         return ExternalFunction(FunctionRef(module.name, ".".join(attributes)), node.params)
 
     def _returned(self, module: ModuleFile, qualname: str, signature) -> Value | None:

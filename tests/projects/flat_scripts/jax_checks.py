@@ -6,6 +6,7 @@ CHECKS = [
     ("run_sampler", "count", lambda: (jnp.ones((2, 3)),), "ConcretizationTypeError"),
     ("run_sampler", "rescale", lambda: (jnp.ones(3),), None),
     ("run_sampler", "count_eagerly", lambda: (jnp.ones(3),), None),
+    ("run_sampler", "shuffled_epochs", lambda: (0, 3, 4), None),
 ]
 #: the directory the scripts run from (it is first on `sys.path` when they run)
 PATH = ["scripts"]

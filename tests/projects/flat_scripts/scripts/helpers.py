@@ -1,3 +1,4 @@
+import jax
 import jax.numpy as jnp
 
 
@@ -17,3 +18,7 @@ def scaled(x, scale, clip=None):
 
 def count_above(x, threshold):
     return int(jnp.sum(x > threshold))  # expect: JAX203
+
+
+# a key for each label, derived without consuming the key it is given
+labelled = lambda key, label: jax.random.fold_in(key, hash(label) % 1000)

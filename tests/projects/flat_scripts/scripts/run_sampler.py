@@ -2,7 +2,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from helpers import count_above, scaled, shrink
+from helpers import count_above, labelled, scaled, shrink
 
 
 def body(i, x):
@@ -26,6 +26,15 @@ def rescale(x):
 
 def count_eagerly(x):
     return count_above(x, 0.5)
+
+
+def shuffled_epochs(seed, epochs, n):
+    # one key per epoch, each derived from the same root key: the root is never drawn from
+    key = jax.random.key(seed)
+    orders = []
+    for epoch in range(epochs):
+        orders.append(jax.random.permutation(labelled(key, f"epoch-{epoch}"), n))
+    return orders
 
 
 if __name__ == "__main__":
