@@ -18,16 +18,17 @@ It knows nothing of JAX: the facts read what they need from it.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, NamedTuple
+from typing import Iterable, NamedTuple
 
 import libcst as cst
 
+from .bindings import Binding, BindingRecorder, Reference, ReferenceContext
 from .scopes import Scope
+from ..syntax.references import is_binding, is_reference
 from ..syntax.walk import ENUMERATORS
 from .walk_state import Walker, WalkState, handlers
 
-if TYPE_CHECKING:
-    from .source_file import SourceFile
+from .source_file import SourceFile
 
 FunctionNode = cst.FunctionDef | cst.Lambda
 #: the node types `sites` holds
@@ -73,12 +74,29 @@ class SemanticModel:
         #: the walk itself, for `Walker.replay`: the rules' walk is a replay of it
         self.events: list = []
         state = WalkState(file)
-        walker = Walker(state, [_Recorder(self, state)])
         #: id(function, lambda, class or comprehension) -> its scope, as the walk and its replay have it
-        self.scopes: dict[int, Scope] = walker.scopes
-        walker.run(file.module, self.events)
+        self.scopes: dict[int, Scope] = {}
+        recorder = BindingRecorder(state, self.scopes)
+        walker = Walker(state, [_Recorder(self, state), recorder], self.scopes)
+        #: every binding of the file, in source order (`Binding.id` is the index)
+        self.bindings: list[Binding] = recorder.bindings
+        self._references: list[Reference] | None = None
+        root = file.module_scope
+        root.recorded = False  # a scope asked for its bindings during the walk would see part of them
+        try:
+            walker.run(file.module, self.events)
+        finally:
+            root.recorded = None
         if walker.failures:  # a partial record would silently change every fact built on it
             raise walker.failures[0][1]
+        root.recorded = True
+
+    def references(self) -> list[Reference]:
+        """Every Name that stands for a variable, with the bindings it may resolve to; made from the
+        walk's record of the names on first use (no walk of the tree)."""
+        if self._references is None:
+            self._references = _references(self.names)
+        return self._references
 
     def sites_of(self, *kinds: type) -> Iterable[Site]:
         """The recorded nodes of these exact types, in source order."""
@@ -142,6 +160,23 @@ class SemanticModel:
                 except Exception as exc:  # as `Walker` does with a visitor that raises
                     return [exc]
         return []
+
+
+def _references(names: list[tuple[cst.Name, Scope, cst.CSTNode]]) -> list[Reference]:
+    found: list[Reference] = []
+    for node, scope, parent in names:
+        if not is_reference(node, parent):
+            continue
+        if type(parent) is cst.Del:
+            context = ReferenceContext.DEL
+        elif is_binding(node, parent):
+            context = ReferenceContext.STORE
+        else:
+            context = ReferenceContext.LOAD
+        resolved = scope.lookup(node.value)
+        binding_ids = tuple(binding.id for binding in resolved[1].recorded) if resolved is not None else ()
+        found.append(Reference(len(found), node, scope, context, binding_ids))
+    return found
 
 
 class ReplayState:
@@ -229,3 +264,6 @@ class _Recorder:
                     found = uses[id(scope.node)] = set()
                 found.add(use)
             scope = scope.parent
+
+
+SourceFile.record_bindings = SemanticModel.of
