@@ -215,3 +215,57 @@ def f(y):
     # attribute names, parameter names and keywords are no references
     assert not {"numpy", "zeros"} & {r.node.value for r in model.references()}
     assert ("y", ReferenceContext.STORE) not in references
+
+
+def test_module_state_reads_rebinding_from_the_recorded_bindings():
+    from jaxlint.semantic.module_state import ModuleState
+
+    source = '''\
+import jax
+SCALE = 2.0
+if flag:
+    MODE = "a"
+else:
+    MODE = "b"
+STEPS = 1
+STEPS = 2
+for LR in (0.1, 0.2):
+    pass
+SEED = 0
+def reset():
+    global SCALE
+    SCALE = 1.0
+'''
+    file = SourceFile("t.py", source, cst.parse_module(source), Settings())
+    state = ModuleState.of(file)
+    assert set(state.reassigned) == {"STEPS", "LR", "SCALE"}  # MODE: exclusive branches
+    assert state.last_binding["SCALE"] is None and state.last_binding["STEPS"] == 4
+    assert [type(v) for v in state.module_values("MODE")] == [cst.SimpleString, cst.SimpleString]
+    assert state.definitions == {"jax", "reset"}
+    seed = next(b for b in SemanticModel.of(file).bindings if b.name == "SEED")
+    assert state.assigns_integer_literal(seed.node)
+
+
+def test_literals_and_containers_read_whole_assignments_only():
+    from jaxlint.semantic.containers import Containers
+    from jaxlint.semantic.literals import Literals
+
+    source = '''\
+SIZES = [1, 2]
+a, b = [1], [2]
+def f(x):
+    cache = {}
+    seen = set()
+    seen = x
+    n = m = 3
+    return cache, seen
+'''
+    file = SourceFile("t.py", source, cst.parse_module(source), Settings())
+    model = SemanticModel.of(file)
+    module, function = file.module_scope, next(iter(model.scopes.values()))
+    literals = Literals.of(file)
+    assert literals.is_python_sequence(cst.Name("SIZES"), module)
+    assert literals.values_of("a", module) is None  # unpacked: no whole value
+    assert Containers.of(file).names(function) == {"cache"}
+    n = next(b for b in model.bindings if b.name == "n")
+    assert type(literals.assignment_value(n.node, function)) is cst.Integer

@@ -73,6 +73,8 @@ class SemanticModel:
         self.names: list[tuple[cst.Name, Scope, cst.CSTNode]] = []
         #: the walk itself, for `Walker.replay`: the rules' walk is a replay of it
         self.events: list = []
+        #: the statements of the module's body, in order
+        self.statements: list[cst.CSTNode] = []
         state = WalkState(file)
         #: id(function, lambda, class or comprehension) -> its scope, as the walk and its replay have it
         self.scopes: dict[int, Scope] = {}
@@ -214,9 +216,21 @@ class _Recorder:
         ancestors = self.state.ancestors
         self.sites.append(Site(node, self.state.scope, ancestors[-2] if len(ancestors) >= 2 else None))
 
-    visit_ClassDef = visit_Assign = visit_AnnAssign = visit_AugAssign = visit_ImportAlias = visit_Global = _site
+    visit_Assign = visit_AnnAssign = visit_AugAssign = visit_ImportAlias = visit_Global = _site
+
+    def _statement(self, node: cst.CSTNode) -> None:
+        if len(self.state.ancestors) == 2:  # a child of the module
+            self.model.statements.append(node)
+
+    visit_SimpleStatementLine = visit_If = visit_For = visit_While = visit_Try = visit_TryStar = _statement
+    visit_With = visit_Match = _statement
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._statement(node)
+        self._site(node)
 
     def visit_FunctionDef(self, node: FunctionNode) -> None:
+        self._statement(node)
         self._site(node)
         own: set[str] = set()
         self.model.identifiers[id(node)] = own
