@@ -37,6 +37,17 @@ RECORDED = frozenset({
     cst.ImportAlias, cst.Global,
 })
 _SCOPES_WITH_ATTRIBUTE_USES = frozenset({"function", "module"})
+_DEFINITIONS = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
+
+
+class NameInStatement(NamedTuple):
+    """A Name where it stands in the module (`SemanticModel.names_in_statements`)."""
+
+    statement: int
+    node: cst.Name
+    parent: cst.CSTNode
+    grandparent: cst.CSTNode | None
+    in_definition: bool
 
 
 class Site(NamedTuple):
@@ -134,6 +145,36 @@ class SemanticModel:
                     break
             if enumerators[kind] is not None:  # a leaf is left where it is entered
                 depth += 1
+        return found
+
+    def names_in_statements(self, spellings: Iterable[str]) -> list[NameInStatement]:
+        """Every Name spelling one of `spellings`, in source order, with the index of the module's
+        statement that holds it, its parent and grandparent, and whether a function, lambda or class
+        holds it (a header included). Read from the recorded walk: no walk of the tree."""
+        wanted = frozenset(spellings)
+        found: list[NameInStatement] = []
+        scope_type, name_type, enumerators, definitions = Scope, cst.Name, ENUMERATORS, _DEFINITIONS
+        ancestors: list[cst.CSTNode] = []
+        inside = 0  # how many of the ancestors are definitions
+        statement = -1
+        for item in self.events:
+            if item is None:
+                if type(ancestors.pop()) in definitions:
+                    inside -= 1
+                continue
+            kind = type(item)
+            if kind is scope_type:
+                continue
+            if len(ancestors) == 1:  # a child of the module: its next statement
+                statement += 1
+            if kind is name_type:
+                if item.value in wanted:
+                    found.append(NameInStatement(statement, item, ancestors[-1],
+                                                 ancestors[-2] if len(ancestors) > 1 else None, inside > 0))
+            elif enumerators[kind] is not None:  # a leaf is left where it is entered
+                ancestors.append(item)
+                if kind in definitions:
+                    inside += 1
         return found
 
     def replay(self, visitor: object) -> list[BaseException]:
