@@ -87,7 +87,10 @@ class Scope:
         self.parent = parent
         #: "module", "class", "comprehension" or "function"
         self.kind = _kind(node)
-        root = self.root = parent.root if parent is not None else self
+        # the module's scope, None in the module's scope itself (holding itself would make it a
+        # reference cycle, which keeps the tree alive until the cycle collector finds it)
+        self._root: Scope | None = (parent._root or parent) if parent is not None else None
+        root = self._root or self
         if parent is None:
             #: (module scope only) id(scope node) -> its record, shared by every Scope of the file
             self.records: dict[int, ScopeRecord] = {}
@@ -105,8 +108,9 @@ class Scope:
     @property
     def bindings(self) -> dict[str, Binding]:
         """name -> what this scope binds to it, in the order the names are first bound."""
-        if self.root.recorded is not True:
-            self.root.ensure_recorded()
+        root = self._root or self
+        if root.recorded is not True:
+            root.ensure_recorded()
         return self._bindings
 
     def ensure_recorded(self) -> None:
@@ -129,7 +133,7 @@ class Scope:
             scope = scope.parent
 
     def module_scope(self) -> "Scope":
-        return self.root
+        return self._root or self
 
     def _chain(self) -> "tuple[Scope, ...]":
         """This scope, then the scopes Python searches after it."""
@@ -141,7 +145,7 @@ class Scope:
 
     def lookup(self, name: str) -> "tuple[Scope, Binding] | None":
         """The scope that binds `name` as seen from here, and its binding; None for builtins."""
-        root = self.root
+        root = self._root or self
         if root.recorded is not True:
             root.ensure_recorded()
         for scope in self._chain():

@@ -81,6 +81,11 @@ class SourceFile:
         counting frees the tree at once."""
         facts = list(self._facts.values())
         self._facts.clear()
+        # a recorded binding points back at its scope, whose record holds it: emptied here
+        records = self.module_scope.records
+        for bindings, _, _ in records.values():
+            bindings.clear()
+        records.clear()
         for fact in facts:
             state = getattr(fact, "__dict__", None)
             if state is not None:
