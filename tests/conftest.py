@@ -33,6 +33,18 @@ FIXTURES = ROOT / "tests" / "fixtures"
 EXPECT = re.compile(r"#.*\bexpect:\s*(JAX\d{3}(?:\s*,\s*JAX\d{3})*)")
 
 
+def recorded_scope(module):
+    """The module scope of a parsed module, its bindings recorded (by the walk of its semantic model,
+    run at once: the scope asks its file for them, and the file is not kept here)."""
+    from jaxlint.model.settings import Settings
+    from jaxlint.semantic.model import SemanticModel
+    from jaxlint.semantic.source_file import SourceFile
+
+    file = SourceFile("t.py", "", module, Settings())
+    SemanticModel.of(file)
+    return file.module_scope
+
+
 @functools.lru_cache(maxsize=None)
 def parsed(source: str):
     """libcst's module for `source`, parsed once per test run: parsing is the slow part of the tests

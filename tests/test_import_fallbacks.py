@@ -6,12 +6,13 @@ import libcst as cst
 import pytest
 
 from jaxlint.semantic.names import NameResolver
-from jaxlint.semantic.scopes import Scope
+
+from conftest import recorded_scope
 
 
 def resolve(source: str, expression: str) -> str | None:
     module = cst.parse_module(textwrap.dedent(source))
-    return NameResolver().qualified_name(cst.parse_expression(expression), Scope(module, None))
+    return NameResolver().qualified_name(cst.parse_expression(expression), recorded_scope(module))
 
 
 @pytest.mark.parametrize("source, expression, expected", [

@@ -7,12 +7,14 @@ import pytest
 from jaxlint.dataflow.reaching import scope_facts
 from jaxlint.semantic.scopes import Scope
 
+from conftest import recorded_scope
+
 
 def reaching(source: str) -> dict[str, list[str]]:
     """probe name -> the values (as written) of the bindings that reach `probeN(x)` in `f`."""
     module = cst.parse_module(textwrap.dedent(source))
     function = next(s for s in module.body if isinstance(s, cst.FunctionDef))
-    facts = scope_facts(Scope(function, Scope(module, None)))
+    facts = scope_facts(Scope(function, recorded_scope(module)))
     probes: dict[str, list[str]] = {}
 
     class Probes(cst.CSTVisitor):
@@ -162,7 +164,7 @@ def test_reads_in_a_generator_body_are_not_recorded_but_its_first_iterable_is():
 def _facts(source: str):
     module = cst.parse_module(textwrap.dedent(source))
     function = next(s for s in module.body if isinstance(s, cst.FunctionDef))
-    return module, scope_facts(Scope(function, Scope(module, None)))
+    return module, scope_facts(Scope(function, recorded_scope(module)))
 
 
 def test_item_writes_keep_the_value_only_of_a_plain_assignment():

@@ -140,6 +140,8 @@ def test_a_global_name_means_the_module_binding_from_the_first_lookup():
     """`global x` is collected with the scope's bindings: a lookup that comes first must see it too."""
     from jaxlint.semantic.scopes import Scope
 
+    from conftest import recorded_scope
+
     module = cst.parse_module("import jax.numpy as x\ndef f():\n    global x\n    x = 1\n")
-    function = Scope(module.body[1], Scope(module, None))
+    function = Scope(module.body[1], recorded_scope(module))
     assert [function.lookup("x")[0].kind for _ in range(2)] == ["module", "module"]

@@ -20,6 +20,8 @@ import libcst as cst
 
 SEMANTIC = "the semantic model's walk"
 RULES = "the rules' replay of it"
+#: the modules of the semantic model's walk's visitors
+_MODEL_MODULES = ("jaxlint.semantic.model", "jaxlint.semantic.bindings")
 
 
 @functools.cache  # once a module is imported it stays in `sys.modules`
@@ -44,7 +46,7 @@ def _walker_kind(walker, how: str) -> str:
 
     owners = {handler.__self__ for table in (walker.visitors, walker.leavers)
               for handlers in table.values() for handler in handlers}
-    if how == "run" and owners and all(type(owner).__module__ == "jaxlint.semantic.model" for owner in owners):
+    if how == "run" and owners and all(type(owner).__module__ in _MODEL_MODULES for owner in owners):
         return SEMANTIC
     if how == "replay" and owners and all(isinstance(owner, Rule) for owner in owners):
         return RULES

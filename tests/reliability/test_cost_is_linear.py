@@ -21,7 +21,7 @@ from jaxlint.dataflow.interpreter import FlowInterpreter
 from jaxlint.dataflow.reaching import scope_facts
 from jaxlint.jaxmodel.keys import facts as keys
 from jaxlint.model.settings import Settings
-from jaxlint.semantic.scopes import Scope
+from conftest import recorded_scope
 from test_dataflow import Literals  # the interpreter tests' domain: sets of literals
 
 BUG = "\n\n@jax.jit\ndef buggy(x):\n    print(x)\n    return x\n"
@@ -105,7 +105,7 @@ def test_reaching_bindings_passes_grow_polynomially_with_nesting(monkeypatch, de
     blocks = _counting(monkeypatch, FlowInterpreter, "block", cap=20_000)
     source = "a = 0\n" + _nested_loops(depth, "a = a", "a = {level}\n").replace("\n    ", "\n")[4:]
     module = cst.parse_module(source)
-    facts = scope_facts(Scope(module, None))
+    facts = scope_facts(recorded_scope(module))
     assert blocks[0] < 30 * depth * depth
     assert len(facts.origins["a"]) == depth + 2  # the run did happen: `a = 0`, one per level, `a = a`
 

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ..semantic.loops import bound_in
+from ..semantic.model import SemanticModel
 from ..semantic.module_state import ModuleState
 from ..syntax.references import is_binding, is_reference
-from ..syntax.walk import children
 from .transforms import LAX_BODIES, MODES
 
 if TYPE_CHECKING:
@@ -40,7 +40,9 @@ class TopLevelRuns:
     statements (kept for the file), and each function's uses are kept once found."""
 
     def __init__(self, file: "SourceFile") -> None:
-        self._body = file.module.body
+        self._model = SemanticModel.of(file)
+        #: the module's statements, as the model's walk recorded them
+        self._body = self._model.statements
         self._names = file.names
         self._scope = file.module_scope
         self._state = ModuleState.of(file)
@@ -208,8 +210,8 @@ class TopLevelRuns:
 
     def _name_occurrences(self) -> dict[str, list[Occurrence]]:
         """Every reference to the name of a top-level function, or of a top-level name bound to a
-        call (`loss_grad = jax.value_and_grad(mse)`), in statement order: one pass over the module's
-        statements for all of them (one per function made big files quadratic)."""
+        call (`loss_grad = jax.value_and_grad(mse)`), in statement order: one pass over the model's
+        record of the walk for all of them (one per function made big files quadratic)."""
         if self._occurrences is not None:
             return self._occurrences
         body = self._body
@@ -219,17 +221,9 @@ class TopLevelRuns:
             if wrapper is not None:
                 names.add(wrapper[0])
         found: dict[str, list[Occurrence]] = {}
-        for index, statement in enumerate(body):
-            pending: list[tuple[cst.CSTNode, cst.CSTNode | None, cst.CSTNode | None, bool]] = [
-                (statement, None, None, False)]
-            while pending:
-                node, parent, grandparent, deferred = pending.pop()
-                if type(node) is cst.Name:
-                    if node.value in names and is_reference(node, parent):
-                        found.setdefault(node.value, []).append((index, node, parent, grandparent, deferred))
-                    continue
-                inner = deferred or isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
-                pending.extend((child, node, parent, inner) for _, child in children(node))
+        for occurrence in self._model.names_in_statements(names):
+            if is_reference(occurrence.node, occurrence.parent):
+                found.setdefault(occurrence.node.value, []).append(occurrence)
         self._occurrences = found
         return found
 

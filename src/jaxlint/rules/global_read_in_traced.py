@@ -96,6 +96,5 @@ class GlobalReadInTraced(Rule):
     def _assigns_global_here(self, name: str) -> bool:
         for scope in self.ctx.scope.enclosing_for_lookup():
             if scope.kind == "function":
-                scope.bindings  # noqa: B018 - collecting the bindings fills in `globals`
                 return name in scope.globals and name in scope.bindings
         return False

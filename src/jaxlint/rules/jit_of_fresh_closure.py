@@ -111,7 +111,6 @@ class JitOfFreshClosure(Rule):
         if "global" not in self.ctx.source and "nonlocal" not in self.ctx.source:
             return False
         scope = self.ctx.scope
-        scope.bindings  # noqa: B018 - collecting the bindings fills in `globals` and `nonlocals`
         return name in scope.globals or name in scope.nonlocals
 
     def visit_Return(self, node: cst.Return) -> None:

@@ -116,7 +116,6 @@ class StateMutationInTraced(Rule):
         scope = self.ctx.scope
         if scope.node is not self.ctx.function():
             return None
-        scope.bindings  # noqa: B018 - collecting the bindings fills in `globals` and `nonlocals`
         if name in scope.globals:
             return "global"
         if name in scope.nonlocals:

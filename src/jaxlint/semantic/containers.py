@@ -6,7 +6,8 @@ set display or comprehension, or a call of `list`, `dict`, `set`, `collections.d
 binding, makes the name unknown: `.update(...)` on an unknown object may be a pure method
 (`optimizer.update(grads, state)`), so rules stay silent about it.
 
-Computed per scope on first use and kept for the file (`Containers.of(ctx)`).
+Read from the bindings the semantic model's walk records, per scope on first use, and kept for the
+file (`Containers.of(ctx)`): no walk of its own.
 """
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from .scopes import COMPREHENSIONS, Scope
-from ..syntax.walk import EXPRESSION_TYPES, node_types, walk
+from .bindings import BindingKind
+from .scopes import Scope
 
 if TYPE_CHECKING:
     from .source_file import SourceFile
@@ -30,10 +31,13 @@ MUTATING_METHODS = frozenset({
     "append", "extend", "insert", "pop", "update", "setdefault", "clear", "add", "remove", "discard",
     "appendleft", "extendleft", "popleft", "popitem", "sort", "reverse",
 })
-_NESTED = node_types(cst.FunctionDef, cst.ClassDef, cst.Lambda, *COMPREHENSIONS)
+#: the bindings that assign a value as a whole (`a = b = []`, `a: list = []`)
+_ASSIGNING = (BindingKind.ASSIGNMENT, BindingKind.ANNOTATED)
 
 
 class Containers:
+    """Per file: the names each scope binds only to Python containers (see the module docstring)."""
+
     def __init__(self, ctx: "SourceFile") -> None:
         self.ctx = ctx
         self._by_scope: dict[int, set[str]] = {}
@@ -53,31 +57,14 @@ class Containers:
         return name in self.names(scope)
 
     def _collect(self, scope: Scope) -> set[str]:
-        node = scope.node
-        if isinstance(node, cst.Module):
-            bodies = list(node.body)
-        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            bodies = [node.body]
-        else:
+        if scope.kind not in ("module", "function", "class") or type(scope.node) is cst.Lambda:
             return set()
-        assigned: dict[str, int] = {}
-
-        def enter(child: cst.CSTNode, field: str) -> bool:
-            if type(child) in _NESTED:
-                return False
-            if type(child) in (cst.Assign, cst.AnnAssign) and child.value is not None:
-                targets = child.targets if isinstance(child, cst.Assign) else [child]
-                if self._is_container(child.value, scope):
-                    for target in targets:
-                        if isinstance(target.target, cst.Name):
-                            assigned[target.target.value] = assigned.get(target.target.value, 0) + 1
-            return type(child) not in EXPRESSION_TYPES
-
-        for body in bodies:
-            walk(body, enter, None)
-        bindings = scope.bindings
-        return {name for name, count in assigned.items()
-                if name in bindings and len(bindings[name].nodes) == count}
+        found = set()
+        for name, binding in scope.bindings.items():
+            if all(recorded.kind in _ASSIGNING and not recorded.unpack_path and recorded.statement.value is not None
+                   and self._is_container(recorded.statement.value, scope) for recorded in binding.recorded):
+                found.add(name)
+        return found
 
     def _is_container(self, value: cst.BaseExpression, scope: Scope) -> bool:
         if isinstance(value, CONTAINER_DISPLAYS):

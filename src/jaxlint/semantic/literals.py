@@ -5,7 +5,8 @@ target, no unpacking). A parameter, a loop variable, an augmented assignment or 
 makes the name unknown, and rules then stay silent.
 
 Used by rules that need to know that `SIZES[i]` indexes a Python list (not an array), or that
-`range(NUM_STEPS)` has a constant trip count. Computed per scope on first use and kept for the file.
+`range(NUM_STEPS)` has a constant trip count. Read from the bindings the semantic model's walk
+records: no walk of its own.
 """
 from __future__ import annotations
 
@@ -13,26 +14,19 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from .scopes import COMPREHENSIONS, Scope
-from ..syntax.walk import EXPRESSION_TYPES, children, node_types, walk
+from .bindings import BindingKind
+from .scopes import Scope
 
 if TYPE_CHECKING:
     from .source_file import SourceFile
 
 #: Displays that build a Python list or tuple.
 SEQUENCE_DISPLAYS = (cst.List, cst.Tuple, cst.ListComp)
-_NESTED_SCOPES = node_types(cst.FunctionDef, cst.ClassDef, cst.Lambda, *COMPREHENSIONS)
-#: Where a search for a function's own statements stops: nested definitions bind in their own
-#: scope, and no statement sits inside an expression.
-_STATEMENT_BARRIERS = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda}) | EXPRESSION_TYPES
 
 
 class Literals:
-    """Per file: for each scope, the value each single-target `name = value` assignment binds."""
-
-    def __init__(self) -> None:
-        self._assigned: dict[int, dict[int, cst.BaseExpression]] = {}
-        self._statements: dict[int, dict[int, cst.BaseExpression]] = {}
+    """Per file: the values names are bound to by plain `name = value` assignments, as the scopes'
+    recorded bindings have them."""
 
     @classmethod
     def of(cls, ctx: "SourceFile") -> "Literals":
@@ -43,14 +37,11 @@ class Literals:
         found = scope.lookup(name)
         if found is None:
             return None
-        owner, binding = found
-        assigned = self._assignments(owner)
         values = []
-        for node in binding.nodes:
-            value = assigned.get(id(node))
-            if value is None:
+        for binding in found[1].recorded:
+            if binding.value is None:
                 return None
-            values.append(value)
+            values.append(binding.value)
         return values or None
 
     def is_python_sequence(self, expr: cst.BaseExpression, scope: Scope) -> bool:
@@ -132,52 +123,13 @@ class Literals:
     def assignment_value(self, target: cst.CSTNode, scope: Scope) -> cst.BaseExpression | None:
         """The value of the `=` statement in the body of the function `scope` stands for (its own
         statements, not those of functions or classes nested in it) that has `target` among its
-        targets (`a = b = value` too); None when none has, and always outside a `def`. The first
-        question about a function walks its body once."""
+        targets (`a = b = value` too); None when none has, and always outside a `def`."""
         node = scope.node
-        if type(node) is not cst.FunctionDef:
+        if type(node) is not cst.FunctionDef or type(target) is not cst.Name:
             return None
-        values = self._statements.get(id(node))
-        if values is None:
-            values = self._statements[id(node)] = {}
-
-            def enter(child: cst.CSTNode, _field: str) -> bool:
-                if type(child) is cst.Assign:
-                    for assign_target in child.targets:
-                        values[id(assign_target.target)] = child.value
-                    return False
-                return type(child) not in _STATEMENT_BARRIERS
-
-            walk(node.body, enter, None)
-        return values.get(id(target))
-
-    def _assignments(self, scope: Scope) -> dict[int, cst.BaseExpression]:
-        key = id(scope.node)
-        if key not in self._assigned:
-            assigned: dict[int, cst.BaseExpression] = {}
-            node = scope.node
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-                roots = [node.body]
-            elif isinstance(node, cst.Module):
-                roots = list(node.body)
-            else:
-                roots = []
-            for root in roots:
-                _collect(root, assigned)
-            self._assigned[key] = assigned
-        return self._assigned[key]
-
-
-def _collect(node: cst.CSTNode, assigned: dict[int, cst.BaseExpression]) -> None:
-    if type(node) is cst.Assign:
-        if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
-            assigned[id(node.targets[0].target)] = node.value
-        return
-    if type(node) is cst.AnnAssign:
-        if isinstance(node.target, cst.Name) and node.value is not None:
-            assigned[id(node.target)] = node.value
-        return
-    if type(node) in _NESTED_SCOPES:
-        return
-    for _, child in children(node):
-        _collect(child, assigned)
+        binding = scope.bindings.get(target.value)
+        for recorded in binding.recorded if binding is not None else ():
+            if recorded.node is target:
+                whole = recorded.kind is BindingKind.ASSIGNMENT and not recorded.unpack_path
+                return recorded.statement.value if whole else None
+        return None

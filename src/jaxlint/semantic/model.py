@@ -18,16 +18,17 @@ It knows nothing of JAX: the facts read what they need from it.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, NamedTuple
+from typing import Iterable, NamedTuple
 
 import libcst as cst
 
+from .bindings import Binding, BindingRecorder, Reference, ReferenceContext
 from .scopes import Scope
+from ..syntax.references import is_binding, is_reference
 from ..syntax.walk import ENUMERATORS
 from .walk_state import Walker, WalkState, handlers
 
-if TYPE_CHECKING:
-    from .source_file import SourceFile
+from .source_file import SourceFile
 
 FunctionNode = cst.FunctionDef | cst.Lambda
 #: the node types `sites` holds
@@ -36,6 +37,17 @@ RECORDED = frozenset({
     cst.ImportAlias, cst.Global,
 })
 _SCOPES_WITH_ATTRIBUTE_USES = frozenset({"function", "module"})
+_DEFINITIONS = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
+
+
+class NameInStatement(NamedTuple):
+    """A Name where it stands in the module (`SemanticModel.names_in_statements`)."""
+
+    statement: int
+    node: cst.Name
+    parent: cst.CSTNode
+    grandparent: cst.CSTNode | None
+    in_definition: bool
 
 
 class Site(NamedTuple):
@@ -72,13 +84,32 @@ class SemanticModel:
         self.names: list[tuple[cst.Name, Scope, cst.CSTNode]] = []
         #: the walk itself, for `Walker.replay`: the rules' walk is a replay of it
         self.events: list = []
+        #: the statements of the module's body, in order
+        self.statements: list[cst.CSTNode] = []
         state = WalkState(file)
-        walker = Walker(state, [_Recorder(self, state)])
         #: id(function, lambda, class or comprehension) -> its scope, as the walk and its replay have it
-        self.scopes: dict[int, Scope] = walker.scopes
-        walker.run(file.module, self.events)
+        self.scopes: dict[int, Scope] = {}
+        recorder = BindingRecorder(state, self.scopes)
+        walker = Walker(state, [_Recorder(self, state), recorder], self.scopes)
+        #: every binding of the file, in source order (`Binding.id` is the index)
+        self.bindings: list[Binding] = recorder.bindings
+        self._references: list[Reference] | None = None
+        root = file.module_scope
+        root.recorded = False  # a scope asked for its bindings during the walk would see part of them
+        try:
+            walker.run(file.module, self.events)
+        finally:
+            root.recorded = None
         if walker.failures:  # a partial record would silently change every fact built on it
             raise walker.failures[0][1]
+        root.recorded = True
+
+    def references(self) -> list[Reference]:
+        """Every Name that stands for a variable, with the bindings it may resolve to; made from the
+        walk's record of the names on first use (no walk of the tree)."""
+        if self._references is None:
+            self._references = _references(self.names)
+        return self._references
 
     def sites_of(self, *kinds: type) -> Iterable[Site]:
         """The recorded nodes of these exact types, in source order."""
@@ -116,6 +147,36 @@ class SemanticModel:
                 depth += 1
         return found
 
+    def names_in_statements(self, spellings: Iterable[str]) -> list[NameInStatement]:
+        """Every Name spelling one of `spellings`, in source order, with the index of the module's
+        statement that holds it, its parent and grandparent, and whether a function, lambda or class
+        holds it (a header included). Read from the recorded walk: no walk of the tree."""
+        wanted = frozenset(spellings)
+        found: list[NameInStatement] = []
+        scope_type, name_type, enumerators, definitions = Scope, cst.Name, ENUMERATORS, _DEFINITIONS
+        ancestors: list[cst.CSTNode] = []
+        inside = 0  # how many of the ancestors are definitions
+        statement = -1
+        for item in self.events:
+            if item is None:
+                if type(ancestors.pop()) in definitions:
+                    inside -= 1
+                continue
+            kind = type(item)
+            if kind is scope_type:
+                continue
+            if len(ancestors) == 1:  # a child of the module: its next statement
+                statement += 1
+            if kind is name_type:
+                if item.value in wanted:
+                    found.append(NameInStatement(statement, item, ancestors[-1],
+                                                 ancestors[-2] if len(ancestors) > 1 else None, inside > 0))
+            elif enumerators[kind] is not None:  # a leaf is left where it is entered
+                ancestors.append(item)
+                if kind in definitions:
+                    inside += 1
+        return found
+
     def replay(self, visitor: object) -> list[BaseException]:
         """Calls the visitor's `visit_<Node>` methods on the recorded nodes, in source order, as a walk
         would; `visitor.ctx` is set to a `ReplayState` that says where each node is.
@@ -142,6 +203,23 @@ class SemanticModel:
                 except Exception as exc:  # as `Walker` does with a visitor that raises
                     return [exc]
         return []
+
+
+def _references(names: list[tuple[cst.Name, Scope, cst.CSTNode]]) -> list[Reference]:
+    found: list[Reference] = []
+    for node, scope, parent in names:
+        if not is_reference(node, parent):
+            continue
+        if type(parent) is cst.Del:
+            context = ReferenceContext.DEL
+        elif is_binding(node, parent):
+            context = ReferenceContext.STORE
+        else:
+            context = ReferenceContext.LOAD
+        resolved = scope.lookup(node.value)
+        binding_ids = tuple(binding.id for binding in resolved[1].recorded) if resolved is not None else ()
+        found.append(Reference(len(found), node, scope, context, binding_ids))
+    return found
 
 
 class ReplayState:
@@ -179,9 +257,21 @@ class _Recorder:
         ancestors = self.state.ancestors
         self.sites.append(Site(node, self.state.scope, ancestors[-2] if len(ancestors) >= 2 else None))
 
-    visit_ClassDef = visit_Assign = visit_AnnAssign = visit_AugAssign = visit_ImportAlias = visit_Global = _site
+    visit_Assign = visit_AnnAssign = visit_AugAssign = visit_ImportAlias = visit_Global = _site
+
+    def _statement(self, node: cst.CSTNode) -> None:
+        if len(self.state.ancestors) == 2:  # a child of the module
+            self.model.statements.append(node)
+
+    visit_SimpleStatementLine = visit_If = visit_For = visit_While = visit_Try = visit_TryStar = _statement
+    visit_With = visit_Match = _statement
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._statement(node)
+        self._site(node)
 
     def visit_FunctionDef(self, node: FunctionNode) -> None:
+        self._statement(node)
         self._site(node)
         own: set[str] = set()
         self.model.identifiers[id(node)] = own
@@ -229,3 +319,6 @@ class _Recorder:
                     found = uses[id(scope.node)] = set()
                 found.add(use)
             scope = scope.parent
+
+
+SourceFile.record_bindings = SemanticModel.of

@@ -6,40 +6,39 @@ module-level loop, augmented-assigned, or assigned inside a function through a `
 changes while the program runs. Functions that JAX traces and caches read such a variable once, at
 trace time.
 
-Computed once per file, on first use (`ModuleState.of(ctx)`).
+Read from the bindings the semantic model's walk records, once per file, on first use
+(`ModuleState.of(ctx)`): no walk of its own.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from .bindings import Binding, BindingKind, BranchPath as Path
 from .model import SemanticModel
-from .scopes import EXPRESSION_TYPES as _EXPRESSIONS
-from ..syntax.walk import walk
+from .scopes import Scope
 
 if TYPE_CHECKING:
     from .source_file import SourceFile
 
-#: (compound statement, branch): the branches a statement sits in, from the module down
-Path = tuple[tuple[int, int], ...]
 _NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef)
-
-
-@dataclass
-class _Site:
-    path: Path
-    #: index of the top-level statement that holds the binding
-    statement: int
-    #: runs more than once (a loop target, a body of a module-level loop) or updates (`+=`)
-    repeats: bool
-    #: the value assigned, for a plain `name = value`
-    value: cst.BaseExpression | None = None
+#: module-level bindings that define a name once and for all (a rebinding of one is not tracked)
+_DEFINITIONS = frozenset({BindingKind.FUNCTION, BindingKind.CLASS, BindingKind.IMPORT, BindingKind.IMPORT_FROM})
+#: module-level bindings that give a name a new value
+_ASSIGNMENTS = frozenset({BindingKind.ASSIGNMENT, BindingKind.ANNOTATED, BindingKind.AUGMENTED,
+                          BindingKind.DELETION, BindingKind.LOOP_TARGET, BindingKind.WITH_ITEM})
+#: what a function or class body binds of a name it declares `global`
+_STATEMENT_TARGETS = frozenset({BindingKind.ASSIGNMENT, BindingKind.ANNOTATED, BindingKind.AUGMENTED,
+                                BindingKind.LOOP_TARGET, BindingKind.DELETION})
 
 
 @dataclass
 class ModuleState:
+    """The module-level variables that change, and where each name is bound (see the module
+    docstring); read from the semantic model's bindings."""
+
     #: name -> why it is not a constant ("assigned more than once at module level", …)
     reassigned: dict[str, str] = field(default_factory=dict)
     #: names bound at module level by `def`, `class` or an import
@@ -61,32 +60,35 @@ class ModuleState:
     @classmethod
     def of(cls, ctx: "SourceFile") -> "ModuleState":
         """The facts for the file of `ctx`, computed on the first call and kept on the context."""
-        return ctx.fact(cls, lambda: cls.compute(ctx.module, ctx if "global" in ctx.source else None))
+        return ctx.fact(cls, lambda: cls.compute(SemanticModel.of(ctx)))
 
     @classmethod
-    def compute(cls, module: cst.Module, file: "SourceFile | None" = None) -> "ModuleState":
-        """The facts for `module`; `global` statements are looked for only when its `file` is given
-        (their semantic model records them)."""
+    def compute(cls, model: SemanticModel) -> "ModuleState":
+        """The facts read from `model`: its module scope's bindings and `global` statements."""
         state = cls()
-        collector = _ModuleBindings(state)
-        for index, statement in enumerate(module.body):
-            state.statement_index[id(statement)] = index
-            collector.index = index
-            collector.statement(statement, (), False)
-            if type(statement) is cst.SimpleStatementLine:
-                state._integer_targets.update(_integer_targets(statement))
-        for name, sites in collector.sites.items():
-            state.binding_statements[name] = [site.statement for site in sites]
-            if all(site.value is not None for site in sites):
-                state._values[name] = [site.value for site in sites]
+        state.statement_index = index = {id(statement): number for number, statement in enumerate(model.statements)}
+        sites: dict[str, list[Binding]] = {}
+        for name, entry in model.file.module_scope.bindings.items():
+            for binding in entry.recorded:
+                kind = binding.kind
+                if kind in _DEFINITIONS:
+                    state.definitions.add(name)
+                elif kind in _ASSIGNMENTS and not (kind is BindingKind.ANNOTATED and binding.value is None):
+                    sites.setdefault(name, []).append(binding)
+                    if _assigns_integer_at_top(binding):
+                        state._integer_targets.add(id(binding.node))
+        for name, bindings in sites.items():
+            statements = state.binding_statements[name] = [index[id(b.top_level)] for b in bindings]
+            if all(b.value is not None for b in bindings):
+                state._values[name] = [b.value for b in bindings]
             if name in state.definitions:
                 continue
-            if any(site.repeats for site in sites):
+            if any(b.in_loop or b.kind in (BindingKind.AUGMENTED, BindingKind.DELETION) for b in bindings):
                 state.reassigned[name] = "rebound at module level (by a loop or an augmented assignment)"
-            elif any(not _exclusive(a.path, b.path) for i, a in enumerate(sites) for b in sites[i + 1:]):
+            elif any(not _exclusive(a.branch, b.branch) for i, a in enumerate(bindings) for b in bindings[i + 1:]):
                 state.reassigned[name] = "assigned more than once at module level"
-            state.last_binding[name] = max(site.statement for site in sites)
-        for owner, name in _global_assignments(SemanticModel.of(file)) if file is not None else ():
+            state.last_binding[name] = max(statements)
+        for owner, name in _global_assignments(model):
             if name not in state.definitions:
                 state.reassigned[name] = f"assigned in `{owner.name.value}` through `global {name}`"
                 state.last_binding[name] = None
@@ -117,12 +119,11 @@ class ModuleState:
         return self._values.get(name)
 
 
-def _integer_targets(line: cst.SimpleStatementLine) -> Iterable[int]:
-    for small in line.body:
-        if type(small) is cst.Assign and type(small.value) is cst.Integer:
-            yield from (id(t.target) for t in small.targets)
-        elif type(small) is cst.AnnAssign and type(small.value) is cst.Integer:
-            yield id(small.target)
+def _assigns_integer_at_top(binding: Binding) -> bool:
+    """`SEED = 0`, `SEED: int = 0`, `A = B = 0` as a statement of the module's body (not nested in
+    a block): a whole target of an integer literal."""
+    return (binding.kind in (BindingKind.ASSIGNMENT, BindingKind.ANNOTATED) and not binding.unpack_path
+            and type(binding.top_level) is cst.SimpleStatementLine and type(binding.statement.value) is cst.Integer)
 
 
 def _exclusive(a: Path, b: Path) -> bool:
@@ -135,90 +136,6 @@ def _exclusive(a: Path, b: Path) -> bool:
     return False
 
 
-class _ModuleBindings:
-    """Every statement that binds a name at module level, with the branches it sits in."""
-
-    def __init__(self, state: ModuleState) -> None:
-        self.state = state
-        self.sites: dict[str, list[_Site]] = {}
-        self.index = 0
-
-    def add(self, name: str, path: Path, repeats: bool, value: cst.BaseExpression | None = None) -> None:
-        self.sites.setdefault(name, []).append(_Site(path, self.index, repeats, value))
-
-    def targets(self, target: cst.BaseExpression, path: Path, repeats: bool, value=None) -> None:
-        if isinstance(target, cst.Name):
-            self.add(target.value, path, repeats, value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self.targets(element.value, path, repeats)
-        elif isinstance(target, cst.StarredElement):
-            self.targets(target.value, path, repeats)
-
-    def statements(self, body: Iterable[cst.CSTNode], path: Path, in_loop: bool) -> None:
-        for statement in body:
-            self.statement(statement, path, in_loop)
-
-    def statement(self, node: cst.CSTNode, path: Path, in_loop: bool) -> None:
-        if type(node) is cst.SimpleStatementLine:
-            for small in node.body:
-                self.small(small, path, in_loop)
-        elif type(node) in (cst.FunctionDef, cst.ClassDef):
-            self.state.definitions.add(node.name.value)
-        elif isinstance(node, cst.If):
-            self.statements(node.body.body, path + ((id(node), 0),), in_loop)
-            if isinstance(node.orelse, cst.If):
-                self.statement(node.orelse, path + ((id(node), 1),), in_loop)
-            elif node.orelse is not None:
-                self.statements(node.orelse.body.body, path + ((id(node), 1),), in_loop)
-        elif isinstance(node, (cst.For, cst.While)):
-            if isinstance(node, cst.For):
-                self.targets(node.target, path, True)
-            self.statements(node.body.body, path, True)
-            if node.orelse is not None:
-                self.statements(node.orelse.body.body, path, in_loop)
-        elif isinstance(node, cst.Try) or type(node).__name__ == "TryStar":
-            self.statements(node.body.body, path + ((id(node), 0),), in_loop)
-            for index, handler in enumerate(node.handlers, start=1):
-                self.statements(handler.body.body, path + ((id(node), index),), in_loop)
-            if node.orelse is not None:
-                self.statements(node.orelse.body.body, path + ((id(node), 0),), in_loop)
-            if node.finalbody is not None:
-                self.statements(node.finalbody.body.body, path, in_loop)
-        elif isinstance(node, cst.With):
-            for item in node.items:
-                if item.asname is not None:
-                    self.targets(item.asname.name, path, in_loop)
-            self.statements(node.body.body, path, in_loop)
-        elif isinstance(node, cst.Match):
-            for index, case in enumerate(node.cases):
-                self.statements(case.body.body, path + ((id(node), index),), in_loop)
-
-    def small(self, node: cst.BaseSmallStatement, path: Path, in_loop: bool) -> None:
-        if type(node) is cst.Assign:
-            single = len(node.targets) == 1
-            for target in node.targets:
-                self.targets(target.target, path, in_loop, node.value if single else None)
-        elif type(node) is cst.AnnAssign and node.value is not None:
-            self.targets(node.target, path, in_loop, node.value)
-        elif type(node) is cst.AugAssign:
-            self.targets(node.target, path, True)
-        elif type(node) is cst.Del:
-            self.targets(node.target, path, True)
-        elif type(node) in (cst.Import, cst.ImportFrom) and type(node.names) is not cst.ImportStar:
-            for alias in node.names:
-                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    self.state.definitions.add(alias.asname.name.value)
-                elif type(node) is cst.Import:
-                    root = alias.name
-                    while type(root) is cst.Attribute:
-                        root = root.value
-                    if isinstance(root, cst.Name):
-                        self.state.definitions.add(root.value)
-                elif isinstance(alias.name, cst.Name):
-                    self.state.definitions.add(alias.name.value)
-
-
 def _global_assignments(model: SemanticModel) -> list[tuple[cst.FunctionDef | cst.ClassDef, str]]:
     """(function, variable) for each module variable a function assigns through `global`, the
     functions (and classes) in the order their definitions end."""
@@ -228,37 +145,20 @@ def _global_assignments(model: SemanticModel) -> list[tuple[cst.FunctionDef | cs
             declared.setdefault(id(scope.node), (scope.node, set()))[1].update(item.name.value for item in node.names)
     found: list[tuple[cst.FunctionDef | cst.ClassDef, str]] = []
     for owner, names in sorted(declared.values(), key=lambda item: model.end_order[id(item[0])]):
-        found.extend((owner, name) for name in sorted(names & _bound_directly(owner)))
+        found.extend((owner, name) for name in sorted(names & _bound_directly(model.scopes[id(owner)])))
     return found
 
 
-def _bound_directly(owner: cst.FunctionDef | cst.ClassDef) -> set[str]:
-    """Names the statements of a function or class body bind (those of nested ones left out)."""
+def _bound_directly(scope: Scope) -> set[str]:
+    """Names the statements of a function or class body bind (those of nested ones left out): the
+    targets of assignments, loops and `del`, and names given by `as` (`with`, `except`, imports)."""
     bound: set[str] = set()
-
-    def bind(target: cst.BaseExpression) -> None:
-        if isinstance(target, cst.Name):
-            bound.add(target.value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                bind(element.value)
-        elif isinstance(target, cst.StarredElement):
-            bind(target.value)
-
-    def enter(node: cst.CSTNode, field: str) -> bool:
-        if type(node) in _EXPRESSIONS or isinstance(node, _NESTED_SCOPES):
-            return False  # statements hold every binding that matters here; nested scopes bind their own
-        if type(node) is cst.AssignTarget:
-            bind(node.target)
-        elif type(node) in (cst.AnnAssign, cst.AugAssign):
-            bind(node.target)
-        elif type(node) is cst.For:
-            bind(node.target)
-        elif type(node) is cst.Del:
-            bind(node.target)
-        elif type(node) is cst.AsName and type(node.name) is cst.Name:
-            bind(node.name)
-        return True
-
-    walk(owner.body, enter, None)
+    for name, entry in scope.bindings.items():
+        for binding in entry.recorded:
+            kind = binding.kind
+            if kind in _STATEMENT_TARGETS or kind is BindingKind.EXCEPT_NAME \
+                    or (kind is BindingKind.WITH_ITEM and not binding.unpack_path) \
+                    or (kind in (BindingKind.IMPORT, BindingKind.IMPORT_FROM) and binding.node.asname is not None):
+                bound.add(name)
+                break
     return bound

@@ -8,7 +8,7 @@ import libcst as cst
 
 from ..model.settings import Settings
 from .names import NameResolver
-from .scopes import Scope
+from .scopes import Scope, file_recorder
 
 #: a per-file fact (`SourceFile.fact`)
 T = TypeVar("T")
@@ -34,6 +34,10 @@ class SourceFile:
         notebook replaces this per file)."""
         return None, line
 
+    #: builds the file's semantic model, whose walk records the bindings of its scopes: set by
+    #: `semantic.model`, which is built on this module
+    record_bindings: Callable[["SourceFile"], object]
+
     def __init__(self, path: str, source: str, module: cst.Module, settings: Settings,
                  project: object | None = None, package: str | None = None) -> None:
         self.path = path
@@ -45,10 +49,11 @@ class SourceFile:
         self.settings = settings
         self.names = NameResolver()
         self.module_scope = Scope(module, None)
-        self.module_scope.may_have_walrus = ":=" in source
         #: the package relative imports start from (`pkg.sub` for `pkg/sub/mod.py`); None: unknown,
         #: and names a relative import binds are the module's own
         self.module_scope.package = package
+        # the scopes' bindings are recorded by the semantic model's walk, run when first asked
+        self.module_scope.recorder = file_recorder(self, SourceFile.record_bindings)
         self._facts: dict[type, Any] = {}
         self._cell_starts: list[int] | None = None
 
@@ -76,6 +81,11 @@ class SourceFile:
         counting frees the tree at once."""
         facts = list(self._facts.values())
         self._facts.clear()
+        # a recorded binding points back at its scope, whose record holds it: emptied here
+        records = self.module_scope.records
+        for bindings, _, _ in records.values():
+            bindings.clear()
+        records.clear()
         for fact in facts:
             state = getattr(fact, "__dict__", None)
             if state is not None:

@@ -162,7 +162,7 @@ class Walker:
     """Walks the tree once, keeping the walk state current and dispatching to the visitors' handlers
     (a visitor that raises is dropped for the rest of the file; `failures` says which and why)."""
 
-    def __init__(self, ctx: WalkState, rules: list) -> None:
+    def __init__(self, ctx: WalkState, rules: list, scopes: dict[int, Scope] | None = None) -> None:
         self.ctx = ctx
         self.visitors: dict[type, list[Callable]] = {}
         self.leavers: dict[type, list[Callable]] = {}
@@ -173,7 +173,7 @@ class Walker:
                 self.leavers.setdefault(node_type, []).append(getattr(rule, method))
         self.scope_owners: list[cst.CSTNode] = []
         #: id(function, lambda, class or comprehension) -> the scope this walk made for it
-        self.scopes: dict[int, Scope] = {}
+        self.scopes: dict[int, Scope] = scopes if scopes is not None else {}
         #: visitors that raised, with the exception; they are dropped for the rest of the file
         self.failures: list[tuple[object, BaseException]] = []
 
@@ -192,6 +192,9 @@ class Walker:
         None of its own.
         """
         ctx = self.ctx
+        root = ctx.file.module_scope
+        if root.recorded is None:  # the scopes this walk makes read the bindings the model records
+            root.ensure_recorded()
         ancestors = ctx.ancestors
         visitors, leavers, scope_owners, call = self.visitors, self.leavers, self.scope_owners, self._call
         scopes = self.scopes
@@ -213,7 +216,7 @@ class Walker:
                 # enter(child, field)
                 kind = type(child)
                 if field == "body" and ancestors and type(ancestors[-1]) in _SCOPE_OWNER_TYPES:
-                    ctx.scope = scopes[id(ancestors[-1])] = Scope(ancestors[-1], ctx.scope)
+                    ctx.scope = _scope_of(ancestors[-1], ctx.scope, scopes)
                     scope_owners.append(child)
                     record(ctx.scope)
                 elif kind in _COMPREHENSION_TYPES:
@@ -338,7 +341,7 @@ class Walker:
         ancestors = ctx.ancestors
         kind = type(node)
         if field == "body" and ancestors and type(ancestors[-1]) in _SCOPE_OWNER_TYPES:
-            ctx.scope = self.scopes[id(ancestors[-1])] = Scope(ancestors[-1], ctx.scope)
+            ctx.scope = _scope_of(ancestors[-1], ctx.scope, self.scopes)
             self.scope_owners.append(node)
         elif kind in _COMPREHENSION_TYPES:
             ctx.scope = self.scopes[id(node)] = Scope(node, ctx.scope)
@@ -357,6 +360,15 @@ class Walker:
         if scope_owners and scope_owners[-1] is node:
             scope_owners.pop()
             ctx.scope = ctx.scope.parent
+
+
+def _scope_of(owner: cst.CSTNode, outer: Scope, scopes: dict[int, Scope]) -> Scope:
+    """The scope of a function, lambda or class whose body the walk enters: made by a visitor
+    where the walk met the node (the model's binds the parameters there), or made now."""
+    scope = scopes.get(id(owner))
+    if scope is None:
+        scope = scopes[id(owner)] = Scope(owner, outer)
+    return scope
 
 
 _HANDLER_CACHE: dict[tuple[type, str], list[tuple[type, str]]] = {}
