@@ -48,7 +48,8 @@ class {class_name(name)}(Rule):
     code = "{code}"
 
     def visit_Call(self, node: cst.Call) -> None:
-        # TODO: decide from `self.ctx` (`kind`, `trace_info`, `qualified_name`, facts) and report with
+        # TODO: decide from `self.walk` (where the walk is) and `self.analysis` (the file's facts:
+        # `value(expr, at=self.walk)`, `trace_info(at=self.walk)`, ...), and report with
         # `self.report(node, message)`; see "What a rule reads" in docs/architecture.md.
         return
 '''

@@ -5,7 +5,8 @@ import libcst as cst
 import pytest
 
 from jaxlint.model.settings import Settings
-from jaxlint.rulebase.context import FileContext
+from jaxlint.analysis import FileAnalysis
+from jaxlint.semantic.source_file import SourceFile
 from jaxlint.engine.checker import check_source, enabled_rules
 from jaxlint.syntax.arguments import Passing, bind_arguments
 
@@ -81,7 +82,7 @@ def callee_names(source: str) -> dict[str, str | None]:
     """`name of the called expression as written` -> `name of the function reached (or None)`."""
     source = textwrap.dedent(source)
     module = cst.parse_module(source)
-    ctx = FileContext("t.py", source, module, Settings())
+    ctx = FileAnalysis(SourceFile("t.py", source, module, Settings()))
     traced = ctx.traced
     code = module.code_for_node
     found = traced.callees
@@ -228,7 +229,7 @@ def test_each_function_is_analysed_again_only_when_its_inputs_grow(monkeypatch):
 
     monkeypatch.setattr(TracedFunctions, "_traced_flow", counted)
     module = cst.parse_module(source)
-    traced = FileContext("t.py", source, module, Settings()).traced
+    traced = FileAnalysis(SourceFile("t.py", source, module, Settings())).traced
     helper = module.body[1]
     assert traced.info(helper).traced_params == {"a", "b"}
     # both callers are analysed before the helper leaves the queue: it runs once, with both

@@ -295,6 +295,42 @@ def test_no_rule_imports_another_rule():
                                                 "(or syntax/ for a node helper) and import it from there.")
 
 
+def fact_builds(module: str, path: Path) -> list[str]:
+    """Where a rule builds or fetches a fact itself (`Literals.of(...)`, a class of the semantic,
+    JAX or project layer called) instead of reading it from `self.analysis`."""
+    tree = _tree(path.read_text(encoding="utf-8"), str(path))
+    imported_classes = {alias.asname or alias.name for node in _statements(tree) if isinstance(node, ast.ImportFrom)
+                        for alias in node.names if alias.name[:1].isupper()
+                        and layer_of(_resolved_from(module, path, node)) in ("semantic", "jaxmodel", "project")}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "of":
+            found.append(f"{_shown(path)}:{node.lineno}: `.of(...)` builds a fact")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in imported_classes:
+            found.append(f"{_shown(path)}:{node.lineno}: `{node.func.id}(...)` builds a fact")
+        elif isinstance(node, ast.Name) and node.id == "ctx":
+            found.append(f"{_shown(path)}:{node.lineno}: `ctx`: a rule reads `self.walk` and `self.analysis`")
+    return found
+
+
+def test_no_rule_builds_a_fact_itself():
+    """A rule reads every fact through `self.analysis` (`FileAnalysis`), the one place they are built."""
+    problems = [problem for module, path in RULES.items() for problem in fact_builds(module, path)]
+    assert not problems, ("\n".join(problems) + "\nAdd an accessor to src/jaxlint/analysis.py (with its cost in "
+                                                "its docstring) and read it from `self.analysis`.")
+
+
+def test_the_fact_check_sees_each_way_of_building_one(tmp_path):
+    rules = tmp_path / "jaxlint" / "rules"
+    rules.mkdir(parents=True)
+    rule = rules / "made_up.py"
+    rule.write_text("from ..semantic.literals import Literals\n"
+                    "def f(self, ctx):\n    Literals.of(ctx)\n    Literals(self.file)\n", encoding="utf-8")
+    found = fact_builds("jaxlint.rules.made_up", rule)
+    assert sorted(line.split(": ", 1)[1] for line in found) == [
+        "`.of(...)` builds a fact", "`Literals(...)` builds a fact", "`ctx`: a rule reads `self.walk` and `self.analysis`"]
+
+
 #: The walk primitives of `syntax.walk` and libcst's and `ast`'s own ways of visiting a tree: a rule
 #: that calls one traverses a tree itself.
 TRAVERSING_CALLS = frozenset({

@@ -4,7 +4,8 @@ import textwrap
 import libcst as cst
 
 from jaxlint.model.settings import Settings
-from jaxlint.rulebase.context import FileContext
+from jaxlint.analysis import FileAnalysis
+from jaxlint.semantic.source_file import SourceFile
 from jaxlint.jaxmodel.values import Kind
 
 SOURCE = textwrap.dedent('''
@@ -28,7 +29,7 @@ SOURCE = textwrap.dedent('''
 
 def traced_function():
     module = cst.parse_module(SOURCE)
-    ctx = FileContext("t.py", SOURCE, module, Settings())
+    ctx = FileAnalysis(SourceFile("t.py", SOURCE, module, Settings()))
     function = next(n for n in module.body if isinstance(n, cst.FunctionDef))
     return function, ctx.traced.flow(function)
 
@@ -58,7 +59,7 @@ def test_bitwise_operators_keep_boolean_arrays_boolean():
 def analysed(source):
     source = textwrap.dedent(source)
     module = cst.parse_module(source)
-    ctx = FileContext("t.py", source, module, Settings())
+    ctx = FileAnalysis(SourceFile("t.py", source, module, Settings()))
     functions = {n.name.value: n for n in module.body if isinstance(n, cst.FunctionDef)}
     return ctx, functions
 

@@ -16,7 +16,8 @@ from jaxlint.jaxmodel.values import (BOTTOM, CONCRETE_ARRAY, MAY, MUST, NO, STAT
                                      TRACED_MASK, TRACED_PARAM, TRACED_TREE, UNKNOWN, Certainty, Form, Kind,
                                      Provenance, Source, Value, join, value_from_json, value_to_json)
 from jaxlint.model.settings import Settings
-from jaxlint.rulebase.context import FileContext
+from jaxlint.analysis import FileAnalysis
+from jaxlint.semantic.source_file import SourceFile
 
 certainties = st.sampled_from(list(Certainty))
 
@@ -147,7 +148,7 @@ SOURCE = textwrap.dedent('''
 
 def test_a_flow_keeps_must_where_paths_agree_and_may_where_they_do_not():
     module = cst.parse_module(SOURCE)
-    ctx = FileContext("t.py", SOURCE, module, Settings())
+    ctx = FileAnalysis(SourceFile("t.py", SOURCE, module, Settings()))
     function = next(n for n in module.body if isinstance(n, cst.FunctionDef))
     flow = ctx.traced.flow(function)
     returned = function.body.body[-1].body[0].value

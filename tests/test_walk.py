@@ -7,9 +7,8 @@ import libcst as cst
 import pytest
 
 from jaxlint.model.settings import Settings
-from jaxlint.rulebase.context import FileContext
 from jaxlint.semantic.source_file import SourceFile
-from jaxlint.semantic.walk_state import Walker, _loop_step
+from jaxlint.semantic.walk_state import Walker, WalkState, _loop_step
 from jaxlint.syntax.walk import NODE_TYPES, _ORDER, _SKIPPED_NAMES, _SKIPPED_PREFIXES, children, walk
 
 from conftest import FIXTURES, ROOT, parsed
@@ -93,7 +92,7 @@ def test_a_walk_skips_the_children_of_a_node_enter_refuses(with_leave: bool):
 class _Recorder:
     """Records where the walk is (scope, ancestors, parent) at every handler call."""
 
-    def __init__(self, ctx: FileContext, log: list) -> None:
+    def __init__(self, ctx: WalkState, log: list) -> None:
         self.ctx = ctx
         self.log = log
 
@@ -115,11 +114,11 @@ def test_walker_run_is_walk_with_enter_and_leave(name: str, source: str):
     file = SourceFile(name, source, module, Settings())
 
     def record(run) -> list:
-        ctx = FileContext.for_file(file)
+        ctx = WalkState(file)
         log: list = []
         walker = Walker(ctx, [_Recorder(ctx, log)])
         run(walker)
-        assert ctx.ancestors == [] and ctx.scope is ctx.module_scope
+        assert ctx.ancestors == [] and ctx.scope is ctx.file.module_scope
         return log
 
     by_methods = record(lambda walker: walk(module, walker.enter, walker.leave))
@@ -151,12 +150,12 @@ def test_a_replay_without_name_handlers_keeps_the_ancestors(name: str, source: s
     logs = []
     for run in (lambda walker: walk(module, walker.enter, walker.leave), lambda walker: walker.run(module, events),
                 lambda walker: walker.replay(events)):
-        ctx = FileContext.for_file(file)
+        ctx = WalkState(file)
         log: list = []
         walker = Walker(ctx, [_NoNameRecorder(ctx, log)])
         assert cst.Name not in walker.visitors and cst.Name not in walker.leavers
         run(walker)
-        assert ctx.ancestors == [] and ctx.scope is ctx.module_scope
+        assert ctx.ancestors == [] and ctx.scope is ctx.file.module_scope
         logs.append(log)
     assert logs[0] and logs[0] == logs[1] == logs[2]
 
@@ -164,7 +163,7 @@ def test_a_replay_without_name_handlers_keeps_the_ancestors(name: str, source: s
 class _WhereAsker:
     """Asks where each node is, twice, against answers worked out afresh from the ancestors."""
 
-    def __init__(self, ctx: FileContext, log: list) -> None:
+    def __init__(self, ctx: WalkState, log: list) -> None:
         self.ctx = ctx
         self.log = log
 
@@ -192,7 +191,7 @@ def test_questions_at_a_node_answer_as_asked_afresh(name: str, source: str):
     events: list = []
     logs = []
     for run in (lambda walker: walker.run(module, events), lambda walker: walker.replay(events)):
-        ctx = FileContext.for_file(file)
+        ctx = WalkState(file)
         log: list = []
         walker = Walker(ctx, [_WhereAsker(ctx, log)])
         run(walker)
@@ -202,7 +201,7 @@ def test_questions_at_a_node_answer_as_asked_afresh(name: str, source: str):
 
 
 class _NameCollector:
-    def __init__(self, ctx: FileContext, wanted) -> None:
+    def __init__(self, ctx: WalkState, wanted) -> None:
         self.ctx = ctx
         self.wanted = wanted
         self.seen: list[tuple[str, int]] = []
@@ -221,9 +220,9 @@ def test_a_replay_calls_visit_name_on_the_spellings_wanted_only():
     module = parsed(source)
     file = SourceFile("m.py", source, module, Settings())
     events: list = []
-    everything = _NameCollector(FileContext.for_file(file), None)
+    everything = _NameCollector(WalkState(file), None)
     Walker(everything.ctx, [everything]).run(module, events)
-    ctx = FileContext.for_file(file)
+    ctx = WalkState(file)
     some, every, broken = _NameCollector(ctx, {"x", "environ"}), _NameCollector(ctx, None), \
         _NameCollector(ctx, ValueError("no spellings"))
     walker = Walker(ctx, [some, every, broken])

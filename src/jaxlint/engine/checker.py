@@ -10,10 +10,11 @@ import libcst as cst
 
 from ..model.result import FileResult  # noqa: F401 (re-exported: the engine's callers import it from here)
 from ..model.settings import PARSE_ERROR_CODE, RELEVANT_WORDS, UNUSED_NOQA_CODE, Settings
-from ..rulebase.context import FileContext
+from ..analysis import FileAnalysis
+from ..rulebase.report import Report, Reporter, RuleContext
 from ..semantic.model import SemanticModel
 from ..semantic.source_file import SourceFile
-from ..semantic.walk_state import Walker
+from ..semantic.walk_state import Walker, WalkState
 from ..syntax.positions import Span, node_spans, statement_spans
 from ..model.finding import Applicability, Edit, Finding, Fix, Position, TraceLocation
 from ..syntax.fixes import apply_fixes
@@ -220,9 +221,12 @@ def _walk(file: SourceFile, enabled: frozenset[str], parsed_text: str | None = N
 
 def _run_rules(file: SourceFile, module: cst.Module, path: str, rule_classes: list[type],
                parsed_text: str | None = None) -> list[Finding]:
-    ctx = FileContext.for_file(file)
-    rules = [cls(ctx) for cls in rule_classes]
-    walker = Walker(ctx, rules)
+    walk = WalkState(file)
+    analysis = FileAnalysis(file)
+    reporter = Reporter(walk, analysis)
+    context = RuleContext(walk, analysis, reporter)
+    rules = [cls(context) for cls in rule_classes]
+    walker = Walker(walk, rules)
     events = _recorded_walk(file)
     if events is not None:
         walker.replay(events)
@@ -236,12 +240,8 @@ def _run_rules(file: SourceFile, module: cst.Module, path: str, rule_classes: li
             except Exception as exc:
                 walker.failures.append((rule, exc))
                 failed.add(id(rule))
-    chains, related = ctx.report_chains, ctx.report_related
-    kept = [index for index, r in enumerate(ctx.reports) if id(r[0]) not in failed]
-    ctx.report_chains = {new: chains[old] for new, old in enumerate(kept) if old in chains}
-    ctx.report_related = {new: related[old] for new, old in enumerate(kept) if old in related}
-    ctx.reports = [ctx.reports[index] for index in kept]
-    findings = _findings(ctx, module, path, parsed_text)
+    reports = [report for report in reporter.reports if id(report.rule) not in failed]
+    findings = _findings(file, reports, module, path, parsed_text)
     too_deep = sorted({rule.code for rule, exc in walker.failures if isinstance(exc, RecursionError)})
     if len(too_deep) < len(walker.failures):
         raise RuleFailure(findings, [f"{rule.code} failed: {type(exc).__name__}: {exc}" for rule, exc in walker.failures])
@@ -260,32 +260,34 @@ def _recorded_walk(file: SourceFile) -> list | None:
         return None
 
 
-def _findings(ctx: FileContext, module: cst.Module, path: str, parsed_text: str | None = None) -> list[Finding]:
-    if not ctx.reports:
+def _findings(file: SourceFile, reports: list[Report], module: cst.Module, path: str,
+              parsed_text: str | None = None) -> list[Finding]:
+    if not reports:
         return []
     # Positions of the reported nodes and of the nodes their fixes replace, and of nothing else:
     # libcst's PositionProvider (every node's range, then a visit of the whole tree) was about a
     # sixth of a whole check. With the parsed text and the recorded walk at hand, only the code of
     # the statements holding those nodes is generated.
-    nodes = [node for _, node, _, _ in ctx.reports]
-    nodes += [r.node for _, _, _, node_fix in ctx.reports if node_fix is not None for r in node_fix.replacements]
-    statement_of = _statements_holding(ctx.file, nodes) if parsed_text is not None else None
+    nodes = [report.node for report in reports]
+    nodes += [r.node for report in reports if report.fix is not None for r in report.fix.replacements]
+    statement_of = _statements_holding(file, nodes) if parsed_text is not None else None
     if statement_of is not None:
         positions = statement_spans(module, nodes, parsed_text, statement_of)
     else:
         positions = node_spans(module, nodes)
     findings = []
-    for index, (rule, node, message, node_fix) in enumerate(ctx.reports):
-        start, end = _span(positions[id(node)])
+    for report in reports:
+        rule, node_fix = report.rule, report.fix
+        start, end = _span(positions[id(report.node)])
         fix = None
         if node_fix is not None:
             edits = tuple(Edit(*_span(positions[id(r.node)]), r.text) for r in node_fix.replacements)
             fix = Fix(node_fix.title, edits, node_fix.applicability)
         doc = rule.doc
-        chain = ctx.report_chains.get(index, ())
-        trace = tuple(TraceLocation(step.path, step.line, step.action, step.cell) for step in chain)
-        trace += tuple(TraceLocation(path, line, note) for line, note in ctx.report_related.get(index, ()))
-        findings.append(Finding(rule.code, doc.name, doc.severity, message, path, start, end, fix, trace=trace))
+        trace = tuple(TraceLocation(step.path, step.line, step.action, step.cell) for step in report.chain)
+        trace += tuple(TraceLocation(path, line, note) for line, note in report.related)
+        findings.append(Finding(rule.code, doc.name, doc.severity, report.message, path, start, end, fix,
+                                trace=trace))
     return findings
 
 

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, ClassVar, Container
 
 import libcst as cst
 
-from .context import FileContext
+from .report import RuleContext
 from .node_fix import NodeFix
 
 if TYPE_CHECKING:
@@ -15,8 +15,9 @@ if TYPE_CHECKING:
 class Rule:
     """One rule: `visit_<Node>`/`leave_<Node>` methods are called during the shared walk of a file.
 
-    A rule gets the file's facts from `self.ctx` (names, scopes, ancestors, settings) and reports
-    with `self.report`. Its name, severity and documentation come from its catalogue entry.
+    A rule reads where the walk is from `self.walk` (scope, parent, enclosing function and loop,
+    names as written there) and every fact about the file from `self.analysis` (`FileAnalysis`),
+    and reports with `self.report`. Its name, severity and documentation come from its catalogue entry.
     """
 
     code: ClassVar[str]
@@ -27,14 +28,16 @@ class Rule:
     #: another module traces says which call does
     explains_trace: ClassVar[bool] = False
 
-    def __init__(self, ctx: FileContext) -> None:
-        self.ctx = ctx
+    def __init__(self, context: RuleContext) -> None:
+        self.walk = context.walk
+        self.analysis = context.analysis
+        self._reporter = context.reporter
 
     def report(self, node: cst.CSTNode, message: str, fix: NodeFix | None = None,
                related: tuple[tuple[int, str], ...] = ()) -> None:
         """`related`: other lines of this file the message names, each with a note (the first use of
         a reused key), which front ends show beside the finding."""
-        self.ctx.add_finding(self, node, message, fix, related)
+        self._reporter.add(self, node, message, fix, related)
 
     def names_wanted(self) -> Container[str] | None:
         """The spellings of the Names `visit_Name` does anything with (None: every Name), asked once

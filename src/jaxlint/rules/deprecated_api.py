@@ -5,11 +5,9 @@ import libcst as cst
 
 from ..syntax.references import is_reference
 from ..catalogue.deprecations import Deprecation, load_table, version_text
-from ..jaxmodel.guards import VersionGuards
 from ..semantic.scopes import dotted_name, import_module_name
 from ..rulebase.node_fix import NodeFix, Replace
 from ..rulebase.rule import Rule
-from ..semantic.model import SemanticModel
 
 
 #: `jax.ops.index_update(x, idx, y)` and its kin -> the `.at[idx]` method with the same meaning
@@ -35,10 +33,10 @@ class DeprecatedApi(Rule):
     code = "JAX602"
     fixable = True
 
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
+    def __init__(self, context) -> None:
+        super().__init__(context)
         self.table = load_table()
-        self.target = ctx.settings.target_jax_version
+        self.target = self.analysis.settings.target_jax_version
         self.in_import = 0
         self._guards: dict[int, bool] = {}
         self._roots: frozenset[str] | None = None
@@ -53,19 +51,19 @@ class DeprecatedApi(Rule):
         """Whether the current node only runs on the JAX versions that have the old API: a branch of an
         `if` that tests JAX's version or feature-detects an attribute of JAX, or the `except
         (ImportError, AttributeError)` handler that falls back when the new spelling is missing."""
-        chain = self.ctx.ancestors
+        chain = self.walk.ancestors
         for index in range(len(chain) - 2, -1, -1):
             node, child = chain[index], chain[index + 1]
             if isinstance(node, (cst.If, cst.IfExp)) and child is not node.test and self._compat_test(node.test):
                 return True
             if isinstance(node, cst.ExceptHandler) and child is node.body \
-                    and VersionGuards.of(self.ctx).catches_missing_api(node, self.ctx.scope):
+                    and self.analysis.version_guards.catches_missing_api(node, self.walk.scope):
                 return True
         return False
 
     def _compat_test(self, test: cst.BaseExpression) -> bool:
         if id(test) not in self._guards:
-            self._guards[id(test)] = VersionGuards.of(self.ctx).tests_jax_version(test, self.ctx.scope)
+            self._guards[id(test)] = self.analysis.version_guards.tests_jax_version(test, self.walk.scope)
         return self._guards[id(test)]
 
     # -- imports --------------------------------------------------------------------------------
@@ -125,7 +123,7 @@ class DeprecatedApi(Rule):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value in self.table.properties:
             self._check_property(node)
-        parent = self.ctx.parent
+        parent = self.walk.parent
         if type(parent) is cst.Attribute and parent.value is node:
             return  # an inner part of a chain: checked with the whole
         root = node.value
@@ -141,7 +139,7 @@ class DeprecatedApi(Rule):
     def visit_Name(self, node: cst.Name) -> None:
         if node.value not in (self._roots or self._path_roots()):
             return  # a parameter, a local value: never a path into JAX
-        parent = self.ctx.parent
+        parent = self.walk.parent
         if type(parent) is cst.Attribute and parent.value is node:
             return  # the start of a chain: checked with the whole
         if is_reference(node, parent):
@@ -150,13 +148,13 @@ class DeprecatedApi(Rule):
     def _check_chain(self, node: cst.Attribute | cst.Name, root: cst.Name) -> None:
         if self.in_import:
             return  # imports are reported above
-        qualified = self.ctx.written_name(node)
+        qualified = self.walk.written_name(node)
         if qualified is None or qualified.startswith("builtins."):
             return
         entry = self.table.lookup(qualified)
         if entry is None:
             return
-        root_name = self.ctx.written_name(root)
+        root_name = self.walk.written_name(root)
         if root_name and self.table.lookup(root_name) is not None:
             return  # the name was imported from a deprecated place: reported at the import
         if entry.symbol in INDEX_UPDATE_METHODS and self._called(node):
@@ -169,16 +167,16 @@ class DeprecatedApi(Rule):
         self.report(deprecated, self._message(entry, entry.symbol), self._chain_fix(deprecated, entry))
 
     def _called(self, node: cst.BaseExpression) -> bool:
-        parent = self.ctx.parent
+        parent = self.walk.parent
         return type(parent) is cst.Call and parent.func is node
 
     def _index_of_update_call(self) -> bool:
         """Whether the current node is `jax.ops.index` in `index_update(x, jax.ops.index[...], y)`."""
-        chain = self.ctx.ancestors
+        chain = self.walk.ancestors
         if len(chain) < 4 or type(chain[-2]) is not cst.Subscript or type(chain[-3]) is not cst.Arg:
             return False
         call = chain[-4]
-        return type(call) is cst.Call and self.ctx.written_name(call.func) in INDEX_UPDATE_METHODS
+        return type(call) is cst.Call and self.walk.written_name(call.func) in INDEX_UPDATE_METHODS
 
     # -- attributes of JAX arrays ---------------------------------------------------------------
     def _check_property(self, node: cst.Attribute) -> None:
@@ -187,7 +185,7 @@ class DeprecatedApi(Rule):
         name = node.attr.value
         if self.in_import or name in self._properties_defined_here() or not self._uses_jax():
             return
-        if self.ctx.qualified_name(node.value) is not None:
+        if self.walk.qualified_name(node.value) is not None:
             return  # `module.device_buffer`: a name from some module, not an array's attribute
         entry = self.table.properties[name]
         self.report(node.attr, self._message(entry, f".{name}"))
@@ -198,7 +196,7 @@ class DeprecatedApi(Rule):
         if self._own_properties is None:
             wanted = self.table.properties
             own: set[str] = set()
-            model = SemanticModel.of(self.ctx.file)
+            model = self.analysis.semantic
             for site in model.sites_of(cst.Assign, cst.AnnAssign, cst.AugAssign, cst.FunctionDef):
                 node = site.node
                 if type(node) is cst.FunctionDef:
@@ -218,9 +216,9 @@ class DeprecatedApi(Rule):
     def _uses_jax(self) -> bool:
         roots = self._path_roots()
         if roots is _EVERY_NAME:
-            return "jax" in self.ctx.source
-        scope = self.ctx.file.module_scope
-        names = self.ctx.file.names
+            return "jax" in self.analysis.source
+        scope = self.analysis.module_scope
+        names = self.analysis.names
         return any((names.name(root, scope) or "").startswith(("jax.", "jaxlib")) or names.name(root, scope) == "jax"
                    for root in roots)
 
@@ -228,7 +226,7 @@ class DeprecatedApi(Rule):
         """The names a dotted path into JAX can start with here: those bound by an import, or by an
         alias of a dotted name (`jnp = jax.numpy`); every name when a star import may bind any."""
         if self._roots is None:
-            model = SemanticModel.of(self.ctx.file)
+            model = self.analysis.semantic
             roots: set[str] = set()
             for site in model.sites_of(cst.ImportAlias, cst.Assign, cst.AnnAssign):
                 node = site.node
@@ -241,7 +239,7 @@ class DeprecatedApi(Rule):
                 elif type(node.value) in (cst.Name, cst.Attribute):
                     targets = node.targets if type(node) is cst.Assign else [node]
                     roots.update(t.target.value for t in targets if type(t.target) is cst.Name)
-            self._roots = _EVERY_NAME if "import *" in self.ctx.source else frozenset(roots)
+            self._roots = _EVERY_NAME if "import *" in self.analysis.source else frozenset(roots)
         return self._roots
 
     def _chain_fix(self, node: cst.BaseExpression, entry: Deprecation) -> NodeFix | None:
@@ -250,9 +248,9 @@ class DeprecatedApi(Rule):
         prefix = node
         while isinstance(prefix, cst.Attribute):
             prefix = prefix.value
-            known = self.ctx.written_name(prefix)
+            known = self.walk.written_name(prefix)
             if known and (entry.replacement == known or entry.replacement.startswith(known + ".")):
-                text = self.ctx.module.code_for_node(prefix) + entry.replacement[len(known):]
+                text = self.analysis.module.code_for_node(prefix) + entry.replacement[len(known):]
                 return NodeFix(f"Use {entry.replacement}", [Replace(node, text)])
         return None
 
@@ -260,14 +258,14 @@ class DeprecatedApi(Rule):
         func = node.func
         if type(func) is cst.Attribute and not node.args:
             entry = self.table.methods.get(func.attr.value)
-            if entry is not None and self.ctx.qualified_name(func.value) is None and not self._on_property(func.value):
+            if entry is not None and self.walk.qualified_name(func.value) is None and not self._on_property(func.value):
                 self.report(func.attr, self._message(entry, f".{func.attr.value}()"))
             return
-        callee = self.ctx.written_name(func) or ""
+        callee = self.walk.written_name(func) or ""
         args = node.args
         if callee == "functools.partial" and args and args[0].keyword is None and not args[0].star:
             # `partial(jax.jit, backend="cpu")`: the keywords go to the partial's function
-            callee, args = self.ctx.written_name(args[0].value) or "", args[1:]
+            callee, args = self.walk.written_name(args[0].value) or "", args[1:]
         if callee in INDEX_UPDATE_METHODS:
             self._check_index_update(node, callee)
             return
@@ -309,12 +307,12 @@ class DeprecatedApi(Rule):
         options = args[3:]
         if any(arg.star or arg.keyword is None or arg.keyword.value not in INDEX_UPDATE_OPTIONS for arg in options):
             return None
-        code = self.ctx.module.code_for_node
+        code = self.analysis.module.code_for_node
         array, index, values = (arg.value for arg in args[:3])
         if not self._known_jax_array(array):
             return None  # `index_update` took NumPy arrays too, which have no `.at`
         target = code(array) if isinstance(array, _ATOMS) else f"({code(array)})"
-        if type(index) is cst.Subscript and self.ctx.written_name(index.value) == "jax.ops.index":
+        if type(index) is cst.Subscript and self.walk.written_name(index.value) == "jax.ops.index":
             where = ", ".join(code(element.slice) for element in index.slice)
         else:
             where = code(index)
@@ -326,10 +324,10 @@ class DeprecatedApi(Rule):
         """Whether `expr` is a JAX array: a traced value, or the result of a `jax.numpy` or
         `jax.random` call."""
         if type(expr) is cst.Call:
-            callee = self.ctx.qualified_name(expr.func) or ""
+            callee = self.walk.qualified_name(expr.func) or ""
             if callee.startswith(("jax.numpy.", "jax.random.", "jax.lax.")):
                 return True
-        return self.ctx.value(expr).array_or_traced_argument
+        return self.analysis.value(expr, at=self.walk).array_or_traced_argument
 
     # -- messages ---------------------------------------------------------------------------------
     def _message(self, entry: Deprecation, written: str) -> str:

@@ -3,9 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..jaxmodel.top_level_runs import TopLevelRuns
 from ..rulebase.rule import Rule
-from ..semantic.module_state import ModuleState
 from ..semantic.names import BUILTIN_NAMES
 from ..syntax.references import is_binding, is_reference
 
@@ -14,31 +12,31 @@ class GlobalReadInTraced(Rule):
     code = "JAX302"
     explains_trace = True
 
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
+    def __init__(self, context) -> None:
+        super().__init__(context)
         self._reassigned: dict[str, str] | None = None
 
     def names_wanted(self) -> dict[str, str]:
         if self._reassigned is None:
-            self._reassigned = ModuleState.of(self.ctx).reassigned
+            self._reassigned = self.analysis.module_state.reassigned
         return self._reassigned
 
     def visit_Name(self, node: cst.Name) -> None:
-        ctx = self.ctx
+        walk, analysis = self.walk, self.analysis
         name = node.value
         if self._reassigned is None:
-            self._reassigned = ModuleState.of(ctx).reassigned
+            self._reassigned = self.analysis.module_state.reassigned
         reason = self._reassigned.get(name)
         if reason is None:
             return
-        info = ctx.trace_info()
+        info = analysis.trace_info(at=walk)
         if info is None or not info.runs_once:
             return
-        parent = ctx.parent
+        parent = walk.parent
         if not is_reference(node, parent) or is_binding(node, parent):
             return
-        state = ModuleState.of(ctx)
-        found = ctx.scope.lookup(name)
+        state = self.analysis.module_state
+        found = walk.scope.lookup(name)
         if found is None:
             if name in BUILTIN_NAMES:
                 return
@@ -48,11 +46,11 @@ class GlobalReadInTraced(Rule):
             return  # the function rebinds it itself: JAX303 reports the assignment
         if self._traced_afresh(info.node):
             return  # a new function object every time: traced again with the value current then
-        top = ctx.ancestors[1] if len(ctx.ancestors) > 1 else None
+        top = walk.ancestors[1] if len(walk.ancestors) > 1 else None
         if top is not None and not state.may_change_after(name, top):
             return  # defined after the last rebinding: the function only ever sees the final value
-        runs = TopLevelRuns.of(ctx)
-        if top is not None and runs.traced_before_change(name, top, ctx.function()):
+        runs = self.analysis.top_level_runs
+        if top is not None and runs.traced_before_change(name, top, walk.function()):
             return  # a script's step function, run (and traced) before the variable changes
         if isinstance(top, cst.If) and runs.defined_after_script_bindings(name, top, self._outermost_function()):
             return  # defined in the `__main__` block after the last assignment: sees the final value
@@ -64,7 +62,7 @@ class GlobalReadInTraced(Rule):
 
     def _outermost_function(self) -> cst.FunctionDef | cst.Lambda | None:
         """The function around the read that a top-level block (`if __name__ == "__main__":`) holds."""
-        return next((a for a in self.ctx.ancestors[2:] if isinstance(a, (cst.FunctionDef, cst.Lambda))), None)
+        return next((a for a in self.walk.ancestors[2:] if isinstance(a, (cst.FunctionDef, cst.Lambda))), None)
 
     def _traced_afresh(self, function: cst.CSTNode) -> bool:
         """Whether the traced function is a new object each time it is traced, so that no compiled
@@ -72,7 +70,7 @@ class GlobalReadInTraced(Rule):
         (`jax.jit(lambda: model.init(key, x), backend="cpu")()`, also through `jax.hessian`/`grad`/
         `partial` wrappers), or a lambda or `def` made in a loop body (made and traced again every
         iteration)."""
-        ancestors = self.ctx.ancestors
+        ancestors = self.walk.ancestors
         index = next((i for i in range(len(ancestors) - 1, -1, -1) if ancestors[i] is function), None)
         if index is None:
             return False
@@ -94,7 +92,7 @@ class GlobalReadInTraced(Rule):
         return False
 
     def _assigns_global_here(self, name: str) -> bool:
-        for scope in self.ctx.scope.enclosing_for_lookup():
+        for scope in self.walk.scope.enclosing_for_lookup():
             if scope.kind == "function":
                 return name in scope.globals and name in scope.bindings
         return False

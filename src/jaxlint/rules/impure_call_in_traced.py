@@ -4,7 +4,6 @@ from __future__ import annotations
 import libcst as cst
 
 from ..syntax.references import is_reference
-from ..semantic.module_state import ModuleState
 from ..rulebase.rule import Rule
 
 #: Clock reads: the value is frozen at trace time.
@@ -45,13 +44,13 @@ class ImpureCallInTraced(Rule):
         last = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
         if last not in CANDIDATE_NAMES:
             return
-        what = self._classify(node, self.ctx.qualified_name(func))
+        what = self._classify(node, self.walk.qualified_name(func))
         if what is None:
             return
-        info = self.ctx.trace_info()
+        info = self.analysis.trace_info(at=self.walk)
         if info is None or not info.runs_once:
             return
-        call = f"`{self.ctx.module.code_for_node(node.func)}({'...' if node.args else ''})`"
+        call = f"`{self.analysis.module.code_for_node(node.func)}({'...' if node.args else ''})`"
         label = info.label
         if what == "clock":
             text = (f"{call} inside a function traced by `{label}` reads the clock once, while JAX traces the "
@@ -75,18 +74,18 @@ class ImpureCallInTraced(Rule):
         self.report(node, text)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value == "environ" and self.ctx.qualified_name(node) == ENVIRON:
+        if node.attr.value == "environ" and self.walk.qualified_name(node) == ENVIRON:
             self._environ(node)
 
     def names_wanted(self) -> frozenset[str]:
         return _ENVIRON_NAME
 
     def visit_Name(self, node: cst.Name) -> None:
-        if node.value == "environ" and is_reference(node, self.ctx.parent) and self.ctx.qualified_name(node) == ENVIRON:
+        if node.value == "environ" and is_reference(node, self.walk.parent) and self.walk.qualified_name(node) == ENVIRON:
             self._environ(node)
 
     def _environ(self, node: cst.BaseExpression) -> None:
-        info = self.ctx.trace_info()
+        info = self.analysis.trace_info(at=self.walk)
         if info is None or not info.runs_once:
             return
         self.report(node, (
@@ -116,12 +115,12 @@ class ImpureCallInTraced(Rule):
 
     def _is_module_logger(self, name: str) -> bool:
         """`logger = logging.getLogger(...)` bound at module level, and only so."""
-        found = self.ctx.scope.lookup(name)
+        found = self.walk.scope.lookup(name)
         if found is None or found[0].kind != "module":
             return False
         module = found[0]
-        values = ModuleState.of(self.ctx).module_values(name)
+        values = self.analysis.module_state.module_values(name)
         if not values or len(values) != len(found[1].nodes):
             return False
-        return all(isinstance(v, cst.Call) and self.ctx.names.qualified_name(v.func, module) in LOGGER_FACTORIES
+        return all(isinstance(v, cst.Call) and self.analysis.names.qualified_name(v.func, module) in LOGGER_FACTORIES
                    for v in values)

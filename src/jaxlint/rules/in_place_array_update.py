@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..jaxmodel.name_origins import NameOrigins
 from ..jaxmodel.values import MUST
 from ..model.finding import Applicability
 from ..rulebase.node_fix import NodeFix, Replace
@@ -82,19 +81,19 @@ class InPlaceArrayUpdate(Rule):
     # -- facts ----------------------------------------------------------------------------------
     def _is_jax_array(self, subscript: cst.Subscript) -> bool:
         """Whether the subscripted value is a JAX array where the statement runs, whatever path led there."""
-        ctx = self.ctx
+        walk, analysis = self.walk, self.analysis
         subject = subscript.value
         if type(subject) is cst.Attribute and subject.attr.value == "at":
             return False  # `x.at[i] = v`: a different mistake
-        origins = NameOrigins.of(ctx)
-        if origins.certain_array(subject, ctx.scope):
+        origins = self.analysis.name_origins
+        if origins.certain_array(subject, walk.scope):
             return True
         # A traced parameter indexed the way only arrays are (`x[..., 0]`, `x[:, 1]`); a `jax.Ref`
         # is indexed that way too (`r[...] = v`), so not in files that use references.
         if not isinstance(subject, cst.Name) or origins.references_in_file or not _array_only_index(subscript):
             return False
-        found = origins.reaching(subject, ctx.scope)
-        return (found is not None and ctx.value(subject).traced is MUST
+        found = origins.reaching(subject, walk.scope)
+        return (found is not None and analysis.value(subject, at=walk).traced is MUST
                 and all(o.kind in ("param", "augmented", "annotation") for o in found[1]))
 
     # -- fixes ----------------------------------------------------------------------------------
@@ -103,15 +102,15 @@ class InPlaceArrayUpdate(Rule):
         subject = subscript.value
         if not isinstance(subject, cst.Name):
             return None  # `self.x[i] = v`, `a[0][1] = v`: rebinding would not update the owner
-        ctx = self.ctx
-        found = ctx.scope.lookup(subject.value)
-        if found is None or found[0] is not ctx.scope and ctx.scope.kind != "module":
+        walk = self.walk
+        found = walk.scope.lookup(subject.value)
+        if found is None or found[0] is not walk.scope and walk.scope.kind != "module":
             return None  # a closed-over or global name: assigning it would make it local
         name = subject.value
         index = "".join(self._code(element) for element in subscript.slice).rstrip()
         text = f"{name} = {name}.at[{index}].{call}"
         applicability = Applicability.SAFE
-        origins = NameOrigins.of(ctx).origins(name, ctx.scope)
+        origins = self.analysis.name_origins.origins(name, walk.scope)
         if origins is None or not self._fresh(origins[1]) or not self._scalar_index(subscript, call):
             applicability = Applicability.UNSAFE
         return NodeFix(f"Use `{name}.at[...]`", [Replace(statement, text)], applicability)
@@ -142,8 +141,8 @@ class InPlaceArrayUpdate(Rule):
         if isinstance(expr, (cst.Integer, cst.Ellipsis)):
             return True
         if isinstance(expr, cst.Name):
-            value = self.ctx.value(expr)
-            return value.traced is not MUST and value.array is not MUST and not NameOrigins.of(self.ctx).python_sequence(expr, self.ctx.scope)
+            value = self.analysis.value(expr, at=self.walk)
+            return value.traced is not MUST and value.array is not MUST and not self.analysis.name_origins.python_sequence(expr, self.walk.scope)
         if isinstance(expr, cst.UnaryOperation):
             return self._scalar(expr.expression)
         if isinstance(expr, cst.BinaryOperation):
@@ -156,7 +155,7 @@ class InPlaceArrayUpdate(Rule):
                 f"under `jax.jit`); write `{name} = {name}.at[i].{method}` for a new array with the update")
 
     def _code(self, node: cst.CSTNode) -> str:
-        return self.ctx.module.code_for_node(node)
+        return self.analysis.module.code_for_node(node)
 
     def _argument(self, value: cst.BaseExpression) -> str:
         """The right-hand side as the one argument of `.set(...)`/`.add(...)`: a bare tuple

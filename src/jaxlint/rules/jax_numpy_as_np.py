@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..rulebase.context import name_occurrences
 from ..syntax.references import is_reference
 from ..semantic.scopes import Scope, dotted_name, import_module_name
 from ..rulebase.node_fix import NodeFix, Replace
@@ -16,8 +15,8 @@ class JaxNumpyAsNp(Rule):
     code = "JAX601"
     fixable = True
 
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
+    def __init__(self, context) -> None:
+        super().__init__(context)
         self.imports: list[tuple[cst.ImportAlias, cst.Name, Scope]] = []
 
     def visit_Import(self, node: cst.Import) -> None:
@@ -34,8 +33,8 @@ class JaxNumpyAsNp(Rule):
 
     def _check(self, alias: cst.ImportAlias) -> None:
         if alias.asname is not None and isinstance(alias.asname.name, cst.Name) and alias.asname.name.value == "np":
-            if not self._numpy_fallback(self.ctx.scope):
-                self.imports.append((alias, alias.asname.name, self.ctx.scope))
+            if not self._numpy_fallback(self.walk.scope):
+                self.imports.append((alias, alias.asname.name, self.walk.scope))
 
     @staticmethod
     def _numpy_fallback(scope: Scope) -> bool:
@@ -47,7 +46,7 @@ class JaxNumpyAsNp(Rule):
     def finish(self) -> None:
         if not self.imports:
             return
-        occurrences = name_occurrences(self.ctx, {"np", WANTED})
+        occurrences = self.analysis.semantic.name_occurrences({"np", WANTED})
         for alias, alias_name, scope in self.imports:
             renames, problem = self._plan(alias_name, scope, occurrences)
             message = ("`jax.numpy` imported as `np`: readers and tools take `np` for NumPy, whose arrays "

@@ -5,38 +5,37 @@ import libcst as cst
 
 from ..rulebase.rule import Rule
 from ..jaxmodel.transforms import short_name
-from ..semantic.literals import Literals
-from ..semantic.loops import Loops, names_read
+from ..semantic.loops import names_read
 
 
 class JitInLoop(Rule):
     code = "JAX501"
 
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
+    def __init__(self, context) -> None:
+        super().__init__(context)
         #: functions defined inside a loop body: a new object every iteration
         self.defined_in_loop: dict[int, dict[str, cst.FunctionDef]] = {}
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        loop = self.ctx.innermost_loop()
+        loop = self.walk.innermost_loop()
         if loop is None:
             return
         self.defined_in_loop.setdefault(id(loop), {})[node.name.value] = node
         for decorator in node.decorators:
-            transform = self.ctx.jax.jit_transform(decorator.decorator, self.ctx)
-            if transform and not self.ctx.inside_jitted_function() and not self._per_setting(loop, node.body):
+            transform = self.analysis.jax.jit_transform(decorator.decorator, self.walk)
+            if transform and not self.analysis.inside_jitted_function(at=self.walk) and not self._per_setting(loop, node.body):
                 self.report(decorator.decorator, (
                     f"`@{short_name(transform)}` on a function defined inside a loop: the function is a new object "
                     f"every iteration, so it is traced and compiled again each time; define and jit it once, "
                     f"before the loop"))
 
     def visit_Call(self, node: cst.Call) -> None:
-        ctx = self.ctx
-        application = ctx.jax.jit_application(node, ctx)
+        walk, analysis = self.walk, self.analysis
+        application = analysis.jax.jit_application(node, walk)
         if application is None:
             return
-        loop = ctx.innermost_loop()
-        if loop is None or ctx.inside_jitted_function():
+        loop = walk.innermost_loop()
+        if loop is None or analysis.inside_jitted_function(at=walk):
             return
         transform, function = application
         jit = short_name(transform)
@@ -45,7 +44,7 @@ class JitInLoop(Rule):
         if self._per_setting(loop, depends_on) or _iterated_function(loop, function):
             return
         fresh = self._fresh_function(function, loop)
-        if not fresh and _built_per_iteration(loop, function, ctx):
+        if not fresh and _built_per_iteration(loop, function, self):
             return
         if fresh:
             self.report(node, (
@@ -54,7 +53,7 @@ class JitInLoop(Rule):
         elif not isinstance(function, cst.Name):
             # `obj.method` is a new bound-method object at every access, and a factory call may return a new
             # closure: then JAX cannot reuse the compiled code. A stored function would be reused.
-            code = ctx.module.code_for_node
+            code = analysis.module.code_for_node
             shown = code(function.func) + "(...)" if isinstance(function, cst.Call) else code(function)
             shown = " ".join(shown.split())
             shown = shown if len(shown) <= 50 else shown[:47] + "..."
@@ -73,15 +72,15 @@ class JitInLoop(Rule):
         whose jitted function uses the loop variable, directly or through values the body computes from it
         (`model = make_model(cfg)`, then `jax.jit(model.apply)`): each setting is a different function, so
         one compile per setting is the design, and hoisting the jit out of the loop is not possible."""
-        if not isinstance(loop, cst.For) or not (_literal_collection(loop.iter, self.ctx)
-                                                 or Literals.of(self.ctx).written_out(loop.iter, self.ctx.scope)):
+        if not isinstance(loop, cst.For) or not (_literal_collection(loop.iter, self)
+                                                 or self.analysis.literals.written_out(loop.iter, self.walk.scope)):
             return False
-        return bool(Loops.of(self.ctx).varying_names(loop) & names_read(depends_on))
+        return bool(self.analysis.loops.varying_names(loop) & names_read(depends_on))
 
     def _fresh_function(self, function: cst.BaseExpression, loop: cst.CSTNode) -> str | None:
         if isinstance(function, cst.Lambda):
             return "a lambda"
-        wrapper = self.ctx.jax.is_function_wrapper_call(function, self.ctx)
+        wrapper = self.analysis.jax.is_function_wrapper_call(function, self.walk)
         if wrapper:
             return f"a `{short_name(wrapper)}(...)` wrapper"
         if isinstance(function, cst.Name) and function.value in self.defined_in_loop.get(id(loop), {}):
@@ -105,26 +104,27 @@ def _iterated_function(loop: cst.CSTNode, function: cst.BaseExpression) -> bool:
     return any(function.value in names_read(target) for target in targets)
 
 
-def _built_per_iteration(loop: cst.CSTNode, function: cst.BaseExpression, ctx) -> bool:
+def _built_per_iteration(loop: cst.CSTNode, function: cst.BaseExpression, rule: Rule) -> bool:
     """`init, apply = make_sim(T)` with `T` drawn in the loop, then `jax.jit(apply)`, or
     `jax.jit(make_moduli(energy_fn))` with `energy_fn` built in the loop: the function jitted is made
     from this iteration's values, so one compile per iteration is inherent and the jit cannot be hoisted."""
     if not isinstance(loop, (cst.For, cst.While)):
         return False
-    return bool(names_read(function) & Loops.of(ctx).varying_names(loop))
+    return bool(names_read(function) & rule.analysis.loops.varying_names(loop))
 
 
 _DISPLAYS = (cst.List, cst.Tuple, cst.Set)
 
 
-def _literal_collection(iterable: cst.BaseExpression, ctx) -> bool:
+def _literal_collection(iterable: cst.BaseExpression, rule: Rule) -> bool:
     """A list, tuple or set written out in the code, or a name bound once, in this function, to one."""
     if isinstance(iterable, _DISPLAYS):
         return True
     if not isinstance(iterable, cst.Name):
         return False
-    found = ctx.scope.lookup(iterable.value)
-    if found is None or found[0] is not ctx.scope or len(found[1].nodes) != 1:
+    scope = rule.walk.scope
+    found = scope.lookup(iterable.value)
+    if found is None or found[0] is not scope or len(found[1].nodes) != 1:
         return False
-    value = Literals.of(ctx).assignment_value(found[1].nodes[0], ctx.scope)
+    value = rule.analysis.literals.assignment_value(found[1].nodes[0], scope)
     return isinstance(value, _DISPLAYS)

@@ -36,14 +36,14 @@ class _Body:
 class JitOfFreshClosure(Rule):
     code = "JAX502"
 
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
+    def __init__(self, context) -> None:
+        super().__init__(context)
         self.bodies: dict[int, _Body] = {}
         #: id(function) -> names called in a loop in its body (kept after the body is left)
         self.loop_calls: dict[int, set[str]] = {}
         #: `obj.name(...)` calls made in a loop anywhere in the file: the names
         self.methods_called_in_loop: set[str] = set()
-        self.test_file = is_test_file(ctx.path)
+        self.test_file = is_test_file(self.analysis.path)
         #: findings waiting for the end of the file: (node, jit, what, function, functions around it)
         self.pending: list[tuple[cst.CSTNode, str, str, cst.FunctionDef, list[cst.FunctionDef]]] = []
         #: module-level function name -> the names it calls outside loops (for the entry points)
@@ -52,12 +52,12 @@ class JitOfFreshClosure(Rule):
         self.entry_points: set[str] = set()
 
     def _current(self) -> tuple[cst.FunctionDef, _Body] | None:
-        function = self.ctx.function()  # the innermost of `enclosing_functions`
+        function = self.walk.function()  # the innermost of `enclosing_functions`
         if type(function) is not cst.FunctionDef:
             return None
         body = self.bodies.get(id(function))
         if body is None:
-            outer = [f for f in self.ctx.enclosing_functions() if isinstance(f, cst.FunctionDef)][1:]
+            outer = [f for f in self.walk.enclosing_functions() if isinstance(f, cst.FunctionDef)][1:]
             body = self.bodies[id(function)] = _Body(outer=outer)
             self.loop_calls[id(function)] = body.called_in_loop
         return function, body
@@ -68,11 +68,11 @@ class JitOfFreshClosure(Rule):
             return
         function, body = current
         body.defined.add(node.name.value)
-        if not node.decorators or self.ctx.innermost_loop() is not None:
+        if not node.decorators or self.walk.innermost_loop() is not None:
             return
         for decorator in node.decorators:
-            transform = self.ctx.jax.jit_transform(decorator.decorator, self.ctx)
-            if transform and not self.ctx.inside_jitted_function() and not INIT_NAME.match(node.name.value):
+            transform = self.analysis.jax.jit_transform(decorator.decorator, self.walk)
+            if transform and not self.analysis.inside_jitted_function(at=self.walk) and not INIT_NAME.match(node.name.value):
                 body.jitted[node.name.value] = (decorator.decorator, short_name(transform), f"`{node.name.value}`, defined here,")
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -80,17 +80,17 @@ class JitOfFreshClosure(Rule):
         if current is None:
             return
         function, body = current
-        ctx = self.ctx
+        walk, analysis = self.walk, self.analysis
         if type(node.func) is cst.Name:
-            (body.called_in_loop if ctx.innermost_loop() is not None else body.called_once).add(node.func.value)
-        elif type(node.func) is cst.Attribute and ctx.innermost_loop() is not None:
+            (body.called_in_loop if walk.innermost_loop() is not None else body.called_once).add(node.func.value)
+        elif type(node.func) is cst.Attribute and walk.innermost_loop() is not None:
             self.methods_called_in_loop.add(node.func.attr.value)
-        application = ctx.jax.jit_application(node, ctx)
+        application = analysis.jax.jit_application(node, walk)
         if application is None:
             for arg in node.args:
                 if type(arg.value) is cst.Name:
                     body.escapes.add(arg.value.value)
-        if application is None or ctx.innermost_loop() is not None or ctx.inside_jitted_function():
+        if application is None or walk.innermost_loop() is not None or analysis.inside_jitted_function(at=walk):
             return
         transform, wrapped = application
         if _initialiser(wrapped):
@@ -98,7 +98,7 @@ class JitOfFreshClosure(Rule):
         fresh = self._fresh(wrapped, body)
         if fresh is None:
             return
-        parent = ctx.parent
+        parent = walk.parent
         jit = short_name(transform)
         if isinstance(parent, cst.Call) and parent.func is node:
             self._candidate(node, jit, fresh, function, body)
@@ -108,9 +108,9 @@ class JitOfFreshClosure(Rule):
                 body.jitted[name] = (node, jit, fresh)
 
     def _declared_outside(self, name: str) -> bool:
-        if "global" not in self.ctx.source and "nonlocal" not in self.ctx.source:
+        if "global" not in self.analysis.source and "nonlocal" not in self.analysis.source:
             return False
-        scope = self.ctx.scope
+        scope = self.walk.scope
         return name in scope.globals or name in scope.nonlocals
 
     def visit_Return(self, node: cst.Return) -> None:
@@ -132,7 +132,7 @@ class JitOfFreshClosure(Rule):
         body = self.bodies.pop(id(original_node), None)
         if body is None:
             return
-        binding = self.ctx.module_scope.bindings.get(original_node.name.value)
+        binding = self.analysis.module_scope.bindings.get(original_node.name.value)
         if binding is not None and any(node is original_node for node in binding.nodes):  # a module-level function
             self.calls_once_by_name.setdefault(original_node.name.value, set()).update(body.called_once - body.called_in_loop)
         for name, (node, jit, fresh) in body.jitted.items():
@@ -186,7 +186,7 @@ class JitOfFreshClosure(Rule):
     def _fresh(self, wrapped: cst.BaseExpression, body: _Body) -> str | None:
         if isinstance(wrapped, cst.Lambda):
             return "a lambda"
-        wrapper = self.ctx.jax.is_function_wrapper_call(wrapped, self.ctx)
+        wrapper = self.analysis.jax.is_function_wrapper_call(wrapped, self.walk)
         if wrapper:
             return f"a `{short_name(wrapper)}(...)` wrapper"
         if isinstance(wrapped, cst.Name) and wrapped.value in body.defined:

@@ -1,7 +1,6 @@
 """JAX104: a key broadcast to every element of a `vmap` (in_axes=None or closed over) and drawn from."""
 from __future__ import annotations
 
-from ..jaxmodel.keys.vmap import vmap_broadcast_keys
 from ..rulebase.rule import Rule
 
 
@@ -9,7 +8,7 @@ class KeyBroadcastInVmap(Rule):
     code = "JAX104"
 
     def finish(self) -> None:
-        for node, name, how in vmap_broadcast_keys(self.ctx.file):
+        for node, name, how in self.analysis.vmap_broadcast_keys():
             reaches = ("is passed unmapped (`in_axes=None`) to a `vmap`ped function" if how == "in_axes=None"
                        else "is closed over (not mapped) by a `vmap`ped function")
             self.report(node, (

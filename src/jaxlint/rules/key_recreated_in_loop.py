@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..rulebase.context import name_occurrences
 from ..syntax.references import is_reference
 from ..jaxmodel.keys.policy import in_test_function, is_test_file, tests_remainder
 from ..rulebase.rule import Rule
-from ..semantic.literals import Literals
-from ..semantic.module_state import ModuleState
 
 KEY_MAKERS = frozenset({"jax.random.key", "jax.random.PRNGKey"})
 
@@ -36,30 +33,30 @@ def _default_for_parameter(parent: cst.CSTNode | None, function: cst.FunctionDef
 class KeyRecreatedInLoop(Rule):
     code = "JAX103"
 
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
+    def __init__(self, context) -> None:
+        super().__init__(context)
         #: function -> constant-seed key calls directly in its body (not in a loop there)
         self.in_function: dict[int, list[tuple[cst.Call, str]]] = {}
         #: (called function name, scope, loop) for calls made in loops
         self.loop_calls: list[tuple[cst.Name, object, cst.CSTNode]] = []
         self.reported: set[int] = set()
-        self.test_file = is_test_file(ctx.path)
+        self.test_file = is_test_file(self.analysis.path)
         #: id of key calls and Name nodes given to `fold_in` as its key
         self.folded: set[int] = set()
         #: in-loop key calls bound to a name, reported at the end unless the name only feeds `fold_in`
         self.named: list[tuple[cst.Call, str, str, object]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
-        ctx = self.ctx
-        if self.test_file or in_test_function(ctx.scope):
+        walk, analysis = self.walk, self.analysis
+        if self.test_file or in_test_function(walk.scope):
             return
-        loop = ctx.innermost_loop()
-        if loop is not None and not ctx.settings.strict_key_reuse and (
+        loop = walk.innermost_loop()
+        if loop is not None and not analysis.settings.strict_key_reuse and (
                 self._over_written_out_cases(loop) or self._in_periodic_evaluation()):
             return
         if type(node.func) is cst.Name and loop is not None:
-            self.loop_calls.append((node.func, ctx.scope, loop))
-        callee = ctx.qualified_name(node.func)
+            self.loop_calls.append((node.func, walk.scope, loop))
+        callee = walk.qualified_name(node.func)
         if callee == "jax.random.fold_in" and node.args and node.args[0].keyword is None:
             self.folded.add(id(node.args[0].value))
             return
@@ -68,7 +65,7 @@ class KeyRecreatedInLoop(Rule):
         seed = _seed(node)
         if seed is None or not self._constant(seed):
             return
-        text = ctx.module.code_for_node(seed)
+        text = analysis.module.code_for_node(seed)
         short = "PRNGKey" if callee.endswith("PRNGKey") else "key"
         if loop is not None:
             self.reported.add(id(node))
@@ -76,21 +73,21 @@ class KeyRecreatedInLoop(Rule):
                 f"`jax.random.{short}({text})` made inside a loop: the same seed gives the same key, so every "
                 f"iteration draws the same numbers; create the key once before the loop and split it each "
                 f"iteration (`key, subkey = jax.random.split(key)`), or use `jax.random.fold_in(key, i)`")
-            parent = ctx.parent
+            parent = walk.parent
             if isinstance(parent, cst.Assign) and len(parent.targets) == 1 \
                     and isinstance(parent.targets[0].target, cst.Name):
-                self.named.append((node, parent.targets[0].target.value, message, ctx.scope))
+                self.named.append((node, parent.targets[0].target.value, message, walk.scope))
             else:
                 self.report(node, message)
             return
-        function = ctx.function()
-        if isinstance(function, cst.FunctionDef) and not _default_for_parameter(ctx.parent, function):
+        function = walk.function()
+        if isinstance(function, cst.FunctionDef) and not _default_for_parameter(walk.parent, function):
             self.in_function.setdefault(id(function), []).append((node, f"jax.random.{short}({text})"))
 
     def _in_periodic_evaluation(self) -> bool:
         """Under an `if step % eval_every == 0:` of the function: evaluation code, where a fixed seed
         (also one per evaluated case, `for t in ts: key = PRNGKey(42)`) keeps evaluations comparable."""
-        ancestors = self.ctx.ancestors
+        ancestors = self.walk.ancestors
         for i in range(len(ancestors) - 2, 0, -1):
             node = ancestors[i]
             if type(node) in (cst.FunctionDef, cst.Lambda, cst.ClassDef):
@@ -102,7 +99,7 @@ class KeyRecreatedInLoop(Rule):
     def _over_written_out_cases(self, loop: cst.CSTNode) -> bool:
         """A loop over configurations or inputs written out in the code: a fixed seed per entry is how
         the entries' runs are made comparable (reported only with `strict-key-reuse`)."""
-        return Literals.of(self.ctx).loop_over_written_out(loop, self.ctx.scope)
+        return self.analysis.literals.loop_over_written_out(loop, self.walk.scope)
 
     def finish(self) -> None:
         if self.named:
@@ -125,7 +122,7 @@ class KeyRecreatedInLoop(Rule):
         """`key = jax.random.key(0)` in a loop: reported unless every read of `key` in that scope is the
         key argument of `fold_in` (`jax.random.fold_in(key, step)` differs per iteration)."""
         reads: dict[tuple[int, str], list[int]] = {}
-        for name, scope, parent in name_occurrences(self.ctx, {n for _, n, _, _ in self.named}):
+        for name, scope, parent in self.analysis.semantic.name_occurrences({n for _, n, _, _ in self.named}):
             if is_reference(name, parent) and not (isinstance(parent, cst.AssignTarget) and parent.target is name):
                 reads.setdefault((id(scope.node), name.value), []).append(id(name))
         for node, name, message, scope in self.named:
@@ -142,13 +139,13 @@ class KeyRecreatedInLoop(Rule):
             return True
         if not isinstance(seed, cst.Name):
             return False
-        found = self.ctx.scope.lookup(seed.value)
+        found = self.walk.scope.lookup(seed.value)
         if found is None:
             return False
         owner, binding = found
         if owner.kind != "module" or len(binding.nodes) != 1:
             return False
-        return ModuleState.of(self.ctx).assigns_integer_literal(binding.nodes[0])
+        return self.analysis.module_state.assigns_integer_literal(binding.nodes[0])
 
 
 def _seed(node: cst.Call) -> cst.BaseExpression | None:

@@ -15,8 +15,8 @@ class NestedJit(Rule):
     explains_trace = True
 
     def visit_Call(self, node: cst.Call) -> None:
-        ctx = self.ctx
-        application = ctx.jax.jit_application(node, ctx)
+        walk, analysis = self.walk, self.analysis
+        application = analysis.jax.jit_application(node, walk)
         if application is None:
             return
         info = self._outer()
@@ -25,10 +25,10 @@ class NestedJit(Rule):
         self._report(node, short_name(application[0]), info)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if not node.decorators or self.ctx.function() is None:
+        if not node.decorators or self.walk.function() is None:
             return
         for decorator in node.decorators:
-            transform = self.ctx.jax.jit_transform(decorator.decorator, self.ctx)
+            transform = self.analysis.jax.jit_transform(decorator.decorator, self.walk)
             if transform is None:
                 continue
             expr = decorator.decorator
@@ -45,7 +45,7 @@ class NestedJit(Rule):
         Under `vmap`, `checkpoint` or `grad` alone the inner jit still compiles the transformed function
         on its own (JAX logs a separate compilation), so it is not redundant there.
         """
-        info = self.ctx.trace_info()
+        info = self.analysis.trace_info(at=self.walk)
         if info is None or not info.runs_once:
             return None
         return info

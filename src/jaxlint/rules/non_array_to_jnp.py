@@ -49,8 +49,8 @@ class NonArrayToJnp(Rule):
     code = "JAX403"
 
     def visit_Call(self, node: cst.Call) -> None:
-        ctx = self.ctx
-        callee = ctx.qualified_name(node.func)
+        walk, analysis = self.walk, self.analysis
+        callee = walk.qualified_name(node.func)
         positions = ARRAY_ARGUMENTS.get(callee) if callee is not None else None
         if positions is None:
             return
@@ -61,7 +61,7 @@ class NonArrayToJnp(Rule):
             if arg.star:
                 return  # `f(*args)`: positions unknown from here
             positional.append(arg.value)
-        origins = NameOrigins.of(ctx)
+        origins = self.analysis.name_origins
         for index in positions:
             if index >= len(positional):
                 break
@@ -69,14 +69,14 @@ class NonArrayToJnp(Rule):
             what = self._sequence(value, origins)
             if what is None:
                 continue
-            written = ctx.module.code_for_node(node.func)
+            written = analysis.module.code_for_node(node.func)
             hint = "`jnp.stack(...)` for a list of arrays, `jnp.asarray(...)` otherwise"
             self.report(value, (
                 f"{what} passed to `{written}`, which needs an array: JAX does not convert lists and tuples "
                 f"implicitly (TypeError: requires ndarray or scalar arguments); wrap it with {hint}"))
 
     def _sequence(self, value: cst.BaseExpression, origins: NameOrigins) -> str | None:
-        ctx = self.ctx
+        walk, analysis = self.walk, self.analysis
         if type(value) is cst.List:
             return "a Python list"
         if type(value) is cst.Tuple:
@@ -85,9 +85,9 @@ class NonArrayToJnp(Rule):
             return "a list comprehension"
         if type(value) is cst.GeneratorExp:
             return "a generator expression"
-        if type(value) is cst.Name and origins.python_sequence(value, ctx.scope):
+        if type(value) is cst.Name and origins.python_sequence(value, walk.scope):
             return f"`{value.value}`, a Python list or tuple,"
         if (type(value) is cst.Attribute and value.attr.value == "shape"
-                and (ctx.value(value.value).array_or_traced_argument or origins.certain_array(value.value, ctx.scope))):
-            return f"`{ctx.module.code_for_node(value)}` (a tuple of ints)"
+                and (analysis.value(value.value, at=walk).array_or_traced_argument or origins.certain_array(value.value, walk.scope))):
+            return f"`{analysis.module.code_for_node(value)}` (a tuple of ints)"
         return None

@@ -33,9 +33,9 @@ class PrintInTraced(Rule):
     fixable = True
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.ctx.qualified_name(node.func) != "builtins.print":
+        if self.walk.qualified_name(node.func) != "builtins.print":
             return
-        info = self.ctx.trace_info()
+        info = self.analysis.trace_info(at=self.walk)
         if info is None or not info.runs_once:
             return
         if node.args and all(self._static(arg.value, MAX_NAME_DEPTH) for arg in node.args) \
@@ -65,7 +65,7 @@ class PrintInTraced(Rule):
                        for p in value.parts)
         if isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)):
             return False
-        found = self.ctx.value(value)
+        found = self.analysis.value(value, at=self.walk)
         # what the message and the fix assume: tracers are shown unless the value is known to be
         # something else (a concrete array, a constant)
         return found.holds is MUST or found.array is not MUST and not _is_constant(value)
@@ -102,7 +102,7 @@ class PrintInTraced(Rule):
         return False
 
     def _static_call(self, call: cst.Call, depth: int) -> bool:
-        callee = self.ctx.qualified_name(call.func)
+        callee = self.walk.qualified_name(call.func)
         if callee in DESCRIBING_CALLS:
             return True
         if callee in FORMATTING_CALLS or (isinstance(call.func, cst.Attribute) and call.func.attr.value == "format"
@@ -116,8 +116,8 @@ class PrintInTraced(Rule):
     def _static_name(self, name: cst.Name, depth: int) -> bool:
         """A parameter of the traced function that no transform traces (`static_argnums`), or a local
         name every binding of which assigns a static value."""
-        info = self.ctx.trace_info()
-        scope = self.ctx.scope
+        info = self.analysis.trace_info(at=self.walk)
+        scope = self.walk.scope
         found = scope.lookup(name.value) if scope is not None else None
         if found is None or info is None or found[0].node is not info.node:
             return False
@@ -141,7 +141,7 @@ class PrintInTraced(Rule):
         return True
 
     def _fix(self, node: cst.Call) -> NodeFix | None:
-        if self.ctx.names.name("jax", self.ctx.scope) != "jax":
+        if self.analysis.names.name("jax", self.walk.scope) != "jax":
             return None
         template, values = [], []
         for arg in node.args:
@@ -155,7 +155,7 @@ class PrintInTraced(Rule):
         return NodeFix("Use jax.debug.print", [Replace(node, f"jax.debug.print({' '.join(template)!r}{args})")])
 
     def _argument(self, value: cst.BaseExpression) -> str:
-        text = self.ctx.module.code_for_node(value)
+        text = self.analysis.module.code_for_node(value)
         # `print(v for v in xs)`: the call's parentheses are the generator's; after the template
         # string it needs its own
         return f"({text})" if isinstance(value, cst.GeneratorExp) and not value.lpar else text

@@ -7,7 +7,6 @@ import libcst as cst
 from ..jaxmodel.keys.facts import KeyFlowFacts
 from ..jaxmodel.keys.state import Consumption, Reuse
 from ..rulebase.rule import Rule
-from ..semantic.loops import Loops
 
 #: How many calls deep a message follows a key into the functions that consume it.
 MAX_CHAIN = 4
@@ -17,8 +16,8 @@ class PrngKeyReuse(Rule):
     code = "JAX101"
 
     def finish(self) -> None:
-        facts = KeyFlowFacts.of(self.ctx)
-        loops = Loops.of(self.ctx)
+        facts = self.analysis.key_flow
+        loops = self.analysis.loops
         facts.find_lines(_named_nodes(facts.reuses))
         for reuse in facts.reuses:
             name = reuse.name
@@ -43,7 +42,7 @@ class PrngKeyReuse(Rule):
                 self.report(reuse.node, (
                     f"key `{name}` consumed at {self._consumed_at(facts, reuse.first)} is consumed again here "
                     f"in the next iteration of the loop ({self._label(facts, reuse.loop)}), before the body "
-                    f"rebinds it: {_outcome(reuse.first, reuse.node, self.ctx)}; draw only from keys split "
+                    f"rebinds it: {_outcome(reuse.first, reuse.node, self)}; draw only from keys split "
                     f"off for one use ({split}, then draw from `{fresh}`)"), related=_first_use(facts, reuse))
             elif reuse.kind == "loop":
                 kind = "comprehension" if not isinstance(reuse.loop, (cst.For, cst.While)) else "loop"
@@ -54,7 +53,7 @@ class PrngKeyReuse(Rule):
             else:
                 self.report(reuse.node, (
                     f"key `{name}` consumed at {self._consumed_at(facts, reuse.first)} is used again here: "
-                    f"{_outcome(reuse.first, reuse.node, self.ctx)}, as JAX keys are not stateful; split it first: "
+                    f"{_outcome(reuse.first, reuse.node, self)}, as JAX keys are not stateful; split it first: "
                     f"{split} and use `{fresh}`"), related=_first_use(facts, reuse))
 
     def _consumed_at(self, facts: KeyFlowFacts, first: Consumption) -> str:
@@ -75,10 +74,10 @@ class PrngKeyReuse(Rule):
         return f"{where} by {path}"
 
     def _label(self, facts: KeyFlowFacts, node: cst.CSTNode) -> str:
-        return self.ctx.line_label(facts.line(node))
+        return self.analysis.line_label(facts.line(node))
 
     def _code(self, node: cst.CSTNode) -> str:
-        return self.ctx.module.code_for_node(node)
+        return self.analysis.module.code_for_node(node)
 
 
 def _first_use(facts: KeyFlowFacts, reuse: Reuse) -> tuple[tuple[int, str], ...]:
@@ -104,19 +103,19 @@ def _named_nodes(reuses: list[Reuse]) -> list[cst.CSTNode]:
     return nodes
 
 
-def _outcome(first: Consumption, again: cst.Call, ctx) -> str:
+def _outcome(first: Consumption, again: cst.Call, rule: Rule) -> str:
     """What the second use of a key does, in words true for the two calls: the same draw made twice
     is identical; other draws, and a split and a draw, start from the same random bits."""
     drawn = first
     while drawn.via is not None:
         drawn = drawn.via
     earlier = drawn.draw if drawn.direct else None
-    later = ctx.qualified_name(again.func)
+    later = rule.walk.qualified_name(again.func)
     if earlier is None or later is None or not later.startswith("jax.random."):
         return "both calls get the same randomness"
     splits = [d == "jax.random.split" for d in (earlier, later)]
     # arguments compare as written only within one function: elsewhere the same text may differ
-    same = drawn is first and earlier == later and _same_arguments(drawn.node, again, ctx)
+    same = drawn is first and earlier == later and _same_arguments(drawn.node, again, rule.analysis.module)
     if all(splits):
         return "the two splits give the same keys" if same else "the keys of the two splits are not independent"
     if any(splits):
@@ -126,7 +125,7 @@ def _outcome(first: Consumption, again: cst.Call, ctx) -> str:
     return "the two draws start from the same random bits, so they are not independent"
 
 
-def _same_arguments(a: cst.Call, b: cst.Call, ctx) -> bool:
+def _same_arguments(a: cst.Call, b: cst.Call, module: cst.Module) -> bool:
     """The same arguments after the key, as written."""
-    code = ctx.module.code_for_node
+    code = module.code_for_node
     return [code(arg) for arg in a.args[1:]] == [code(arg) for arg in b.args[1:]]

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..semantic.literals import Literals
 from ..rulebase.rule import Rule
 
 
@@ -12,14 +11,14 @@ class PythonLoopUnrolled(Rule):
     explains_trace = True
 
     def visit_For(self, node: cst.For) -> None:
-        info = self.ctx.trace_info()
+        info = self.analysis.trace_info(at=self.walk)
         if info is None or not info.abstract:
             return
         trips = self._trip_count(node.iter)
-        threshold = self.ctx.settings.loop_unroll_threshold
+        threshold = self.analysis.settings.loop_unroll_threshold
         if trips is None or trips < threshold:
             return
-        if not self.ctx.traced.computes_in(node.body, self.ctx.function(), self.ctx.scope):
+        if not self.analysis.traced.computes_in(node.body, self.walk.function(), self.walk.scope):
             return  # unrolling a body that traces nothing adds nothing to the program
         self.report(node.iter, (
             f"Python `for` loop of {trips} iterations inside a function traced by `{info.label}`: JAX unrolls it "
@@ -27,12 +26,12 @@ class PythonLoopUnrolled(Rule):
             f"`jax.lax.fori_loop(0, {trips}, body, init)` or `jax.lax.scan`, which compile the body once"))
 
     def _trip_count(self, expr: cst.BaseExpression) -> int | None:
-        if not isinstance(expr, cst.Call) or self.ctx.qualified_name(expr.func) != "builtins.range":
+        if not isinstance(expr, cst.Call) or self.walk.qualified_name(expr.func) != "builtins.range":
             return None
         if not 1 <= len(expr.args) <= 3 or any(a.keyword is not None or a.star for a in expr.args):
             return None
-        literals = Literals.of(self.ctx)
-        bounds = [literals.integer(a.value, self.ctx.scope) for a in expr.args]
+        literals = self.analysis.literals
+        bounds = [literals.integer(a.value, self.walk.scope) for a in expr.args]
         if any(b is None for b in bounds) or (len(bounds) == 3 and bounds[2] == 0):
             return None
         return len(range(*bounds))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..semantic.containers import MUTATING_METHODS, Containers
+from ..semantic.containers import MUTATING_METHODS
 from ..jaxmodel.keys.policy import in_test_function, is_test_file
 from ..semantic.scopes import Scope
 from ..jaxmodel.values import MUST
@@ -24,10 +24,10 @@ class StateMutationInTraced(Rule):
     code = "JAX303"
     explains_trace = True
 
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
+    def __init__(self, context) -> None:
+        super().__init__(context)
         self._reported: set[int] = set()
-        self._declarations = "global" in ctx.source or "nonlocal" in ctx.source
+        self._declarations = "global" in self.analysis.source or "nonlocal" in self.analysis.source
 
     # -- statements ---------------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -48,23 +48,23 @@ class StateMutationInTraced(Rule):
         func = node.func
         if not (type(func) is cst.Attribute and type(func.value) is cst.Name):
             return
-        if func.attr.value not in MUTATING_METHODS or self.ctx.scope.kind == "module":
+        if func.attr.value not in MUTATING_METHODS or self.walk.scope.kind == "module":
             return
         name = func.value.value
         owner = self._outside(name)
-        if owner is None or not Containers.of(self.ctx).is_container(name, owner):
+        if owner is None or not self.analysis.containers.is_container(name, owner):
             return
-        info = self.ctx.trace_info()
+        info = self.analysis.trace_info(at=self.walk)
         if info is None:
             return
-        traced = any(self.ctx.value(arg.value).holds is MUST for arg in node.args)
+        traced = any(self.analysis.value(arg.value, at=self.walk).holds is MUST for arg in node.args)
         args = "(...)" if node.args else "()"
         self._report(node, info, traced, f"`{name}.{func.attr.value}{args}` mutates `{name}`, a container defined outside it")
 
     # -- targets ------------------------------------------------------------------------------
     def _target(self, target: cst.BaseExpression, statement: cst.CSTNode, value: cst.BaseExpression | None,
                 deleting: bool = False) -> None:
-        if self.ctx.scope.kind in ("module", "class"):
+        if self.walk.scope.kind in ("module", "class"):
             return  # not in a function body
         if type(target) in (cst.Tuple, cst.List):
             for element in target.elements:
@@ -82,9 +82,9 @@ class StateMutationInTraced(Rule):
         if type(target) is cst.Subscript and type(target.value) is cst.Name:
             name = target.value.value
             owner = self._outside(name)
-            if owner is not None and Containers.of(self.ctx).is_container(name, owner):
+            if owner is not None and self.analysis.containers.is_container(name, owner):
                 verb = "deleting" if deleting else "assigning"
-                text = self.ctx.module.code_for_node(target)
+                text = self.analysis.module.code_for_node(target)
                 self._check(statement, value, f"{verb} `{text}` mutates `{name}`, a container defined outside it")
             return
         if isinstance(target, cst.Attribute):
@@ -93,19 +93,19 @@ class StateMutationInTraced(Rule):
                 root = root.value
             if not isinstance(root, cst.Name) or root.value in _OWN_OBJECTS or self._outside(root.value) is None:
                 return
-            text = self.ctx.module.code_for_node(target)
+            text = self.analysis.module.code_for_node(target)
             verb = "deleting" if deleting else "setting"
             self._check(statement, value, f"{verb} `{text}` mutates `{root.value}`, an object defined outside it",
                         attribute=True)
 
     def _check(self, statement: cst.CSTNode, value: cst.BaseExpression | None, what: str,
                attribute: bool = False) -> None:
-        info = self.ctx.trace_info()
+        info = self.analysis.trace_info(at=self.walk)
         if info is None:
             return
         if attribute and any(t.startswith("flax.nnx.") for t in info.transforms):
             return  # nnx transforms propagate attribute updates of the modules they are given
-        traced = value is not None and self.ctx.value(value).holds is MUST
+        traced = value is not None and self.analysis.value(value, at=self.walk).holds is MUST
         self._report(statement, info, traced, what)
 
     # -- facts --------------------------------------------------------------------------------
@@ -113,8 +113,8 @@ class StateMutationInTraced(Rule):
         """'global' or 'nonlocal' when the current function declares `name` so."""
         if not self._declarations:
             return None
-        scope = self.ctx.scope
-        if scope.node is not self.ctx.function():
+        scope = self.walk.scope
+        if scope.node is not self.walk.function():
             return None
         if name in scope.globals:
             return "global"
@@ -124,21 +124,21 @@ class StateMutationInTraced(Rule):
 
     def _outside(self, name: str) -> Scope | None:
         """The scope that binds `name`, when that is outside the traced function (and not its own trace)."""
-        ctx = self.ctx
-        found = ctx.scope.lookup(name)
+        walk, analysis = self.walk, self.analysis
+        found = walk.scope.lookup(name)
         if found is None:
             return None
         owner = found[0]
-        function = ctx.function()
-        scope: Scope | None = ctx.scope
+        function = walk.function()
+        scope: Scope | None = walk.scope
         while scope is not None:
             if scope is owner:
                 return None
             if scope.node is function:
                 break
             scope = scope.parent
-        if isinstance(owner.node, (cst.FunctionDef, cst.Lambda)) and ctx.traced.info(owner.node) is not None \
-                and id(function) not in ctx.traced.applications:
+        if isinstance(owner.node, (cst.FunctionDef, cst.Lambda)) and analysis.traced.info(owner.node) is not None \
+                and id(function) not in analysis.traced.applications:
             # A helper called from the traced function that owns the variable: one trace, no leak.
             return None
         return owner
@@ -154,7 +154,7 @@ class StateMutationInTraced(Rule):
                 f"in a function traced by `{info.label}`, {what}: the traced value stored there becomes a leaked "
                 f"tracer once the trace ends, and using it raises UnexpectedTracerError; return the value instead "
                 f"(in a `lax` body, carry it in the loop state)"))
-        elif info.runs_once and not (is_test_file(self.ctx.path) or in_test_function(self.ctx.scope)):
+        elif info.runs_once and not (is_test_file(self.analysis.path) or in_test_function(self.walk.scope)):
             # tests count traces on purpose (`traces.append(None)`, `calls += 1`) to check caching
             self.report(node, (
                 f"in a function traced by `{info.label}`, {what}: this runs once, while JAX traces the "

@@ -22,24 +22,24 @@ class StatefulRngInTraced(Rule):
     code = "JAX102"
     explains_trace = True
 
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
+    def __init__(self, context) -> None:
+        super().__init__(context)
         #: id(Name target) of bindings to `np.random.default_rng(...)` and similar
         self.generator_targets: set[int] = set()
         #: generator method calls seen in traced functions, decided at the end of the file
         self.pending: list[tuple[cst.Call, object, str, object]] = []
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if type(node.value) is cst.Call and self.ctx.qualified_name(node.value.func) in GENERATORS:
+        if type(node.value) is cst.Call and self.walk.qualified_name(node.value.func) in GENERATORS:
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
                     self.generator_targets.add(id(target.target))
 
     def visit_Call(self, node: cst.Call) -> None:
-        info = self.ctx.trace_info()
+        info = self.analysis.trace_info(at=self.walk)
         if info is None or not info.abstract:
             return
-        callee = self.ctx.qualified_name(node.func)
+        callee = self.walk.qualified_name(node.func)
         if callee is not None and callee.startswith(("numpy.random.", "random.")) and callee not in NOT_DRAWS:
             if callee.count(".") == (2 if callee.startswith("numpy.") else 1):
                 self.report(node, self._message(f"`{_short(callee)}`", info))
@@ -47,7 +47,7 @@ class StatefulRngInTraced(Rule):
         func = node.func
         if type(func) is cst.Attribute and type(func.value) is cst.Name \
                 and func.attr.value not in GENERATOR_NON_DRAWS:
-            found = self.ctx.scope.lookup(func.value.value)
+            found = self.walk.scope.lookup(func.value.value)
             if found is not None:
                 self.pending.append((node, found[1], f"`{func.value.value}.{func.attr.value}`", info))
 

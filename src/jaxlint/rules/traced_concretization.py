@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..semantic.literals import Literals
 from ..jaxmodel.values import MUST
 from ..rulebase.rule import Rule
 
@@ -104,14 +103,14 @@ class TracedConcretization(Rule):
     explains_trace = True
 
     def visit_Call(self, node: cst.Call) -> None:
-        info = self.ctx.trace_info()
+        info = self.analysis.trace_info(at=self.walk)
         if info is None:
             return
         # Under `jax.grad` alone values are concrete JVP tracers: int()/bool()/.item(), `max`, list
         # indexing and shapes work there, while float(), NumPy and `math` conversions still fail.
         abstract = info.abstract
         func = node.func
-        callee = self.ctx.qualified_name(func)
+        callee = self.walk.qualified_name(func)
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         values = [a.value for a in node.args if not a.star]
         where = f"inside a function traced by `{info.label}`"
@@ -162,12 +161,12 @@ class TracedConcretization(Rule):
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         """`LAYERS[i]` / `sizes[:n]`: a Python list or tuple indexed with a traced value."""
-        info = self.ctx.trace_info()
+        info = self.analysis.trace_info(at=self.walk)
         if info is None or not info.abstract:
             return
-        if not Literals.of(self.ctx).is_python_sequence(node.value, self.ctx.scope):
+        if not self.analysis.literals.is_python_sequence(node.value, self.walk.scope):
             return
-        if not any(self.ctx.value(part).traced is MUST for part in _index_parts(node)):
+        if not any(self.analysis.value(part, at=self.walk).traced is MUST for part in _index_parts(node)):
             return
         self.report(node, (
             f"a Python list or tuple indexed with a traced value inside a function traced by `{info.label}`: "
@@ -177,7 +176,7 @@ class TracedConcretization(Rule):
 
     # -- helpers ---------------------------------------------------------------------------------
     def _traced(self, expr: cst.BaseExpression) -> bool:
-        return self.ctx.value(expr).traced is MUST
+        return self.analysis.value(expr, at=self.walk).traced is MUST
 
     def _sequence_of_traced(self, expr: cst.BaseExpression) -> bool:
         """A list or tuple display with a traced element (`[loss_a, loss_b]`)."""
@@ -195,7 +194,7 @@ class TracedConcretization(Rule):
             only = positional[0]
             if isinstance(only, (cst.List, cst.Tuple)):
                 return len(only.elements) >= 2 and any(self._traced(e.value) for e in only.elements)
-            value = self.ctx.value(only)
+            value = self.analysis.value(only, at=self.walk)
             return value.traced is MUST and value.array is MUST
         return False
 
@@ -218,7 +217,7 @@ class TracedConcretization(Rule):
             self._report_shape(node, shown, where, SHAPE_HINTS.get(callee))
 
     def _shape_traced(self, expr: cst.BaseExpression) -> bool:
-        return self.ctx.value(expr).holds is MUST  # a traced value, or a container of them
+        return self.analysis.value(expr, at=self.walk).holds is MUST  # a traced value, or a container of them
 
     def _report_shape(self, node: cst.Call, shown: str, where: str, hint: str | None = None) -> None:
         self.report(node, (
@@ -230,7 +229,7 @@ class TracedConcretization(Rule):
 
     def _method(self, node: cst.Call, func: cst.Attribute, positional: list, where: str, abstract: bool) -> None:
         method = func.attr.value
-        receiver = self.ctx.value(func.value)
+        receiver = self.analysis.value(func.value, at=self.walk)
         if receiver.traced is not MUST and not (method == "reshape" and receiver.array is MUST):
             return
         if method in ("item", "tolist") and not node.args:

@@ -18,17 +18,17 @@ class TracedLoopBound(Rule):
     explains_trace = True
 
     def visit_Call(self, node: cst.Call) -> None:
-        callee = self.ctx.qualified_name(node.func)
+        callee = self.walk.qualified_name(node.func)
         if callee not in COUNTED:
             return
-        info = self.ctx.trace_info()
+        info = self.analysis.trace_info(at=self.walk)
         if info is None or not info.abstract:
             return
         indices, keywords = COUNTED[callee]
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         counts = [positional[i] for i in indices if i < len(positional)]
         counts += [a.value for a in node.args if a.keyword is not None and a.keyword.value in keywords]
-        if not any(self.ctx.value(count).traced is MUST for count in counts):
+        if not any(self.analysis.value(count, at=self.walk).traced is MUST for count in counts):
             return
         shown = "range()" if callee == "builtins.range" else "itertools.repeat()"
         self.report(node, (

@@ -18,8 +18,8 @@ class TracedPythonControlFlow(Rule):
     code = "JAX201"
     explains_trace = True
 
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
+    def __init__(self, context) -> None:
+        super().__init__(context)
         #: id(`and`/`or`/`not` node) -> whether it is (part of) a test: a chain of thousands of
         #: `and` asks for each link, and each answer is its parent's
         self._in_tests: dict[int, bool] = {}
@@ -49,10 +49,10 @@ class TracedPythonControlFlow(Rule):
         """`a < x < b` is `(a < x) and (x < b)`: Python converts every link but the last to bool."""
         if len(node.comparisons) < 2 or self._in_test(node) or self._converted_by_parent(node):
             return  # a chain that is a test is reported with its `if`/`while`/`assert`/`and`/`not`
-        info = self.ctx.trace_info()
+        info = self.analysis.trace_info(at=self.walk)
         if info is None or not info.abstract:
             return
-        flow = self.ctx.traced.flow(self.ctx.function())
+        flow = self.analysis.traced.flow(self.walk.function())
         previous = node.left
         for link in node.comparisons[:-1]:
             operator, comparator = link.operator, link.comparator
@@ -60,7 +60,7 @@ class TracedPythonControlFlow(Rule):
             previous = comparator
             if isinstance(operator, EQUALITY) and any(flow.not_an_array(o) for o in operands):
                 continue  # `x == None`: Python's identity fallback, a plain bool
-            if isinstance(operator, ORDERING + EQUALITY) and any(self.ctx.value(o).traced is MUST for o in operands):
+            if isinstance(operator, ORDERING + EQUALITY) and any(self.analysis.value(o, at=self.walk).traced is MUST for o in operands):
                 self.report(node, (
                     f"chained comparison on a traced value inside a function traced by `{info.label}`: Python "
                     f"evaluates `a < x < b` as `(a < x) and (x < b)`, which needs a concrete bool "
@@ -70,18 +70,18 @@ class TracedPythonControlFlow(Rule):
 
     def _converted_by_parent(self, node: cst.Comparison) -> bool:
         """The left side of `and`/`or` or the operand of `not`: reported there, as a whole."""
-        parent = self.ctx.parent
+        parent = self.walk.parent
         if isinstance(parent, cst.BooleanOperation):
             return parent.left is node
         return isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)
 
     def _is_elif(self, node: cst.If) -> bool:
-        parent = self.ctx.parent
+        parent = self.walk.parent
         return type(parent) is cst.If and parent.orelse is node
 
     def _in_test(self, node: cst.CSTNode) -> bool:
         """Whether this boolean expression is (part of) the test of an if/while/assert: reported there."""
-        parent = self.ctx.parent
+        parent = self.walk.parent
         if isinstance(parent, TEST_OWNERS):
             found = parent.test is node
         elif isinstance(parent, (cst.BooleanOperation, cst.UnaryOperation)):
@@ -94,7 +94,7 @@ class TracedPythonControlFlow(Rule):
         return found
 
     def _parent_in_test(self) -> bool:
-        chain = self.ctx.ancestors
+        chain = self.walk.ancestors
         for index in range(len(chain) - 3, -1, -1):
             parent, child = chain[index], chain[index + 1]
             if isinstance(parent, TEST_OWNERS):
@@ -104,10 +104,10 @@ class TracedPythonControlFlow(Rule):
         return False
 
     def _test(self, test: cst.BaseExpression, construct: str) -> None:
-        info = self.ctx.trace_info()
+        info = self.analysis.trace_info(at=self.walk)
         if info is None or not info.abstract:
             return
-        value = self.ctx.value(test)
+        value = self.analysis.value(test, at=self.walk)
         if value.traced is not MUST or value.form is Form.TREE:
             return  # a pytree of unknown structure may be None or a struct: Python decides its truth
         hint = "use `jnp.where(c, a, b)` or `jax.lax.cond`"

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..jaxmodel.pending_work import CLOCK_NAMES, CLOCKS, SYNC_DISPATCH_FLAG, PendingWorkFacts, Unwaited
+from ..jaxmodel.pending_work import CLOCK_NAMES, CLOCKS, SYNC_DISPATCH_FLAG, Unwaited
 from ..rulebase.rule import Rule
 
 
 class UnblockedTiming(Rule):
     code = "JAX504"
 
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
+    def __init__(self, context) -> None:
+        super().__init__(context)
         self._aliases: frozenset[str] | None = None
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -24,20 +24,20 @@ class UnblockedTiming(Rule):
         last = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
         if last not in CLOCK_NAMES and not (type(func) is cst.Name and last in self._clock_aliases()):
             return
-        ctx = self.ctx
-        if ctx.qualified_name(func) not in CLOCKS or SYNC_DISPATCH_FLAG in ctx.source:
+        walk, analysis = self.walk, self.analysis
+        if walk.qualified_name(func) not in CLOCKS or SYNC_DISPATCH_FLAG in analysis.source:
             return
-        if ctx.trace_info() is not None or ctx.inside_jitted_function():
+        if analysis.trace_info(at=walk) is not None or analysis.inside_jitted_function(at=walk):
             return  # read while tracing: JAX304's concern
-        unwaited = PendingWorkFacts.of(ctx).unwaited(node, ctx.scope)
+        unwaited = self.analysis.pending_work.unwaited(node, walk.scope)
         if unwaited:
-            self.report(node, _message(ctx.module.code_for_node(func), unwaited[-1], ctx.module))
+            self.report(node, _message(analysis.module.code_for_node(func), unwaited[-1], analysis.module))
 
     def _clock_aliases(self) -> frozenset[str]:
         """Module-level names imported as clocks under another name (`from time import perf_counter as pc`)."""
         if self._aliases is None:
-            self._aliases = frozenset() if "time" not in self.ctx.source else frozenset(
-                name for name, binding in self.ctx.module_scope.bindings.items()
+            self._aliases = frozenset() if "time" not in self.analysis.source else frozenset(
+                name for name, binding in self.analysis.module_scope.bindings.items()
                 if name not in CLOCK_NAMES and binding.is_import_only and set(binding.targets) <= CLOCKS)
         return self._aliases
 

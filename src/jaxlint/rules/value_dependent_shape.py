@@ -19,10 +19,10 @@ class ValueDependentShape(Rule):
     explains_trace = True
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
-        info = self.ctx.trace_info()
+        info = self.analysis.trace_info(at=self.walk)
         if info is None or not info.abstract:
             return
-        if not self._indexable(node.value) or _is_store_target(node, self.ctx.parent):
+        if not self._indexable(node.value) or _is_store_target(node, self.walk.parent):
             return  # `x[mask] = v` fails as an in-place update first (JAX401)
         where = f"inside a function traced by `{info.label}`"
         for element in node.slice:
@@ -35,7 +35,7 @@ class ValueDependentShape(Rule):
                     f"`jnp.nonzero(mask, size=k)`"))
                 return
             if isinstance(part, cst.Slice) and any(
-                    bound is not None and self.ctx.value(bound).traced is MUST for bound in (part.lower, part.upper, part.step)):
+                    bound is not None and self.analysis.value(bound, at=self.walk).traced is MUST for bound in (part.lower, part.upper, part.step)):
                 self.report(node, (
                     f"slice bounds taken from a traced value {where}: the slice's length must be known when JAX "
                     f"traces the function (IndexError: slice entries must be static); use "
@@ -43,7 +43,7 @@ class ValueDependentShape(Rule):
                 return
 
     def visit_Call(self, node: cst.Call) -> None:
-        info = self.ctx.trace_info()
+        info = self.analysis.trace_info(at=self.walk)
         if info is None or not info.abstract:
             return
         if any(a.keyword is not None and a.keyword.value == "size" for a in node.args):
@@ -51,7 +51,7 @@ class ValueDependentShape(Rule):
         if any(a.star for a in node.args):
             return
         func = node.func
-        callee = self.ctx.qualified_name(func)
+        callee = self.walk.qualified_name(func)
         positional = [a.value for a in node.args if a.keyword is None]
         if callee in SIZED:
             shown = callee.replace("jax.numpy.", "jnp.")
@@ -65,7 +65,7 @@ class ValueDependentShape(Rule):
             inputs = [func.value]
         else:
             return
-        if not any(self.ctx.value(value).traced is MUST for value in inputs):
+        if not any(self.analysis.value(value, at=self.walk).traced is MUST for value in inputs):
             return
         self.report(node, (
             f"`{shown}` of a traced value without `size=` inside a function traced by `{info.label}`: the number "
@@ -74,16 +74,16 @@ class ValueDependentShape(Rule):
 
     def _indexable(self, expr: cst.BaseExpression) -> bool:
         """A JAX array (traced or not) or a traced pytree: indexed by JAX's rules."""
-        value = self.ctx.value(expr)
+        value = self.analysis.value(expr, at=self.walk)
         return value.traced is MUST or value.array is MUST
 
     def _traced_array(self, expr: cst.BaseExpression) -> bool:
-        value = self.ctx.value(expr)
+        value = self.analysis.value(expr, at=self.walk)
         return value.traced is MUST and value.array is MUST
 
     def _mask(self, index: cst.BaseExpression) -> bool:
         """A traced boolean array: a comparison, `jnp.isnan(x)`, `~mask`, `mask & other`."""
-        value = self.ctx.value(index)
+        value = self.analysis.value(index, at=self.walk)
         return value.mask is MUST and value.traced is MUST
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 import libcst as cst
 
 from ..jaxmodel.values import ARRAY_MODULES, DTYPE_QUERIES
-from ..rulebase.context import name_occurrences
 from ..syntax.references import is_reference
 from ..rulebase.rule import Rule
 from ..semantic.scopes import Scope
@@ -36,8 +35,8 @@ _FALSE = ("False", "0")
 class X64DtypeWithoutX64(Rule):
     code = "JAX402"
 
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
+    def __init__(self, context) -> None:
+        super().__init__(context)
         #: (node, message, x64 state of the enclosing `with` blocks, inside a function)
         self.candidates: list[tuple[cst.CSTNode, str, str | None, bool]] = []
         #: `with` blocks that switch x64 on ("on") or off ("off"), innermost last
@@ -77,10 +76,10 @@ class X64DtypeWithoutX64(Rule):
     def _switch_name(self, func: cst.BaseExpression) -> str | None:
         """The x64 switch a callee names, also when its import depends on the JAX version:
         `try: from jax import enable_x64` / `except ImportError: from jax.experimental import enable_x64`."""
-        callee = self.ctx.qualified_name(func)
+        callee = self.walk.qualified_name(func)
         if callee is not None or type(func) is not cst.Name:
             return callee
-        found = self.ctx.scope.lookup(func.value)
+        found = self.walk.scope.lookup(func.value)
         if found is None:
             return None
         targets = set(found[1].targets)
@@ -101,17 +100,17 @@ class X64DtypeWithoutX64(Rule):
 
     # -- requests ---------------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
-        ctx = self.ctx
+        walk, analysis = self.walk, self.analysis
         self._note_update(node)
         callee = self._switch_name(node.func)
         if callee in ENABLING or callee in DISABLING:
-            if not isinstance(ctx.parent, cst.WithItem):
+            if not isinstance(walk.parent, cst.WithItem):
                 self.enabling_blocks = True  # entered elsewhere (a decorator, an ExitStack): not followed
             return
         if callee is not None and callee.startswith("jax.numpy."):
             narrow = NARROWED.get(callee[len("jax.numpy."):])
             if narrow is not None and node.args:
-                self._candidate(node, f"`{ctx.module.code_for_node(node.func)}(...)`", narrow)
+                self._candidate(node, f"`{analysis.module.code_for_node(node.func)}(...)`", narrow)
                 return
         if callee is not None and callee.startswith(ARRAY_MODULES) and callee not in DTYPE_QUERIES:
             position = POSITIONAL_DTYPE.get(callee)
@@ -125,7 +124,7 @@ class X64DtypeWithoutX64(Rule):
         func = node.func
         if type(func) is cst.Attribute and func.attr.value == "astype" and callee is None:
             receiver = func.value
-            if ctx.value(receiver).array_or_traced_argument:  # NumPy arrays and pandas columns keep 64 bits
+            if analysis.value(receiver, at=walk).array_or_traced_argument:  # NumPy arrays and pandas columns keep 64 bits
                 for index, arg in enumerate(node.args):
                     if (arg.keyword is None and index == 0) or (arg.keyword is not None and arg.keyword.value == "dtype"):
                         self._dtype_argument(arg.value)
@@ -143,14 +142,14 @@ class X64DtypeWithoutX64(Rule):
     def _dtype_argument(self, value: cst.BaseExpression) -> None:
         found = self._wide(value)
         if found is not None:
-            self._candidate(value, f"`{self.ctx.module.code_for_node(value)}`", found)
+            self._candidate(value, f"`{self.analysis.module.code_for_node(value)}`", found)
         elif isinstance(value, cst.Name):
             self._defaulted_parameter(value)
 
     def _defaulted_parameter(self, name: cst.Name) -> None:
         """`def zeros(shape, dtype=jnp.float64): return jnp.zeros(shape, dtype)`: the 64-bit default
         is what every call that leaves `dtype` out asks JAX for. Reported at the default, once."""
-        found = self.ctx.scope.lookup(name.value)
+        found = self.walk.scope.lookup(name.value)
         if found is None:
             return
         scope, binding = found
@@ -163,7 +162,7 @@ class X64DtypeWithoutX64(Rule):
         narrow = self._wide(param.default, scope.parent)
         if narrow is None or not self._default_used(scope.node, param.name.value):
             return
-        written = self.ctx.module.code_for_node(param.default)
+        written = self.analysis.module.code_for_node(param.default)
         self._candidate(
             param.default, f"`{param.name.value}={written}`, the default for calls that leave `{param.name.value}` out,",
             narrow)
@@ -172,7 +171,7 @@ class X64DtypeWithoutX64(Rule):
         """Whether a call may leave `param` to its default: one of the file's calls of the function
         does, or the file never calls it (its callers are elsewhere). A function the file only hands
         on (`partial(f, …)`, `map(f, …)`) is left alone: what its callers pass is not known."""
-        sites = self.ctx.traced.call_sites.get(id(function), ())
+        sites = self.analysis.traced.call_sites.get(id(function), ())
         if not sites:
             return not (isinstance(function, cst.FunctionDef) and self._referenced(function))
         for site in sites:
@@ -184,7 +183,7 @@ class X64DtypeWithoutX64(Rule):
 
     def _referenced(self, function: cst.FunctionDef) -> bool:
         spelling = function.name.value
-        for name, scope, parent in name_occurrences(self.ctx, {spelling}):
+        for name, scope, parent in self.analysis.semantic.name_occurrences({spelling}):
             if name is function.name or not is_reference(name, parent):
                 continue
             found = scope.lookup(spelling)
@@ -198,7 +197,7 @@ class X64DtypeWithoutX64(Rule):
         if type(value) is cst.SimpleString:
             text = value.evaluated_value
             return NARROWED_STRINGS.get(text) if isinstance(text, str) else None
-        names, where = self.ctx.names, scope or self.ctx.scope
+        names, where = self.analysis.names, scope or self.walk.scope
         name = names.qualified_name(value, where)
         if name is not None:
             for module in ("jax.numpy.", "numpy."):
@@ -218,13 +217,13 @@ class X64DtypeWithoutX64(Rule):
             f"{written} requests a 64-bit type, but `jax_enable_x64` is off: JAX silently makes {narrow} instead "
             f"(only a UserWarning); turn 64-bit mode on at startup with `jax.config.update(\"jax_enable_x64\", True)` "
             f"(or `JAX_ENABLE_X64=1`), or ask for `{narrow}` explicitly")
-        self.candidates.append((node, message, state, self.ctx.function() is not None))
+        self.candidates.append((node, message, state, self.walk.function() is not None))
 
     def _under_wide_dtype_test(self, node: cst.CSTNode) -> bool:
         """`if x.dtype == jnp.float64: y = y.astype(jnp.complex128)`: the branch runs only where `x`
         already holds a 64-bit type, which a JAX array does only with x64 on (and a NumPy array may
         hold at any time: not known here, so not reported either)."""
-        chain = [*self.ctx.ancestors, node]
+        chain = [*self.walk.ancestors, node]
         for parent, child in zip(chain, chain[1:]):
             kind = type(parent)
             if kind is cst.If and child is parent.body and self._tests_wide_dtype(parent.test):
@@ -253,7 +252,7 @@ class X64DtypeWithoutX64(Rule):
         return False
 
     def finish(self) -> None:
-        if self.ctx.settings.enable_x64:
+        if self.analysis.settings.enable_x64:
             return  # the project turns x64 on outside the file (`enable-x64 = true` in the configuration)
         for node, message, state, in_function in self.candidates:
             if state == "on":
