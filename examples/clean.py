@@ -78,6 +78,12 @@ def one_hot(label: int, num_classes: int = NUM_CLASSES) -> jax.Array:
     return jnp.zeros(num_classes).at[label].set(1.0)
 
 
+def masked(batch: jax.Array, padding: int) -> jax.Array:
+    # JAX404: the updated mask is kept.
+    mask = jnp.ones(batch.shape[0]).at[batch.shape[0] - padding:].set(0.0)
+    return batch * mask[:, None]
+
+
 def to_grayscale(images: jax.Array) -> jax.Array:
     # JAX403: the weights are an array.
     return jnp.dot(images, jnp.array([0.299, 0.587, 0.114]))

@@ -5,6 +5,8 @@ reports each mistake before the code runs:
 
 - `token_ids` asks for int64, which JAX silently turns into int32 unless x64 is enabled (JAX402);
 - `one_hot` assigns into a JAX array, which is immutable (JAX401);
+- `masked` writes the mask with `.at[...].set(...)` but throws the updated array away, so the mask
+  stays all ones (JAX404);
 - `to_grayscale` passes a Python list where `jnp.dot` needs an array (JAX403);
 - `shuffled_epochs` re-creates the same key every epoch, so every epoch has the same order (JAX103);
 - `augment` draws NumPy noise inside `jax.jit`: drawn once while tracing, then the same on every
@@ -33,6 +35,12 @@ def one_hot(label: int, num_classes: int = NUM_CLASSES) -> jax.Array:
     target = jnp.zeros(num_classes)
     target[label] = 1.0
     return target
+
+
+def masked(batch: jax.Array, padding: int) -> jax.Array:
+    mask = jnp.ones(batch.shape[0])
+    mask.at[batch.shape[0] - padding:].set(0.0)
+    return batch * mask[:, None]
 
 
 def to_grayscale(images: jax.Array) -> jax.Array:

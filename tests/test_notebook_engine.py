@@ -182,3 +182,14 @@ def test_jax_raises_only_at_the_reported_cells_and_lines(tmp_path, monkeypatch):
             except TypeError:
                 raised.add((cell.index, statement.lineno))
     assert raised == {(cell, line) for cell, line, _ in expected}
+
+
+def test_a_cell_showing_an_updated_array_is_not_a_discarded_update(tmp_path, monkeypatch):
+    # the last expression of a cell is displayed: `x.at[0].set(1.0)` there shows the new array
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "updates.ipynb").write_text(notebook([
+        ("code", ["import jax.numpy as jnp\n", "x = jnp.zeros(3)\n", "x.at[0].set(1.0)\n"]),
+        ("code", ["def clear(y):\n", "    y.at[0].set(0.0)\n", "    return y\n"]),
+    ]))
+    data = json.loads(check("--output-format", "json", "--select", "JAX404", "updates.ipynb").stdout)
+    assert [(d["cell"], d["line"]) for d in data] == [(1, 2)]

@@ -35,7 +35,7 @@ from ..semantic.instance_attributes import InstanceAttributes, self_param
 from ..semantic.model import SemanticModel
 from ..semantic.scopes import Scope
 from .traced import TracedFunctions
-from .values import ARRAY_ATTRIBUTES, ARRAY_EVIDENCE_ATTRIBUTES, ARRAY_MODULES, STATIC_CALLS
+from .values import ARRAY_ATTRIBUTES, ARRAY_EVIDENCE_ATTRIBUTES, AT_UPDATES, ARRAY_MODULES, STATIC_CALLS
 from ..syntax.walk import walk
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ NON_ARRAY_RESULTS = frozenset({
 #: Module prefixes whose functions commonly return tuples of arrays.
 NON_ARRAY_PREFIXES = ("jax.lax.linalg.", "jax.scipy.linalg.", "jax.scipy.optimize.", "jax.scipy.sparse.")
 #: Methods that only JAX arrays have after `.at[...]`.
-AT_METHODS = frozenset({"set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply", "get"})
+AT_METHODS = AT_UPDATES | {"get"}
 #: Methods of an array that return an array of the same library (NumPy arrays have them too).
 ARRAY_METHODS = frozenset({
     "reshape", "astype", "transpose", "ravel", "flatten", "squeeze", "sum", "mean", "max", "min", "prod",

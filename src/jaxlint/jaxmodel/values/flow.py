@@ -18,8 +18,8 @@ import libcst as cst
 
 from ...dataflow import FlowInterpreter
 from ...semantic.module_state import ModuleState
-from .lattice import BOTTOM, MAY, NO, OF_KIND, STATIC, UNKNOWN, Kind, Value, join, of_kind
-from .tables import (ARRAY_ATTRIBUTES, ARRAY_MODULES, BITWISE, BOOL_FUNCTIONS, COLLECTIVES, CONCRETIZING_METHODS,
+from .lattice import BOTTOM, MAY, MUST, NO, OF_KIND, STATIC, UNKNOWN, Kind, Value, join, of_kind
+from .tables import (AT_UPDATES, ARRAY_ATTRIBUTES, ARRAY_MODULES, BITWISE, BOOL_FUNCTIONS, COLLECTIVES, CONCRETIZING_METHODS,
                      CONVERSIONS, DIRECT_TRANSFORMS, LAX_COMPARISONS, LAX_CONTROL_FLOW, MAX_ITEMS, STATIC_ATTRIBUTES,
                      STATIC_CALLS, TRACER_CLASSES, TRANSFORM_WRAPPERS, TREE_FLATTENS, TREE_FUNCTIONS)
 
@@ -438,6 +438,12 @@ class ValueFlow:
             if callee in TREE_FLATTENS:
                 return of_kind(leaves.kind, items=(leaves, STATIC))  # the tree's structure is static
             return leaves
+        if receiver is not None and func.attr.value in AT_UPDATES and type(func.value) is cst.Subscript \
+                and type(func.value.value) is cst.Attribute and func.value.value.attr.value == "at":
+            # `x.at[i].set(v)`: only JAX arrays have this indexer and these methods; the result is a
+            # new array (traced where `x` or `v` is), `x` itself unchanged
+            traced = MUST if strongest.traced or receiver.traced is MUST else (MAY if self.abstract else NO)
+            return Value(traced, MUST, NO, traced, MAY, at_update=True)
         if receiver is not None and receiver.kind in (Kind.ARRAY, Kind.BOOL, Kind.PARAM, Kind.TREE, Kind.JAX_ARRAY):
             method = func.attr.value
             if method in CONCRETIZING_METHODS:

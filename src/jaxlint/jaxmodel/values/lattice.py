@@ -13,6 +13,7 @@ A `Value` is a product of small lattices (`dataflow.product`), one per field:
   truth     bool       the truthiness of a Python constant known to be bound here
   attributes tuple     an object whose attributes are known: attribute -> its Kind
   origin    Provenance where the fact came from, to explain a finding
+  at_update bool       the new array an `x.at[...].set(...)` (or `add`, `multiply`, ...) returns
 
 Each `Certainty` is MUST (on every path, certainly), NO (on no path) or MAY (on some paths, or not
 known). Two paths that disagree join to MAY: a value traced on one path and static on the other is
@@ -32,7 +33,7 @@ the parameter kinds of traced functions and the signatures of helper summaries.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum, IntEnum
 
 from ...dataflow.product import Product, component, equal_or
@@ -197,6 +198,8 @@ class Value:
         None, equal_or(None), _encode_attributes, _decode_attributes)
     #: where the value's facts came from
     origin: Provenance | None = component(None, equal_or(None), _encode_origin, _decode_origin)
+    #: the new array an `x.at[...].set(...)` (or `add`, `multiply`, ...) returns: `x` is unchanged
+    at_update: bool = component(False, equal_or(False))
 
     @property
     def kind(self) -> Kind:
@@ -218,14 +221,12 @@ class Value:
     def with_origin(self, origin: Provenance | None) -> "Value":
         if origin is None or origin == self.origin:
             return self
-        return Value(self.traced, self.array, self.static, self.holds, self.mask, self.form, self.items,
-                     self.wrapper, self.truth, self.attributes, origin)
+        return replace(self, origin=origin)
 
     def with_facts(self, *, items: "tuple[Value, ...] | None" = None, wrapper: str | None = None,
                    truth: bool | None = None, attributes: "tuple[tuple[str, Kind], ...] | None" = None) -> "Value":
         """This value with the structural facts given (the certainties kept)."""
-        return Value(self.traced, self.array, self.static, self.holds, self.mask, self.form, items,
-                     wrapper, truth, attributes, self.origin)
+        return replace(self, items=items, wrapper=wrapper, truth=truth, attributes=attributes)
 
 
 #: nothing known: maybe traced, maybe an array, maybe static

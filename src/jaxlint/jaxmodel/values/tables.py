@@ -88,3 +88,5 @@ ARRAY_EVIDENCE_ATTRIBUTES = frozenset({
 #: NumPy's) is read through one of these or the attributes above.
 ARRAY_ONLY_ATTRIBUTES = ARRAY_EVIDENCE_ATTRIBUTES | {
     "max", "min", "sum", "mean", "std", "var", "prod", "argmax", "argmin", "cumsum", "clip", "item", "tolist"}
+#: The methods of an array's `.at[...]` indexer that return an updated copy (`get` reads).
+AT_UPDATES = frozenset({"set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply"})

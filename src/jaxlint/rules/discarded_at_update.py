@@ -1,0 +1,43 @@
+"""JAX404: an `x.at[i].set(v)` (or `add`, `multiply`, ...) whose result is thrown away."""
+from __future__ import annotations
+
+import libcst as cst
+
+from ..rulebase.node_fix import NodeFix, Replace
+from ..rulebase.rule import Rule
+
+
+class DiscardedAtUpdate(Rule):
+    code = "JAX404"
+    fixable = True
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        call = node.value
+        if type(call) is not cst.Call or self._displayed():
+            return
+        if not self.analysis.value(call, at=self.walk).at_update:
+            return
+        subject = call.func.value.value.value  # `x` of `x.at[i].set(v)`
+        code = self.analysis.module.code_for_node
+        shown = code(subject)
+        self.report(node, (
+            f"the result of `{shown}.at[...].{call.func.attr.value}(...)` is thrown away: JAX arrays are "
+            f"immutable, so `{shown}` is unchanged; `.at[...]` returns the updated array, assign it "
+            f"(`{shown} = {shown}.at[...]...`)"), self._fix(node, subject, code(call)))
+
+    def _displayed(self) -> bool:
+        """A statement of a notebook cell's top level: the last one of a cell shows its value (the
+        updated array), and which one is last is the notebook's business, not the joined text's."""
+        ancestors = self.walk.ancestors
+        # the Expr itself, its statement line, then the module
+        return self.analysis.path.endswith(".ipynb") and len(ancestors) >= 3 and type(ancestors[-3]) is cst.Module
+
+    def _fix(self, statement: cst.Expr, subject: cst.BaseExpression, update: str) -> NodeFix | None:
+        """`x = x.at[i].set(v)`, when `x` is a name of this scope: assigning a closed-over or global
+        name would make it local, and `self.x` or `a[0]` would update only their owner's copy."""
+        if type(subject) is not cst.Name:
+            return None
+        found = self.walk.scope.lookup(subject.value)
+        if found is None or found[0] is not self.walk.scope:
+            return None
+        return NodeFix(f"Assign the update to `{subject.value}`", [Replace(statement, f"{subject.value} = {update}")])
