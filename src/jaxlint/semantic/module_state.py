@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from .bindings import Binding, BindingKind, BranchPath as Path
+from .loops import names_read
 from .model import SemanticModel
 from .scopes import Scope
 
@@ -88,11 +89,18 @@ class ModuleState:
             elif any(not _exclusive(a.branch, b.branch) for i, a in enumerate(bindings) for b in bindings[i + 1:]):
                 state.reassigned[name] = "assigned more than once at module level"
             state.last_binding[name] = max(statements)
-        for owner, name in _global_assignments(model):
-            if name not in state.definitions:
-                state.reassigned[name] = f"assigned in `{owner.name.value}` through `global {name}`"
-                state.last_binding[name] = None
-                state.global_setters.setdefault(name, []).append(owner)
+        assignments = _global_assignments(model)
+        setters: dict[str, list[cst.CSTNode]] = {}
+        for owner, name in assignments:
+            setters.setdefault(name, []).append(owner)
+        for owner, name in assignments:
+            if name in state.definitions:
+                continue
+            state.global_setters.setdefault(name, []).append(owner)
+            if _configured_once(name, setters[name], sites.get(name, []), model):
+                continue
+            state.reassigned[name] = f"assigned in `{owner.name.value}` through `global {name}`"
+            state.last_binding[name] = None
         for name in state.definitions:
             state.reassigned.pop(name, None)
         return state
@@ -124,6 +132,48 @@ def _assigns_integer_at_top(binding: Binding) -> bool:
     a block): a whole target of an integer literal."""
     return (binding.kind in (BindingKind.ASSIGNMENT, BindingKind.ANNOTATED) and not binding.unpack_path
             and type(binding.top_level) is cst.SimpleStatementLine and type(binding.statement.value) is cst.Integer)
+
+
+def _configured_once(name: str, setters: list[cst.CSTNode], module_bindings: list[Binding],
+                     model: SemanticModel) -> bool:
+    """A module variable set up once: one function assigns it through `global`, once, not in a
+    loop and not from its old value, the module calls that function once from its top level, and the
+    module itself at most gives the variable a placeholder (`optimizer = None`, `mesh: Mesh`). The
+    setup runs before the functions that read it are traced (`main()` configures, then trains):
+    reading it there is reading a constant."""
+    if len(setters) != 1 or len(module_bindings) > 1:
+        return False
+    if module_bindings and not _placeholder(module_bindings[0].value):
+        return False
+    setter = setters[0]
+    if type(setter) is not cst.FunctionDef:
+        return False
+    entry = model.scopes[id(setter)].bindings.get(name)
+    if entry is None:
+        return False
+    writes = [b for b in entry.recorded if b.kind in _STATEMENT_TARGETS or b.kind is BindingKind.WITH_ITEM]
+    if len(writes) != 1 or writes[0].in_loop or writes[0].kind not in (BindingKind.ASSIGNMENT, BindingKind.ANNOTATED):
+        return False
+    if writes[0].value is None or name in names_read(writes[0].value):
+        return False  # `rate = rate * 0.5`: an update of the old value, made each time it is called
+    return _run_once(setter, model)
+
+
+def _run_once(function: cst.FunctionDef, model: SemanticModel) -> bool:
+    """Whether the module calls `function` exactly once, from its top level and not in a loop
+    (`main()` under `if __name__ == "__main__":`): a setter called from elsewhere may run again."""
+    calls = [site for site in model.sites_of(cst.Call)
+             if type(site.node.func) is cst.Name and site.node.func.value == function.name.value]
+    if len(calls) != 1 or calls[0].scope.kind != "module":
+        return False
+    statement = model.statements_holding([calls[0].node]).get(id(calls[0].node))
+    return statement is not None and type(statement) not in (cst.For, cst.While)
+
+
+def _placeholder(value: cst.BaseExpression | None) -> bool:
+    """`None`, a literal, or nothing (an annotation alone): what a module writes before its setup."""
+    return value is None or type(value) in (cst.Integer, cst.Float, cst.SimpleString) \
+        or type(value) is cst.Name and value.value in ("None", "True", "False")
 
 
 def _exclusive(a: Path, b: Path) -> bool:
