@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import csv
-import importlib
 import importlib.util
 import inspect
 import re
@@ -10,6 +9,8 @@ import warnings
 from pathlib import Path
 
 import pytest
+
+from installed import resolve
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "src" / "jaxlint" / "catalogue" / "data"
@@ -167,17 +168,6 @@ def test_curated_rows_refer_to_known_columns_and_kinds():
 
 
 # -- (c) against the installed JAX ------------------------------------------------------------------
-def _resolve(dotted: str):
-    parts = dotted.split(".")
-    for split in range(len(parts), 0, -1):
-        try:
-            value = importlib.import_module(".".join(parts[:split]))
-        except ImportError:
-            continue
-        for name in parts[split:]:
-            value = getattr(value, name)
-        return value
-    raise ImportError(dotted)
 
 
 @pytest.mark.jax
@@ -193,7 +183,7 @@ def test_mechanical_replacements_exist_in_the_installed_jax():
             if _version(row["replacement_since"]) > installed:
                 continue
             try:
-                _resolve(row["replacement"])
+                resolve(row["replacement"])
             except (ImportError, AttributeError) as error:
                 failures.append(f"{row['symbol']} -> {row['replacement']}: {error!r}")
             checked += 1
@@ -215,7 +205,7 @@ def test_removed_symbols_are_gone_from_the_installed_jax():
             if _version(row["removed_in"]) > installed:
                 continue
             try:
-                _resolve(row["symbol"])
+                resolve(row["symbol"])
             except (ImportError, AttributeError, TypeError):
                 continue
             still_there.append(row["symbol"])
@@ -272,7 +262,7 @@ def test_removed_keywords_are_gone_and_renamed_ones_exist():
                 continue
             function_name, _, keyword = row["symbol"].partition(":")
             try:
-                function = _resolve(function_name)
+                function = resolve(function_name)
             except (ImportError, AttributeError):
                 continue  # the whole function went away (`pjit` keywords): its own row says so
             checked += 1
@@ -336,7 +326,7 @@ def test_mechanical_function_renames_keep_the_signature():
             if row["kind"] != "attribute" or row["mechanical"] != "yes":
                 continue
             try:
-                old, new = _resolve(row["symbol"]), _resolve(row["replacement"])
+                old, new = resolve(row["symbol"]), resolve(row["replacement"])
             except (ImportError, AttributeError, TypeError):
                 continue
             if not (inspect.isfunction(old) and inspect.isfunction(new)):

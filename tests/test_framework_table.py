@@ -14,13 +14,14 @@ The libraries are in the test extra; where one is missing its entries are skippe
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import warnings
 
 import pytest
 
 from jaxlint.catalogue.deprecations import load_table
 from jaxlint.catalogue.frameworks import TABLE, TableError, load_frameworks
+
+from installed import resolve
 
 pytestmark = pytest.mark.jax
 
@@ -30,20 +31,6 @@ LIBRARY_OF = {"equinox": "equinox", "flax": "flax", "haiku": "haiku", "numpyro":
 
 def library(name: str):
     return pytest.importorskip(LIBRARY_OF[name.split(".")[0]])
-
-
-def resolve(name: str):
-    """The object a qualified name names in the installed libraries (AttributeError if it has none)."""
-    parts = name.split(".")
-    for split in range(len(parts), 0, -1):
-        try:
-            found = importlib.import_module(".".join(parts[:split]))
-        except ImportError:
-            continue
-        for part in parts[split:]:
-            found = getattr(found, part)
-        return found
-    raise AttributeError(name)
 
 
 @dataclasses.dataclass
@@ -288,19 +275,15 @@ def test_every_transform_premise_has_a_probe():
     assert not unused, f"probes no entry names: {sorted(unused)}"
 
 
-def test_a_table_with_a_typo_is_refused(tmp_path):
-    text = TABLE.read_text(encoding="utf-8").replace('mode = "jit"', 'mode = "jitt"', 1)
+@pytest.mark.parametrize("written, instead, error", [
+    ('mode = "jit"', 'mode = "jitt"', "mode 'jitt'"),
+    ('premise = "vmap"', "", "jax.vmap: no premise"),
+    ('leaves = "arrays"', 'leaves = "array"', "leaves 'array'"),
+])
+def test_a_table_with_a_mistake_is_refused(tmp_path, written, instead, error):
     broken = tmp_path / "frameworks.toml"
-    broken.write_text(text, encoding="utf-8")
-    with pytest.raises(TableError, match="mode 'jitt'"):
-        load_frameworks(broken)
-
-
-def test_an_entry_without_a_premise_is_refused(tmp_path):
-    text = TABLE.read_text(encoding="utf-8").replace('premise = "vmap"', "", 1)
-    broken = tmp_path / "frameworks.toml"
-    broken.write_text(text, encoding="utf-8")
-    with pytest.raises(TableError, match="jax.vmap: no premise"):
+    broken.write_text(TABLE.read_text(encoding="utf-8").replace(written, instead, 1), encoding="utf-8")
+    with pytest.raises(TableError, match=error):
         load_frameworks(broken)
 
 
