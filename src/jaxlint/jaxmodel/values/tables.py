@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ...catalogue.frameworks import load_frameworks
+
 #: Attributes that are static even on a tracer.
 STATIC_ATTRIBUTES = frozenset({
     "shape", "ndim", "dtype", "size", "sharding", "aval", "weak_type", "itemsize", "nbytes", "named_shape",
@@ -63,20 +65,14 @@ BITWISE = (cst.BitAnd, cst.BitOr, cst.BitXor)
 COLLECTIVES = frozenset({"jax.lax.psum", "jax.lax.pmean", "jax.lax.pmax", "jax.lax.pmin"})
 #: Transforms whose wrapper, called, returns arrays: name -> what the call returns
 #: ("grad": the gradients, a pytree like the input; "value_and_grad": (value, gradients);
-#: "outputs": the wrapped function's outputs, a pytree of arrays).
-TRANSFORM_WRAPPERS = {
-    "jax.grad": "grad", "jax.value_and_grad": "value_and_grad",
-    "jax.jacfwd": "outputs", "jax.jacrev": "outputs", "jax.hessian": "outputs",
-    "jax.vmap": "outputs", "jax.pmap": "outputs", "jax.jit": "outputs", "jax.pjit": "outputs",
-    "jax.experimental.pjit.pjit": "outputs", "jax.checkpoint": "outputs", "jax.remat": "outputs",
-    "jax.ad_checkpoint.checkpoint": "outputs", "jax.shard_map": "outputs",
-    "jax.experimental.shard_map.shard_map": "outputs",
-}
+#: "outputs": the wrapped function's outputs, a pytree of arrays), from the framework table.
+TRANSFORM_WRAPPERS = {t.name: t.returns for t in load_frameworks().transforms.values() if t.returns}
 #: Transforms applied and called at once: name -> the shape of what they return.
 DIRECT_TRANSFORMS = {"jax.vjp": "vjp", "jax.jvp": "pair", "jax.linearize": "linearize"}
-#: Transforms that trace non-array leaves as static (so attributes of a traced argument may be
-#: Python values): equinox's filtered transforms and flax.nnx's.
-STATIC_LEAF_TRANSFORMS = ("equinox.filter_", "flax.nnx.")
+#: Transforms under which attributes of a traced argument may be Python values: those that trace
+#: array leaves only (equinox's filtered transforms), and flax.nnx's, whose modules keep their
+#: non-Variable attributes static (the framework table's [nnx]).
+STATIC_LEAF_TRANSFORMS = tuple(sorted(load_frameworks().names(leaves="arrays"))) + ("flax.nnx.",)
 #: Tuples longer than this are not followed element by element.
 MAX_ITEMS = 8
 #: Attributes a list, tuple or dict does not have: reading one shows a parameter is an array.
