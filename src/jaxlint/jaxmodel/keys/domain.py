@@ -19,7 +19,7 @@ from .policy import discarded_call, in_test_function, over_mapping_values, perio
 from .state import (CarryElement, Consumption, KEY, KEYS, KeyFacts, KeyState, MAYBE, NOT_KEY, READ, Reuse, State,
     carry_marker)
 from .tables import (AHEAD_OF_TIME, ARRAY_ANNOTATION, CARRY_LOOPS, INIT_NAME, INSPECTING_NAME, KEY_ANNOTATIONS,
-    KEY_MAKERS, LAX_LOOPS, NON_CONSUMING_PREFIXES, NON_CONSUMING_RANDOM, STORING_CALLS)
+    KEY_MAKERS, LAX_LOOPS, MANAGED_KEY_FUNCTIONS, MANAGED_KEY_METHODS, NON_CONSUMING_PREFIXES, NON_CONSUMING_RANDOM, STORING_CALLS)
 
 FunctionNode = cst.FunctionDef | cst.Lambda
 
@@ -249,7 +249,10 @@ class KeyDomain:
                 self.map_over_leaves(node, flow)
             elif callee in CARRY_LOOPS and not self.summary:
                 self.carry_loop(node, callee)
-        if callee in KEY_MAKERS or callee == "jax.random.fold_in" or callee == "jax.random.clone":
+        if callee in KEY_MAKERS or callee == "jax.random.fold_in" or callee == "jax.random.clone" \
+                or callee in MANAGED_KEY_FUNCTIONS:
+            return KEY
+        if type(func) is cst.Attribute and func.attr.value in MANAGED_KEY_METHODS:
             return KEY
         if callee == "jax.random.split":
             return KEYS

@@ -8,7 +8,7 @@ import re
 import libcst as cst
 
 from ...model.settings import DEFAULT_KEY_NAMES
-from ..transforms import LAX_BODIES, LAX_BRANCHES, MODES
+from ..transforms import FRAMEWORKS, LAX_BODIES, LAX_BRANCHES, MODES
 
 
 
@@ -17,6 +17,12 @@ FunctionNode = cst.FunctionDef | cst.Lambda
 
 #: `jax.random` functions that make a fresh key without consuming one.
 KEY_MAKERS = frozenset({"jax.random.key", "jax.random.PRNGKey", "jax.random.wrap_key_data"})
+#: Functions of the libraries that manage randomness and give a fresh key on every call
+#: (`hk.next_rng_key()`; the framework table's [managed_randomness]): each result is a new key.
+MANAGED_KEY_FUNCTIONS = FRAMEWORKS.managed_rng_functions - {"numpyro.sample"}
+#: Methods that give a fresh key on every call, by name: Linen's `self.make_rng("dropout")`.
+MANAGED_KEY_METHODS = frozenset(m.rpartition(".")[2] for m in FRAMEWORKS.managed_rng_methods
+                                if m.startswith("flax.linen."))
 #: `jax.random` functions that return fresh keys from a key.
 KEY_DERIVERS = frozenset({"jax.random.split", "jax.random.fold_in", "jax.random.clone"})
 #: `jax.random` functions that read a key without consuming it.
