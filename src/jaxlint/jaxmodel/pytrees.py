@@ -6,6 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..syntax.arguments import Passing
+from ..semantic.model import SemanticModel
 from ..semantic.scopes import Scope
 from .values import ARRAY_MODULES, STATIC_CALLS, Kind, static_field_names
 from .calls import ClassInfo
@@ -117,7 +118,7 @@ class PytreeAttributes:
     def static_fields(self) -> frozenset[str]:
         """Field names that classes of the module declare static (never pytree leaves)."""
         if self._static_fields is None:
-            self._static_fields = static_field_names(self.ctx.module)
+            self._static_fields = static_field_names(SemanticModel.of(self.ctx))
         return self._static_fields
 
 

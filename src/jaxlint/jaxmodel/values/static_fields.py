@@ -2,50 +2,52 @@
 `eqx.field(static=True)`): not pytree leaves, so never traced."""
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import libcst as cst
+
+if TYPE_CHECKING:
+    from ...semantic.model import SemanticModel
 
 #: Keywords of field declarations that make a dataclass field static (not a pytree leaf).
 _STATIC_FIELD_KEYWORDS = {"pytree_node": "False", "static": "True"}
 
 
-def static_field_names(module: cst.Module) -> frozenset[str]:
+def static_field_names(model: SemanticModel) -> frozenset[str]:
     """Fields that classes of the module declare static (`struct.field(pytree_node=False)`,
-    `eqx.field(static=True)`): not pytree leaves, so never traced."""
+    `eqx.field(static=True)`): not pytree leaves, so never traced. Read from the assignments the
+    semantic model recorded in class bodies."""
+    makers = _static_field_makers(model)
     found: set[str] = set()
-    makers = _static_field_makers(module.body)
-    for statement in _class_statements(module.body):
-        if not isinstance(statement, cst.SimpleStatementLine):
+    for site in model.sites_of(cst.AnnAssign, cst.Assign):
+        value = site.node.value
+        if site.scope.kind != "class" or type(value) is not cst.Call:
             continue
-        for small in statement.body:
-            value = getattr(small, "value", None)
-            if not isinstance(small, (cst.AnnAssign, cst.Assign)) or not isinstance(value, cst.Call):
-                continue
-            if not (any(_declares_static(a) for a in value.args)
-                    or type(value.func) is cst.Name and value.func.value in makers):
-                continue
-            targets = [small.target] if isinstance(small, cst.AnnAssign) else [t.target for t in small.targets]
-            found.update(t.value for t in targets if isinstance(t, cst.Name))
+        if not (any(_declares_static(a) for a in value.args)
+                or type(value.func) is cst.Name and value.func.value in makers):
+            continue
+        targets = [site.node.target] if type(site.node) is cst.AnnAssign else [t.target for t in site.node.targets]
+        found.update(t.value for t in targets if type(t) is cst.Name)
     return frozenset(found)
 
 
-def _static_field_makers(body: Sequence[cst.CSTNode]) -> frozenset[str]:
+def _static_field_makers(model: SemanticModel) -> frozenset[str]:
     """Module-level helpers that declare a static field, so that a class's `x: int = static_field(2)`
     is static too: `static_field = lambda v=MISSING: dataclasses.field(default=v, metadata=dict(static=True))`,
     or a `def` that returns such a field."""
     found = set()
-    for statement in body:
-        if type(statement) is cst.FunctionDef:
-            returned = [small.value for line in statement.body.body if type(line) is cst.SimpleStatementLine
+    for site in model.sites_of(cst.FunctionDef, cst.Assign):
+        if site.scope.kind != "module":
+            continue
+        node = site.node
+        if type(node) is cst.FunctionDef:
+            returned = [small.value for line in node.body.body if type(line) is cst.SimpleStatementLine
                         for small in line.body if type(small) is cst.Return]
             if returned and all(_static_declaration(value) for value in returned):
-                found.add(statement.name.value)
-        elif type(statement) is cst.SimpleStatementLine:
-            for small in statement.body:
-                if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name \
-                        and type(small.value) is cst.Lambda and _static_declaration(small.value.body):
-                    found.add(small.targets[0].target.value)
+                found.add(node.name.value)
+        elif len(node.targets) == 1 and type(node.targets[0].target) is cst.Name \
+                and type(node.value) is cst.Lambda and _static_declaration(node.value.body):
+            found.add(node.targets[0].target.value)
     return frozenset(found)
 
 
@@ -69,15 +71,3 @@ def _declares_static(arg: cst.Arg) -> bool:
     if isinstance(value, cst.Call):
         return any(_declares_static(a) for a in value.args)
     return False
-
-
-def _class_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
-    """The statements of the module's classes (and of classes nested in them)."""
-    for statement in body:
-        if type(statement) is cst.ClassDef:
-            for inner in statement.body.body:
-                yield inner
-                if isinstance(inner, cst.ClassDef):
-                    yield from _class_statements([inner])
-        elif type(statement) is cst.If:  # `if TYPE_CHECKING:` / version guards
-            yield from _class_statements(statement.body.body)
