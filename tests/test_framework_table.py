@@ -372,11 +372,10 @@ def test_haiku_apply_takes_the_leading_arguments_before_the_functions_own(name):
         return hk.get_parameter("w", (), init=jnp.zeros) + x
 
     transformed = resolve(name)(f)
-    params = transformed.init(jax.random.key(0), jnp.ones(2))
-    leading = [params, {}, jax.random.key(1)] if FRAMEWORKS.haiku_transforms[name] == 3 else [params, jax.random.key(1)]
-    if FRAMEWORKS.haiku_transforms[name] == 3:
-        leading[1] = params[1]
-        leading[0] = params[0]
+    initialised = transformed.init(jax.random.key(0), jnp.ones(2))
+    # `params`, or `(params, state)` for transform_with_state; then the rng, then f's own arguments
+    leading = [*(initialised if isinstance(initialised, tuple) else (initialised,)), jax.random.key(1)]
+    assert len(leading) == FRAMEWORKS.haiku_transforms[name]
     transformed.apply(*leading, jnp.ones(5))
     assert seen[-1] == (5,)
 
@@ -473,3 +472,19 @@ def test_managed_randomness_gives_a_fresh_key_on_every_call():
     with handlers.seed(rng_seed=0):
         draws = [numpyro.sample("a", distributions.Normal()), numpyro.sample("b", distributions.Normal())]
     assert float(draws[0]) != float(draws[1])
+
+
+#: the premise each section of the table names -> the test above that pins it
+SECTION_PREMISES = {
+    "host_callbacks": test_host_callbacks_run_with_concrete_values,
+    "tree_maps": test_tree_maps_call_the_function_once_per_leaf_after_the_named_leading_parameters,
+    "haiku_apply": test_haiku_apply_takes_the_leading_arguments_before_the_functions_own,
+    "register_static": test_a_class_registered_static_has_no_leaves,
+    "nnx_module_leaves": test_nnx_modules_trace_variables_and_keep_other_attributes_static,
+    "numpyro_mcmc": test_numpyro_mcmc_traces_the_model_sample_sites,
+    "managed_randomness": test_managed_randomness_gives_a_fresh_key_on_every_call,
+}
+
+
+def test_every_section_premise_is_pinned_by_a_test():
+    assert set(FRAMEWORKS.premises.values()) == set(SECTION_PREMISES)

@@ -13,11 +13,11 @@ class DiscardedAtUpdate(Rule):
 
     def visit_Expr(self, node: cst.Expr) -> None:
         call = node.value
-        if type(call) is not cst.Call or self._displayed():
+        subject = _updated(call)
+        if subject is None or self._displayed():
             return
         if not self.analysis.value(call, at=self.walk).at_update:
             return
-        subject = call.func.value.value.value  # `x` of `x.at[i].set(v)`
         code = self.analysis.module.code_for_node
         shown = code(subject)
         self.report(node, (
@@ -41,3 +41,15 @@ class DiscardedAtUpdate(Rule):
         if found is None or found[0] is not self.walk.scope:
             return None
         return NodeFix(f"Assign the update to `{subject.value}`", [Replace(statement, f"{subject.value} = {update}")])
+
+
+def _updated(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`x` of the statement `x.at[i].set(v)`; None for any other expression (a helper that returns
+    an updated copy is a call like any other: what it updates is not written there)."""
+    if type(expr) is not cst.Call or type(expr.func) is not cst.Attribute:
+        return None
+    indexed = expr.func.value
+    if type(indexed) is not cst.Subscript or type(indexed.value) is not cst.Attribute \
+            or indexed.value.attr.value != "at":
+        return None
+    return indexed.value.value

@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..rulebase.rule import Rule
-from ..semantic.bindings import BindingKind
+from ..semantic.bindings import reached_through_module
 from ..jaxmodel.transforms import short_name
 from ..semantic.loops import names_read
 
@@ -51,7 +51,7 @@ class JitInLoop(Rule):
             self.report(node, (
                 f"`{jit}` of {fresh} inside a loop: a new function object every iteration, so every iteration "
                 f"traces and compiles again; build the jitted function once, before the loop"))
-        elif not isinstance(function, cst.Name) and not self._module_function(function):
+        elif not isinstance(function, cst.Name) and not reached_through_module(function, self.walk.scope):
             # `obj.method` is a new bound-method object at every access, and a factory call may return a new
             # closure: then JAX cannot reuse the compiled code. A stored function would be reused.
             code = analysis.module.code_for_node
@@ -77,20 +77,6 @@ class JitInLoop(Rule):
                                                  or self.analysis.literals.written_out(loop.iter, self.walk.scope)):
             return False
         return bool(self.analysis.loops.varying_names(loop) & names_read(depends_on))
-
-    def _module_function(self, function: cst.BaseExpression) -> bool:
-        """`mod.fn` with `mod` bound by `import mod` (a module, not a name `from` one that may be an
-        object with methods): the same function object at every access."""
-        if type(function) is not cst.Attribute:
-            return False
-        base = function.value
-        while type(base) is cst.Attribute:
-            base = base.value
-        if type(base) is not cst.Name:
-            return False
-        found = self.walk.scope.lookup(base.value)
-        return found is not None and bool(found[1].recorded) \
-            and all(binding.kind is BindingKind.IMPORT for binding in found[1].recorded)
 
     def _fresh_function(self, function: cst.BaseExpression, loop: cst.CSTNode) -> str | None:
         if isinstance(function, cst.Lambda):

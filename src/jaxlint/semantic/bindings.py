@@ -375,3 +375,19 @@ def _placement(ancestors: list[cst.CSTNode], scope_node: cst.CSTNode) -> tuple[B
         index -= 1
     branch.reverse()
     return tuple(branch), in_loop
+
+
+def reached_through_module(expr: cst.BaseExpression, scope: Scope) -> bool:
+    """Whether `mod.f` (or `pkg.mod.f`) starts from a name bound only by `import mod` (as opposed to a
+    name taken `from` a module, which may be any object): its attributes are then the module's own,
+    the same objects at every access."""
+    if type(expr) is not cst.Attribute:
+        return False
+    base = expr.value
+    while type(base) is cst.Attribute:
+        base = base.value
+    if type(base) is not cst.Name:
+        return False
+    found = scope.lookup(base.value)
+    return found is not None and bool(found[1].recorded) \
+        and all(binding.kind is BindingKind.IMPORT for binding in found[1].recorded)
