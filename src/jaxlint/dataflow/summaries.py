@@ -40,6 +40,9 @@ class Summaries(Generic[S]):
         self._functions: dict[int, FunctionNode] = {}
         #: how many summaries were computed (not served from the memo): for tests and measurements
         self.computed = 0
+        #: how many times a summary was cut (recursion, depth) and `unknown` given instead: a run
+        #: during which this did not change depends on no cut
+        self.cuts = 0
 
     def get(self, function: FunctionNode, signature: Hashable) -> S:
         """The summary of `function` called with `signature`, computed once."""
@@ -50,6 +53,7 @@ class Summaries(Generic[S]):
         if key in self._done:
             return self._done[key]
         if any(active[0] == key[0] for active in self._in_progress) or len(self._in_progress) >= self.max_depth:
+            self.cuts += 1
             return self.unknown
         self._in_progress.append(key)
         try:
@@ -90,6 +94,8 @@ class SettledSummaries(Generic[S]):
         #: ids of the functions analysed (or queued) at least once
         self._started: set[int] = set()
         self._runs: dict[int, int] = {}
+        #: ids of the functions due another analysis that `max_runs` cut off
+        self._cut: set[int] = set()
         #: how many analyses were run: for tests and measurements
         self.runs = 0
 
@@ -117,6 +123,12 @@ class SettledSummaries(Generic[S]):
             self._settle()
         return self._summaries.get(id(function), self.initial)
 
+    def settled(self, function: FunctionNode) -> bool:
+        """Whether the last analysis of `function` read only settled summaries (then it needs no
+        other run: a later analysis from the same start would do the same)."""
+        key = id(function)
+        return key in self._runs and key not in self._queued and key not in self._cut and not self._analysing
+
     def _demand(self, function: FunctionNode) -> None:
         key = id(function)
         if key not in self._started and self._summarised(function):
@@ -131,6 +143,7 @@ class SettledSummaries(Generic[S]):
             key = id(function)
             queued.discard(key)
             if runs.get(key, 0) >= self.max_runs:
+                self._cut.add(key)
                 continue
             runs[key] = runs.get(key, 0) + 1
             self.runs += 1

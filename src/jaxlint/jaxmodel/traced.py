@@ -140,6 +140,8 @@ class TracedFunctions(TransformApplications, CallResolution, PytreeAttributes):
         self._applied_in: dict[int, list[tuple[FunctionNode, Application]]] = {}
         #: what functions of the module return, by (function, argument kinds, caller's trace)
         self.summaries: Summaries[Value] = Summaries(self._summarise, NOTHING)
+        #: (traced function, entry state, trace) -> its run from that entry (`_run_once`)
+        self._shared_runs: dict[tuple, ValueFlow] = {}
         self._wrappers: dict[int, str | None] = {}
         self._module_wrappers: dict[str, Value] = {}
         self._static_fields: frozenset[str] | None = None
@@ -503,8 +505,7 @@ class TracedFunctions(TransformApplications, CallResolution, PytreeAttributes):
         scope = self.scopes.get(id(function), self.ctx.module_scope)
         static_leaves = any(t.startswith(STATIC_LEAF_TRANSFORMS) for t in info.transforms)
         flow = ValueFlow(self, function, initial, info.abstract, self._resolver(scope), static_leaves)
-        flow.run(function)
-        return flow
+        return self._run_once(function, flow)
 
 
     # -- used by ValueFlow ---------------------------------------------------------------------
@@ -558,8 +559,22 @@ class TracedFunctions(TransformApplications, CallResolution, PytreeAttributes):
                 initial[param] = PLAIN[Kind.CONTAINER] if kind.traced and param in containers else PLAIN[kind]
         scope = self.scopes.get(id(function), self.ctx.module_scope)
         flow = ValueFlow(self, function, initial, abstract, self._resolver(scope), static_leaves)
-        flow.run(function)
+        flow = self._run_once(function, flow)
         return flow.returned if flow.returned is not None else NOTHING
+
+    def _run_once(self, function: FunctionNode, flow: ValueFlow) -> ValueFlow:
+        """Runs `flow` over `function`, or gives the run made before from the same entry under the
+        same trace: a traced function's flow and a call's summary are then one run. Only runs that
+        no summary cut short (recursion, depth) are shared: those are the same wherever they start."""
+        entry = _entry_key(function, flow)
+        found = self._shared_runs.get(entry) if entry is not None else None
+        if found is not None:
+            return found
+        cuts = self.summaries.cuts
+        flow.run(function)
+        if entry is not None and self.summaries.cuts == cuts and id(function) in self.infos:
+            self._shared_runs[entry] = flow
+        return flow
 
 
     def _nested(self, function: FunctionNode) -> bool:
@@ -755,3 +770,12 @@ class Collector:
         if cls is not None and positional_params(scope.node)[:1] == [target.value.value]:
             cls.instance_attributes.add(target.attr.value)
             cls.instance_values.setdefault(target.attr.value, []).append(value)
+
+
+def _entry_key(function: FunctionNode, flow: ValueFlow) -> tuple | None:
+    """What makes two runs of the value domain over `function` the same run: its entry state and
+    the trace it runs under (None where a value of the entry cannot be compared)."""
+    try:
+        return id(function), frozenset(flow.initial.items()), flow.abstract, flow.static_leaves
+    except TypeError:
+        return None

@@ -28,7 +28,7 @@ class KeyDomain:
     """The key domain for one scope (a function or the module's top level), run by the generic
     interpreter: names hold a `KeyState` (or READ when they hold no key); `evaluate` says where a
     call consumes a key and what it makes. In `summary` mode it only records which parameters the
-    scope consumes; otherwise it records every reuse on `facts`. With `carry` set it probes the
+    scope consumes; otherwise also every reuse (`found`). With `carry` set it probes the
     body of a lax loop for carry keys it draws from and returns unchanged."""
 
     def __init__(self, facts: KeyFacts, function: FunctionNode | None, scope: Scope, summary: bool) -> None:
@@ -50,6 +50,9 @@ class KeyDomain:
         #: (carry position or None for the whole carry, name, consumption) of carry keys drawn
         #: from and returned unchanged
         self.carry_reused: list[tuple[int | None, str, Consumption]] = []
+        #: the reuses this run found (not in summary mode), in the order met; the file's analysis
+        #: keeps those of the run whose summaries it read are settled
+        self.found: list[Reuse] = []
 
     @property
     def test_code(self) -> bool:
@@ -293,7 +296,7 @@ class KeyDomain:
         for _, name, first in self.facts.carry_reuse(function, carry_index + bound, pairs):
             if self.test_code and not first.direct:
                 continue
-            self.facts.record(Reuse(node, name, first, loop=node, kind="carry"))
+            self.found.append(Reuse(node, name, first, loop=node, kind="carry"))
 
     @staticmethod
     def _argument(node: cst.Call, index: int, keyword: str) -> cst.BaseExpression | None:
@@ -495,7 +498,7 @@ class KeyDomain:
                 if kind == "loop" and not self.facts.strict and (
                         self._over_written_out_cases(loop) or periodic(loop, node)):
                     return
-                self.facts.record(Reuse(node, name, first, loop, kind))
+                self.found.append(Reuse(node, name, first, loop, kind))
             elif certain and not held.consumed.certain and not self.summary:
                 # after a call that may or may not draw from the key (unknown: not reported), a sure
                 # draw is what a later sure draw repeats

@@ -52,6 +52,9 @@ class KeyFlowFacts:
         self._index_draws: dict[int, set[int]] = {}
         #: id(stand-in) -> what that function of another module consumes
         self._external_summaries: dict[int, Summary] = {}
+        #: id(function) -> its last run while summaries settled, where that was a full run
+        self._settling_runs: dict[int, KeyDomain] = {}
+        self._shared_entries: dict[int, dict | None] = {}
         self._compute()
 
     @property
@@ -69,14 +72,49 @@ class KeyFlowFacts:
         if "random" not in self.ctx.source and "key" not in self.ctx.source:
             return
         # Parameter summaries settle as the runs below hand keys to functions (`read_summary`).
-        self._flow(None, summary=False)
+        self._keep(self._flow(None, summary=False))
         for function in self.functions:
             if self.may_hold_keys(function):
-                self._flow(function, summary=False)
+                if self._summarised(function) and self._shared_entry(function) is not None:
+                    self.summaries.get(function)  # the summary's run is this full run: made once
+                settled = self._settling_runs.pop(id(function), None)
+                if settled is None or not self.summaries.settled(function):
+                    settled = self._flow(function, summary=False)
+                self._keep(settled)
         self.reuses.sort(key=lambda r: self.lines.order(r.node))
 
     def _summarise(self, function: FunctionNode) -> Summary:
-        return Summary(self._flow(function, summary=True).param_consumed)
+        entry = self._shared_entry(function)
+        if entry is None:
+            return Summary(self._flow(function, summary=True).param_consumed)
+        # The full run starts from the same parameters: the summary's run is that run, and its
+        # reuses are kept where the summaries it read did not change after it (`_compute`).
+        full = KeyDomain(self, function, self._scope_of(function), summary=False)
+        FlowInterpreter(full).run(function, entry)
+        self._settling_runs[id(function)] = full
+        return Summary(full.param_consumed)
+
+    def _shared_entry(self, function: FunctionNode) -> "dict | None":
+        """The state a function's full run starts from, where its summary's run starts from the same
+        (no parameter is a key by its name alone); else None."""
+        if id(function) not in self._shared_entries:
+            shared = None
+            if self.may_hold_keys(function):
+                scope = self._scope_of(function)
+                summary_entry = KeyDomain(self, function, scope, summary=True).entry(function)
+                if summary_entry and summary_entry == KeyDomain(self, function, scope, summary=False).entry(function):
+                    shared = summary_entry
+            self._shared_entries[id(function)] = shared
+        return self._shared_entries[id(function)]
+
+    def _scope_of(self, function: FunctionNode | None) -> Scope:
+        return self.traced.scopes.get(id(function), self.ctx.module_scope) if function else self.ctx.module_scope
+
+    def _keep(self, domain: KeyDomain) -> None:
+        for reuse in domain.found:
+            if id(reuse.node) not in self._seen:
+                self._seen.add(id(reuse.node))
+                self.reuses.append(reuse)
 
     def _summarised(self, function: FunctionNode) -> bool:
         """A function of the file that makes a call and has a parameter (else it consumes none)."""
@@ -132,8 +170,7 @@ class KeyFlowFacts:
 
     def _flow(self, function: FunctionNode | None, summary: bool) -> "KeyDomain":
         """Runs the key domain over a function (or the module's top level, for None)."""
-        scope = self.traced.scopes.get(id(function), self.ctx.module_scope) if function else self.ctx.module_scope
-        domain = KeyDomain(self, function, scope, summary)
+        domain = KeyDomain(self, function, self._scope_of(function), summary)
         if function is None:
             FlowInterpreter(domain).run(self.ctx.module)
         else:
@@ -141,11 +178,6 @@ class KeyFlowFacts:
             if entry is not None:
                 FlowInterpreter(domain).run(function, entry)
         return domain
-
-    def record(self, reuse: Reuse) -> None:
-        if id(reuse.node) not in self._seen:
-            self._seen.add(id(reuse.node))
-            self.reuses.append(reuse)
 
     # -- shared questions ---------------------------------------------------------------------
     def callee(self, func: cst.BaseExpression, scope: Scope, depth: int = 0) -> Callee | None:
