@@ -40,13 +40,8 @@ class PrintInTraced(Rule):
             return
         if node.args and all(self._static(arg.value, MAX_NAME_DEPTH) for arg in node.args) \
                 and not all(_literal(arg.value) for arg in node.args):
-            # shapes, dtypes, static arguments: printed once per compilation, which is how one watches
-            # recompiles. No fix: `jax.debug.print` would print them on every call, shapes as arrays,
-            # and fails on an abstract type (`jax.typeof(x)`)
-            self.report(node, (
-                f"`print` inside a function traced by `{info.label}` shows static values (shapes, dtypes, "
-                f"static arguments), not tracers, and runs only while JAX traces the function: once per "
-                f"compilation, not on every call; add `# noqa: JAX301` if logging compilations is the point"))
+            # shapes, dtypes, static arguments: the values every call would show, printed once per
+            # compilation, which is how one watches shapes and recompiles: nothing to tell its author
             return
         if not any(self._shows_traced(arg.value) for arg in node.args):
             self.report(node, (
