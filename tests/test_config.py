@@ -65,6 +65,13 @@ target-jax-version = "0.4.26"
     ("per-file-ignores = ['tests']", "per-file-ignores: expected a table"),
     ("enable-x64 = 'yes'", "enable-x64: expected true or false"),
     ("enable-x64 = 1", "enable-x64: expected true or false"),
+    ("extend-transforms = ['mylib.fast_jit']", "extend-transforms: expected a table"),
+    ("extend-transforms = { fast_jit = { mode = 'jit' } }", "not a dotted name"),
+    ("extend-transforms = { 'mylib.scan' = { mode = 'scan' } }", "mode must be one of abstract, grad, jit, vmap"),
+    ("extend-transforms = { 'mylib.jit' = { leaves = 'arrays' } }", "mode must be one of"),
+    ("extend-transforms = { 'mylib.jit' = { mode = 'jit', leaves = 'some' } }", "leaves must be one of all, arrays"),
+    ("extend-transforms = { 'mylib.jit' = { mode = 'jit', static = [1] } }", "unknown field 'static'"),
+    ("extend-transforms = { 'mylib.jit' = 'jit' }", "expected a table like"),
 ])
 def test_bad_settings_name_the_key_and_the_file(tmp_path, table, fragment):
     config = write(tmp_path / "pyproject.toml", f"[tool.jaxlint]\n{table}\n")
@@ -136,3 +143,54 @@ def test_per_file_ignores_cannot_hide_a_parse_error(tmp_path):
     settings = Settings(select=("JAX1",), ignore=("JAX000",), per_file_ignores=(("*.py", ("JAX000",)),))
     assert "JAX000" in settings.enabled_codes(["JAX000", "JAX101", "JAX201"], str(tmp_path / "a.py"))
     assert "JAX201" not in settings.enabled_codes(["JAX000", "JAX101", "JAX201"], str(tmp_path / "a.py"))
+
+
+DECLARED = """import jax
+import jax.numpy as jnp
+from mylib import filtered_jit, plain_jit, batched
+
+
+@filtered_jit
+def filtered(x: jax.Array, n_layers):
+    if x.sum() > 0:
+        x = -x
+    return jnp.reshape(x, (n_layers, -1))
+
+
+@plain_jit
+def plain(x, n_layers):
+    return jnp.reshape(x, (n_layers, -1))
+
+
+def per_example(x):
+    if x > 0:
+        return x
+    return -x
+
+
+mapped = batched(per_example)
+"""
+
+
+def test_declared_transforms_trace_as_the_table_says(tmp_path):
+    """A project's own transforms in the framework table's words: a jit of every leaf makes `n_layers`
+    traced (JAX203), one of array leaves leaves a Python int static while an annotated array is still
+    traced (JAX201); a vmap-like one traces what it maps (JAX201)."""
+    from jaxlint.engine.checker import check_source, enabled_rules
+
+    write(tmp_path / "pyproject.toml", """[tool.jaxlint.extend-transforms]
+"mylib.filtered_jit" = { mode = "jit", leaves = "arrays" }
+"mylib.plain_jit" = { mode = "jit" }
+"mylib.batched" = { mode = "vmap" }
+""")
+    settings = load_settings(tmp_path, known_codes())
+    assert settings.declared_transforms() == {"mylib.filtered_jit": ("jit", "arrays"),
+                                              "mylib.plain_jit": ("jit", "all"), "mylib.batched": ("vmap", "all")}
+    found = {(f.start.line, f.code) for f in check_source(DECLARED, "a.py", settings, enabled_rules(settings, "a.py"))}
+    assert found == {(8, "JAX201"), (15, "JAX203"), (19, "JAX201")}
+    assert settings.fingerprint() != Settings(target_jax_version=settings.target_jax_version,
+                                              root=settings.root).fingerprint()
+    # undeclared, the same code is not known to be traced at all
+    plain = Settings()
+    assert [f for f in check_source(DECLARED, "a.py", plain, enabled_rules(plain, "a.py"))
+            if f.code.startswith(("JAX2", "JAX3"))] == []

@@ -17,6 +17,9 @@ TABLE = Path(__file__).resolve().parent / "data" / "frameworks.toml"
 
 MODES = frozenset({"jit", "lax", "vmap", "grad", "abstract", "call"})
 LEAVES = frozenset({"all", "arrays"})
+#: the modes a project's own transform may be declared with (`extend-transforms`): `lax` needs the
+#: positions of its bodies, and `call` traces nothing
+DECLARABLE_MODES = tuple(sorted(MODES - {"lax", "call"}))
 RETURNS = frozenset({"outputs", "grad", "value_and_grad"})
 
 

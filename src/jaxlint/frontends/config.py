@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..catalogue.frameworks import DECLARABLE_MODES, LEAVES
 from ..model.settings import PARSE_ERROR_CODE, ConfigError, Settings
 from ..reading import read_regular
 from .distributions import NotInstalled, distribution_version
@@ -158,6 +159,33 @@ def _dotted_names(value: Any, where: str, known) -> tuple[str, ...]:
     return names
 
 
+#: what a project's own transform may declare: the framework table's vocabulary (docs/frameworks.md)
+TRANSFORM_LEAVES = tuple(sorted(LEAVES))
+
+
+def _transforms(value: Any, where: str, known) -> tuple[tuple[str, str, str], ...]:
+    """`[tool.jaxlint.extend-transforms]`: `"mylib.fast_jit" = { mode = "jit", leaves = "arrays" }`."""
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected a table of \"dotted.name\" = {{ mode = ..., leaves = ... }}, "
+                          f"got {value!r}")
+    declared = []
+    for name, entry in value.items():
+        _dotted_names([name], where, known)
+        at = f"{where}.{name!r}"
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{at}: expected a table like {{ mode = \"jit\" }}, got {entry!r}")
+        unknown = sorted(set(entry) - {"mode", "leaves"})
+        if unknown:
+            raise ConfigError(f"{at}: unknown field {unknown[0]!r} (known: mode, leaves)")
+        mode, leaves = entry.get("mode"), entry.get("leaves", "all")
+        if mode not in DECLARABLE_MODES:
+            raise ConfigError(f"{at}: mode must be one of {', '.join(DECLARABLE_MODES)}, got {mode!r}")
+        if leaves not in TRANSFORM_LEAVES:
+            raise ConfigError(f"{at}: leaves must be one of {', '.join(TRANSFORM_LEAVES)}, got {leaves!r}")
+        declared.append((name, mode, leaves))
+    return tuple(declared)
+
+
 def _per_file_ignores(value: Any, where: str, known):
     if not isinstance(value, dict):
         raise ConfigError(f"{where}: expected a table of glob = [codes], got {value!r}")
@@ -206,6 +234,7 @@ _KEYS = {
     "extend-exclude": _patterns,
     "src": _strings,
     "extra-traced-decorators": _dotted_names,
+    "extend-transforms": _transforms,
     "loop-unroll-threshold": _positive_int,
     "target-jax-version": _version,
     "enable-x64": _bool,

@@ -64,7 +64,7 @@ class TransformApplications:
         if name in MODES:
             return Application(name, MODES[name], {}, [])
         if name in extra:
-            return Application(name, "jit", {}, [])
+            return Application(name, extra[name][0], {}, [])
         if isinstance(expr, cst.Call):
             callee = resolve(expr.func)
             keywords = {a.keyword.value: a.value for a in expr.args if a.keyword is not None}
@@ -72,9 +72,10 @@ class TransformApplications:
             if callee in PARTIAL and positional:
                 inner = resolve(positional[0])
                 if inner in MODES or inner in extra:
-                    return Application(inner, MODES.get(inner, "jit"), keywords, positional[1:])
+                    return Application(inner, MODES[inner] if inner in MODES else extra[inner][0], keywords,
+                                       positional[1:])
             if (callee in MODES or callee in extra) and not positional:
-                return Application(callee, MODES.get(callee, "jit"), keywords, [])
+                return Application(callee, MODES[callee] if callee in MODES else extra[callee][0], keywords, [])
         return None
 
     def functions_of(self, expr: cst.BaseExpression, scope: Scope, use: Application) -> list[tuple[FunctionNode, Application]]:
@@ -238,16 +239,19 @@ class TransformApplications:
         else:
             traced = every
         traced = {p for p in traced if p != receiver and self._passed(function, p, use)}
-        if self._array_leaves_only(use):
+        if self._array_leaves_only(use.transform):
             traced = {p for p in traced if self._holds_arrays(function, p)}
         return traced
 
-    @staticmethod
-    def _array_leaves_only(use: Application) -> bool:
+    def _array_leaves_only(self, transform: str) -> bool:
         """Whether the transform traces only the array leaves of its arguments (equinox's filtered
-        transforms): a Python number, string, callable or None it is given stays as it is."""
-        entry = FRAMEWORKS.transforms.get(use.transform)
-        return entry is not None and entry.leaves == "arrays"
+        transforms, a project's own declared so): a Python number, string, callable or None it is
+        given stays as it is."""
+        entry = FRAMEWORKS.transforms.get(transform)
+        if entry is not None:
+            return entry.leaves == "arrays"
+        declared = self.extra_wrappers.get(transform)
+        return declared is not None and declared[1] == "arrays"
 
     def _holds_arrays(self, function: FunctionNode, param: str) -> bool:
         """Whether a parameter must hold arrays (and so is traced by a transform that traces array

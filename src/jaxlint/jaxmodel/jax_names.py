@@ -20,7 +20,8 @@ PARTIAL = frozenset({"functools.partial"})
 
 class JaxNames:
     def __init__(self, settings: Settings) -> None:
-        self.jit_family = JIT_FAMILY | frozenset(settings.extra_traced_decorators)
+        self.jit_family = JIT_FAMILY | frozenset(
+            name for name, (mode, _) in settings.declared_transforms().items() if mode == "jit")
         #: id(call) -> (the scope it was asked in, `jit_application`'s answer): several rules ask
         #: about each call of a file, at the same node
         self._applications: dict[int, tuple[object, tuple[str, cst.BaseExpression] | None]] = {}

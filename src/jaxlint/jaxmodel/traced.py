@@ -101,8 +101,8 @@ class TracedFunctions(TransformApplications, CallResolution, PytreeAttributes):
 
     def __init__(self, ctx: "SourceFile") -> None:
         self.ctx = ctx
-        #: the project's own jit-like wrappers (`extra-traced-decorators`)
-        self.extra_wrappers = frozenset(ctx.settings.extra_traced_decorators)
+        #: the project's own transforms (`extend-transforms`, `extra-traced-decorators`): name -> (mode, leaves)
+        self.extra_wrappers = ctx.settings.declared_transforms()
         self.infos: dict[int, TraceInfo] = {}
         self.flows: dict[int, ValueFlow] = {}
         self.scopes: dict[int, Scope] = {}
@@ -503,7 +503,8 @@ class TracedFunctions(TransformApplications, CallResolution, PytreeAttributes):
         if info.receiver is not None and id(function) in self.methods and positional:
             initial[positional[0]] = of_kind(Kind.NONE, attributes=info.receiver)
         scope = self.scopes.get(id(function), self.ctx.module_scope)
-        static_leaves = any(t.startswith(STATIC_LEAF_TRANSFORMS) for t in info.transforms)
+        static_leaves = any(t.startswith(STATIC_LEAF_TRANSFORMS) or self._array_leaves_only(t)
+                            for t in info.transforms)
         flow = ValueFlow(self, function, initial, info.abstract, self._resolver(scope), static_leaves)
         return self._run_once(function, flow)
 

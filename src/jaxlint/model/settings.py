@@ -52,6 +52,8 @@ class Settings:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     exclude: tuple[str, ...] = ()
     extra_traced_decorators: tuple[str, ...] = ()
+    #: the project's own transforms, in the framework table's words: (dotted name, mode, leaves)
+    extend_transforms: tuple[tuple[str, str, str], ...] = ()
     loop_unroll_threshold: int = 100
     #: the oldest JAX the project supports; None: the newest in the deprecation table
     target_jax_version: tuple[int, ...] | None = None
@@ -70,6 +72,13 @@ class Settings:
     root: str = "."
     config_path: str | None = None
     runtime: RuntimeSettings = RuntimeSettings()
+
+    def declared_transforms(self) -> dict[str, tuple[str, str]]:
+        """The project's own transforms: dotted name -> (mode, leaves). A name of
+        `extra-traced-decorators` is a jit that traces every leaf."""
+        declared = {name: ("jit", "all") for name in self.extra_traced_decorators}
+        declared.update((name, (mode, leaves)) for name, mode, leaves in self.extend_transforms)
+        return declared
 
     def enabled_codes(self, known: Iterable[str], path: str | None = None) -> frozenset[str]:
         ignore = list(self.ignore)
