@@ -193,3 +193,17 @@ def test_a_cell_showing_an_updated_array_is_not_a_discarded_update(tmp_path, mon
     ]))
     data = json.loads(check("--output-format", "json", "--select", "JAX404", "updates.ipynb").stdout)
     assert [(d["cell"], d["line"]) for d in data] == [(1, 2)]
+
+
+def test_a_draw_from_an_earlier_cell_does_not_hide_two_draws_in_one_later_cell(tmp_path, monkeypatch):
+    """Reuse across cells is left alone by default, but a cell that itself draws twice from the key
+    draws the same bits twice whenever it runs: reported, against the cell's own first draw."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "draws.ipynb").write_text(notebook([
+        ("code", ["import jax\n", "key = jax.random.key(0)\n", "x = jax.random.normal(key, (3,))\n"]),
+        ("code", ["y = jax.random.normal(key, (3,))\n", "z = jax.random.uniform(key, (3,))\n"]),
+        ("code", ["w = jax.random.normal(key, (3,))\n"]),
+    ]))
+    data = json.loads(check("--output-format", "json", "--select", "JAX101", "--no-cache", "draws.ipynb").stdout)
+    assert [(d["cell"], d["line"]) for d in data] == [(1, 2)]
+    assert "consumed at cell 2 (counted from 1), line 1 is used again" in data[0]["message"]

@@ -490,10 +490,13 @@ class KeyDomain:
                     kind = "leaves" if self.facts.aligned(first, consumption, "leaves") else kind
                 if kind != "loop" and self.facts.aligned(first, consumption, kind):
                     return  # the same shuffle of several arrays, on purpose: they stay aligned
+                if kind == "again" and not self.facts.strict and self.facts.in_other_cells(first.node, consumption.node):
+                    # a cell of its own: what it draws is compared with its own later draws
+                    state[name] = KeyState(consumption, held.known, held.param)
+                    return
                 if kind == "again" and not self.facts.strict and (
                         same_run_again(first, consumption) or self._dummy_input(first, consumption)
-                        or self._timed_again(first, consumption) or self._shape_only(first)
-                        or self.facts.in_other_cells(first.node, consumption.node)):
+                        or self._timed_again(first, consumption) or self._shape_only(first)):
                     return
                 if kind == "loop" and not self.facts.strict and (
                         self._over_written_out_cases(loop) or periodic(loop, node)):
