@@ -209,9 +209,42 @@ class Dispatch:
             return False
         self._visiting_values.add(key)
         try:
-            return not _waits(function) and all(self.jax_value(value, owner, 1) for value, owner in returned)
+            return not self._waits(function, returned[0][1]) and all(
+                self.jax_value(value, owner, 1) for value, owner in returned)
         finally:
             self._visiting_values.discard(key)
+
+    def _waits(self, function: cst.CSTNode, scope: Scope) -> bool:
+        """Whether a function's body may wait for a JAX result: a call that reads a value on the host
+        (`float(x)`, `.block_until_ready()`, `np.asarray(x)`, `print(x)`) or a call by a name that says
+        it synchronises. Names are resolved: `jnp.array(results)` queues work where `np.array` waits."""
+        resolve = self.ctx.names.qualified_name
+        found = False
+
+        def enter(node: cst.CSTNode, _field: str) -> bool:
+            nonlocal found
+            if found:
+                return False
+            if type(node) is cst.Call:
+                found = self._call_waits(node, resolve(node.func, scope))
+            return not found
+
+        walk(function, enter, lambda node: None)
+        return found
+
+    @staticmethod
+    def _call_waits(call: cst.Call, qname: str | None) -> bool:
+        if qname is not None and qname.startswith(ARRAY_MODULES):
+            return qname in WAIT_FUNCTIONS  # JAX's own functions: known either way
+        if qname is not None and qname in WAIT_FUNCTIONS:
+            return True
+        name = last_name(call.func)
+        if name is None:
+            return False
+        if type(call.func) is cst.Attribute and name in WAIT_METHODS:
+            return True  # `x.block_until_ready()`, `loss.item()`
+        # an unresolved name that says it waits (`np.array` through an alias, `sync_global_devices`)
+        return qname is None and name in _WAITING_NAMES or SYNC_NAMES.search(name) is not None
 
     def _transform_call(self, call: cst.Call, scope: Scope) -> bool:
         """`jax.jit(f)`, `partial(jax.jit, …)(f)`, `jax.grad(f)`, `jax.vmap(f)`: a transformed callable."""
@@ -342,9 +375,15 @@ class Dispatch:
             return True  # `x = x @ w`: the other bindings decide
         self._visiting_values.add(key)
         try:
-            decided = False
+            # `total = 0.0`, then `total += loss` in a loop: a Python number plus a JAX array is one,
+            # and where nothing was added the number holds no work
+            accumulates = any(origin.kind == "augmented" and origin.value is not None
+                              and self.jax_value(origin.value, owner, depth + 1) for origin in origins)
+            decided = accumulates
             for origin in origins:
                 if origin.kind in ("annotation", "augmented"):
+                    continue
+                if accumulates and _number(origin.value):
                     continue
                 decided = True
                 if origin.kind in ("value", "element", "iteration"):
@@ -381,30 +420,18 @@ def _is_def(origin) -> bool:
     return origin.kind == "other" and isinstance(origin.node, cst.FunctionDef)
 
 
+def _number(expr: cst.BaseExpression | None) -> bool:
+    """`0`, `0.0`, `-1.0`: a Python number written out."""
+    if type(expr) is cst.UnaryOperation:
+        expr = expr.expression
+    return type(expr) in (cst.Integer, cst.Float)
+
+
 def _is_at(expr: cst.BaseExpression) -> bool:
     """`x.at[i]`"""
     return (isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute)
             and expr.value.attr.value == "at")
 
 
-def _waits(function: cst.CSTNode) -> bool:
-    """Whether a function's body may wait for a JAX result: a call that reads a value on the host
-    (`float(x)`, `.block_until_ready()`, `np.asarray(x)`, `print(x)`) or any call by a name that
-    says it synchronises."""
-    found = False
-
-    def enter(node: cst.CSTNode, _field: str) -> bool:
-        nonlocal found
-        if found:
-            return False
-        if type(node) is cst.Call:
-            name = last_name(node.func)
-            found = name is not None and (name in _WAITING_NAMES or SYNC_NAMES.search(name) is not None)
-        return not found
-
-    walk(function, enter, lambda node: None)
-    return found
-
-
-#: The last part of the names of calls that wait for JAX values.
-_WAITING_NAMES = frozenset({name.rsplit(".", 1)[-1] for name in WAIT_FUNCTIONS} | WAIT_METHODS)
+#: The last part of the names of functions that wait for JAX values, where the name cannot be resolved.
+_WAITING_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in WAIT_FUNCTIONS)
