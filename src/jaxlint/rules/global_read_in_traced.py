@@ -15,9 +15,9 @@ class GlobalReadInTraced(Rule):
     def __init__(self, context) -> None:
         super().__init__(context)
         self._reassigned: dict[str, str] | None = None
-        #: id(top-level function) -> whether the module calls it only from methods of the class
-        #: whose constructor sets up the variable read
-        self._instance_only: dict[int, bool] = {}
+        #: (id(top-level function), id(class)) -> whether the module calls the function only from
+        #: methods of the class (whose constructor sets up the variable read)
+        self._instance_only: dict[tuple[int, int], bool] = {}
 
     def names_wanted(self) -> dict[str, str]:
         if self._reassigned is None:
@@ -80,9 +80,10 @@ class GlobalReadInTraced(Rule):
             return method is not None and not _without_instance(method)
         if not isinstance(top, cst.FunctionDef):
             return False
-        known = self._instance_only.get(id(top))
+        key = (id(top), id(owner))
+        known = self._instance_only.get(key)
         if known is None:
-            known = self._instance_only[id(top)] = self._called_only_from_methods(top, owner)
+            known = self._instance_only[key] = self._called_only_from_methods(top, owner)
         return known
 
     def _called_only_from_methods(self, function: cst.FunctionDef, owner: cst.ClassDef) -> bool:
