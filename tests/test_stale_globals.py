@@ -87,3 +87,36 @@ def test_fresh_traces_see_current_values_and_kept_ones_go_stale(capfd):
     # add_bias and amplify: the second call still uses the value of the first trace (stale)
     assert printed[5:] == ["[1. 1. 1.]", "[1. 1. 1.]", "[2. 2. 2.]", "[2. 2. 2.]", "[2. 2. 2.]", "[[1. 1. 1.]]"]
     assert [line for line in out if line and not line.startswith("[")][-2:] == ["1.0", "1.0"]  # grad_fn: stale k
+
+
+def test_lambdas_handed_to_lax_loops_are_traced_afresh_and_kept_ones_go_stale():
+    """JAX302_notebook_lambdas.py, run: a statement that hands a new lambda to a `lax` loop traces
+    it there, so running the statement again after the global changes sees the new value; a lambda
+    kept in a variable is one function object, whose trace the loop reuses."""
+    import runpy
+
+    namespace = runpy.run_path(str(FIXTURES / "JAX302_notebook_lambdas.py"))
+    assert float(namespace["position"]) == pytest.approx(6.0)  # 3 steps of 1.0, then 3 more: rate 10 unseen
+    module = namespace["simulate"].__globals__
+    correlations = namespace["correlations"]
+    assert jnp.allclose(namespace["spread"], jnp.var(jnp.arange(3.0)) * correlations + 4.5)
+    assert float(jnp.var(module["frame"])) == 0.0  # rebound after the statement ran
+    again = module["lax"].map(lambda z: module["repeat_simulation"](r=z), correlations)
+    assert jnp.allclose(again, 4.5)  # a new lambda: traced again, with the current frame
+
+
+def test_code_that_needs_an_instance_sees_what_the_constructor_set_up():
+    """JAX302_constructor_setup.py, run: the constructor sets the global before any method runs, and
+    a method jitted with `self` static is traced again for each instance. A second instance with
+    another value leaves a top-level jitted function with the first one (the case the rule page
+    says it does not follow outside the module)."""
+    import runpy
+
+    namespace = runpy.run_path(str(FIXTURES / "JAX302_constructor_setup.py"))
+    trainer_class, ones = namespace["Trainer"], jnp.ones(3)
+    first = trainer_class(2)
+    assert float(first.metrics(ones)) == pytest.approx(2.0)
+    assert jnp.allclose(first.train([ones])[0], 4.0)
+    second = trainer_class(3)
+    assert float(second.metrics(ones)) == pytest.approx(3.0)  # traced again: `self` is part of the key
+    assert jnp.allclose(second.train([ones])[0], 4.0)  # `train_step` kept the first instance's setup

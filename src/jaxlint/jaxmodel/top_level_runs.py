@@ -178,6 +178,10 @@ class TopLevelRuns:
                     if caller not in callers:
                         callers.append(caller)
                     continue
+                if index > start and type(grandparent) is cst.Lambda and self._runs_it(node, parent, grandparent) \
+                        and self._traced_in_statement(grandparent, caller):
+                    found.append(index)  # `lax.map(lambda z: f(z), zs)`: the lambda runs there, and only there
+                    continue
                 return False  # read when that function runs: any time
             if index < start:
                 continue  # an earlier object of the same name
@@ -204,6 +208,37 @@ class TopLevelRuns:
             return True  # `step.lower(x)`: traced there
         return (isinstance(parent, cst.Arg) and isinstance(grandparent, cst.Call)
                 and self._qualified_name(grandparent.func) in LAX_BODIES)
+
+    def _traced_in_statement(self, function: cst.Lambda, statement: cst.CSTNode) -> bool:
+        """Whether the top-level `statement` hands the lambda `function` to a `lax` loop or branch
+        (`stddev = lax.map(lambda z: simulate(z), zs)`), or calls a transform of it at once
+        (`jax.jit(lambda: f(x))()`): it is traced there, while the statement runs. The lambda is a
+        new object each time the statement runs, so no trace of it is reused by a later statement.
+        A lambda stored or passed anywhere else may run at any time."""
+        pending: list[cst.CSTNode] = [statement]
+        while pending:
+            node = pending.pop()
+            if type(node) is cst.Call:
+                if any(arg.value is function for arg in node.args):
+                    name = self._qualified_name(node.func)
+                    if name in LAX_BODIES:
+                        return True
+                    return name in MODES and self._called_at_once(node, statement)
+            if type(node) in (cst.FunctionDef, cst.ClassDef) or node is function:
+                continue
+            pending.extend(node.children)
+        return False
+
+    @staticmethod
+    def _called_at_once(wrapper: cst.Call, statement: cst.CSTNode) -> bool:
+        """`jax.jit(f)(x)`: the transformed function is called in the expression that makes it."""
+        pending: list[cst.CSTNode] = [statement]
+        while pending:
+            node = pending.pop()
+            if type(node) is cst.Call and node.func is wrapper:
+                return True
+            pending.extend(node.children)
+        return False
 
     def _qualified_name(self, expr: cst.BaseExpression) -> str | None:
         return self._names.qualified_name(expr, self._scope)

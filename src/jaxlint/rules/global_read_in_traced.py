@@ -15,6 +15,9 @@ class GlobalReadInTraced(Rule):
     def __init__(self, context) -> None:
         super().__init__(context)
         self._reassigned: dict[str, str] | None = None
+        #: (id(top-level function), id(class)) -> whether the module calls the function only from
+        #: methods of the class (whose constructor sets up the variable read)
+        self._instance_only: dict[tuple[int, int], bool] = {}
 
     def names_wanted(self) -> dict[str, str]:
         if self._reassigned is None:
@@ -44,6 +47,9 @@ class GlobalReadInTraced(Rule):
             return  # a local, a parameter or a closed-over variable of the same name
         if self._assigns_global_here(name):
             return  # the function rebinds it itself: JAX303 reports the assignment
+        owner = state.constructor_setups.get(name)
+        if owner is not None and self._runs_only_through_instances(owner):
+            return  # set up by the constructor, read only by code that needs an instance built first
         if self._traced_afresh(info.node):
             return  # a new function object every time: traced again with the value current then
         top = walk.ancestors[1] if len(walk.ancestors) > 1 else None
@@ -59,6 +65,42 @@ class GlobalReadInTraced(Rule):
             f"its value at trace time is baked into the compiled code and later changes are ignored "
             f"until JAX retraces; pass `{name}` as an argument (or a `static_argnames` argument if it is "
             f"configuration)"))
+
+    def _runs_only_through_instances(self, owner: cst.ClassDef) -> bool:
+        """Whether the read runs only once an instance of `owner`, whose constructor sets the variable
+        up, exists: it is in a method of `owner` (not a static or class method), or in a top-level
+        function that the module only calls from such methods. The constructor has run before any
+        of them is first traced; only building another instance rebinds the variable."""
+        ancestors = self.walk.ancestors
+        if len(ancestors) < 2:
+            return False
+        top = ancestors[1]
+        if top is owner:
+            method = next((a for a in ancestors[2:] if isinstance(a, cst.FunctionDef)), None)
+            return method is not None and not _without_instance(method)
+        if not isinstance(top, cst.FunctionDef):
+            return False
+        key = (id(top), id(owner))
+        known = self._instance_only.get(key)
+        if known is None:
+            known = self._instance_only[key] = self._called_only_from_methods(top, owner)
+        return known
+
+    def _called_only_from_methods(self, function: cst.FunctionDef, owner: cst.ClassDef) -> bool:
+        """Every reference to the top-level `function` in the module is a call made in a method of
+        `owner` (at least one): stored or passed on, it could run at any time."""
+        spelling = function.name.value
+        calls = 0
+        for name, scope, parent in self.analysis.semantic.name_occurrences({spelling}):
+            if name is function.name or not is_reference(name, parent):
+                continue
+            found = scope.lookup(spelling)
+            if found is None or found[0].kind != "module":
+                continue  # another binding of the same spelling
+            if not (isinstance(parent, cst.Call) and parent.func is name) or not _inside_method_of(scope, owner):
+                return False
+            calls += 1
+        return calls > 0
 
     def _outermost_function(self) -> cst.FunctionDef | cst.Lambda | None:
         """The function around the read that a top-level block (`if __name__ == "__main__":`) holds."""
@@ -96,3 +138,19 @@ class GlobalReadInTraced(Rule):
             if scope.kind == "function":
                 return name in scope.globals and name in scope.bindings
         return False
+
+
+def _without_instance(method: cst.FunctionDef) -> bool:
+    """A `@staticmethod` or `@classmethod`: callable before any instance is built."""
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod")
+               for d in method.decorators)
+
+
+def _inside_method_of(scope, owner: cst.ClassDef) -> bool:
+    """Whether `scope` is (or is nested in) a method of the class `owner` that needs an instance."""
+    while scope is not None:
+        parent = scope.parent
+        if parent is not None and parent.node is owner:
+            return isinstance(scope.node, cst.FunctionDef) and not _without_instance(scope.node)
+        scope = parent
+    return False

@@ -1,4 +1,5 @@
-"""JAX103: `jax.random.key(C)` / `PRNGKey(C)` with a constant seed made inside a loop body.
+"""JAX103: `jax.random.key(C)` / `PRNGKey(C)` with a constant seed made inside a loop body, or in a
+function that a loop reaches through the calls it makes (methods through `self` included).
 
 Not reported when the key only feeds `jax.random.fold_in(key, i)` (a different key per iteration), nor
 in test code (`test_*.py`, `*_test.py`, `conftest.py`, functions named `test*`), where a fixed seed per
@@ -14,6 +15,7 @@ import libcst as cst
 
 from ..syntax.references import is_reference
 from ..jaxmodel.keys.policy import in_test_function, is_test_file, tests_remainder
+from ..jaxmodel.signatures import function_scope
 from ..rulebase.rule import Rule
 
 KEY_MAKERS = frozenset({"jax.random.key", "jax.random.PRNGKey"})
@@ -35,14 +37,19 @@ class KeyRecreatedInLoop(Rule):
 
     def __init__(self, context) -> None:
         super().__init__(context)
-        #: function -> constant-seed key calls directly in its body (not in a loop there)
-        self.in_function: dict[int, list[tuple[cst.Call, str]]] = {}
-        #: (called function name, scope, loop) for calls made in loops
-        self.loop_calls: list[tuple[cst.Name, object, cst.CSTNode]] = []
+        #: function -> constant-seed key calls directly in its body (not in a loop there): the call, how
+        #: it is written, and the (id(scope node), name) of the variable it is bound to, if any
+        self.in_function: dict[int, list[tuple[cst.Call, str, tuple[int, str] | None]]] = {}
+        #: (call, scope, loop) for calls made in loops
+        self.loop_calls: list[tuple[cst.Call, object, cst.CSTNode]] = []
         self.reported: set[int] = set()
         self.test_file = is_test_file(self.analysis.path)
         #: id of key calls and Name nodes given to `fold_in` as its key
         self.folded: set[int] = set()
+        #: keys `jax.random` draws from or splits: id() of key calls given to it, and (id(scope node),
+        #: name) of the variables given to it
+        self.drawn_calls: set[int] = set()
+        self.drawn_names: set[tuple[int, str]] = set()
         #: in-loop key calls bound to a name, reported at the end unless the name only feeds `fold_in`
         self.named: list[tuple[cst.Call, str, str, object]] = []
 
@@ -54,9 +61,11 @@ class KeyRecreatedInLoop(Rule):
         if loop is not None and not analysis.settings.strict_key_reuse and (
                 self._over_written_out_cases(loop) or self._in_periodic_evaluation()):
             return
-        if type(node.func) is cst.Name and loop is not None:
-            self.loop_calls.append((node.func, walk.scope, loop))
+        if loop is not None:
+            self.loop_calls.append((node, walk.scope, loop))
         callee = walk.qualified_name(node.func)
+        if callee is not None and callee.startswith("jax.random.") and callee not in KEY_MAKERS:
+            self._note_drawn_from(node)
         if callee == "jax.random.fold_in" and node.args and node.args[0].keyword is None:
             self.folded.add(id(node.args[0].value))
             return
@@ -81,8 +90,26 @@ class KeyRecreatedInLoop(Rule):
                 self.report(node, message)
             return
         function = walk.function()
-        if isinstance(function, cst.FunctionDef) and not _default_for_parameter(walk.parent, function):
-            self.in_function.setdefault(id(function), []).append((node, f"jax.random.{short}({text})"))
+        if not isinstance(function, cst.FunctionDef) or _default_for_parameter(walk.parent, function) \
+                or any(type(a) is cst.Parameters for a in walk.ancestors):
+            return  # a fallback for a key the caller may pass (a parameter's default is made once, anyway)
+        parent = walk.parent
+        bound = None
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+            bound = (id(walk.scope.node), parent.targets[0].target.value)
+        self.in_function.setdefault(id(function), []).append((node, f"jax.random.{short}({text})", bound))
+
+    def _note_drawn_from(self, draw: cst.Call) -> None:
+        """`jax.random.choice(key, …)`, `jax.random.split(key)`: the key is used for random numbers
+        right there."""
+        for arg in draw.args:
+            value = arg.value
+            if type(value) is cst.Call:
+                self.drawn_calls.add(id(value))
+            elif type(value) is cst.Name:
+                found = self.walk.scope.lookup(value.value)
+                if found is not None:
+                    self.drawn_names.add((id(found[0].node), value.value))
 
     def _in_periodic_evaluation(self) -> bool:
         """Under an `if step % eval_every == 0:` of the function: evaluation code, where a fixed seed
@@ -104,19 +131,60 @@ class KeyRecreatedInLoop(Rule):
     def finish(self) -> None:
         if self.named:
             self._report_named()
-        for name, scope, loop in self.loop_calls:
-            found = scope.lookup(name.value)
-            if found is None or not all(isinstance(n, cst.FunctionDef) for n in found[1].nodes):
+        if self.in_function and self.loop_calls:
+            self._report_called_in_loops()
+
+    def _report_called_in_loops(self) -> None:
+        """A constant-seed key in a function that a loop calls, directly or through the functions it
+        calls in turn (`for i in range(n): self.generate_step(...)`, which calls `self.sample_from`):
+        every call makes the same key. Calls are resolved as the module's call graph resolves them
+        (plain names, methods through `self`, partials); building an object (`Model()`) is not followed."""
+        traced = self.analysis.traced
+        calls_from: dict[int, list[cst.FunctionDef]] = {}
+        for call_id, callee in traced.callees.items():
+            scope = function_scope(traced.call_scopes.get(call_id))
+            if scope is not None and not callee.constructs and isinstance(callee.function, cst.FunctionDef):
+                calls_from.setdefault(id(scope.node), []).append(callee.function)
+        for call, scope, _ in self.loop_calls:
+            for entry in self._called(call, scope, traced):
+                seen, pending = {id(entry)}, [entry]
+                while pending:
+                    function = pending.pop()
+                    self._report_keys_of(function, entry)
+                    for callee in calls_from.get(id(function), ()):
+                        if id(callee) not in seen:
+                            seen.add(id(callee))
+                            pending.append(callee)
+
+    @staticmethod
+    def _called(call: cst.Call, scope, traced) -> list[cst.FunctionDef]:
+        """The functions of the module a call made in a loop runs."""
+        if type(call.func) is cst.Name:
+            found = scope.lookup(call.func.value)
+            if found is not None and found[1].nodes and all(isinstance(n, cst.FunctionDef) for n in found[1].nodes):
+                return list(found[1].nodes)
+        callee = traced.callees.get(id(call))
+        if callee is None or callee.constructs or not isinstance(callee.function, cst.FunctionDef):
+            return []
+        return [callee.function]
+
+    def _report_keys_of(self, function: cst.FunctionDef, entry: cst.FunctionDef) -> None:
+        """Reports the constant keys of `function` that it draws from itself: a key it only hands on
+        (`model.init(PRNGKey(0), x)` for the parameters' structure, a zero carry's initializer, a
+        deterministic sampler) is often a placeholder that code ignores, which nothing here shows."""
+        for node, text, bound in self.in_function.get(id(function), ()):
+            if id(node) in self.reported:
                 continue
-            for function in found[1].nodes:
-                for node, text in self.in_function.get(id(function), ()):
-                    if id(node) in self.reported:
-                        continue
-                    self.reported.add(id(node))
-                    self.report(node, (
-                        f"`{text}` in `{name.value}`, which is called inside a loop: the same seed gives the "
-                        f"same key on every call, so every iteration draws the same numbers; pass a key in and "
-                        f"split it per iteration (`key, subkey = jax.random.split(key)`)"))
+            if id(node) not in self.drawn_calls and (bound is None or bound not in self.drawn_names):
+                continue
+            self.reported.add(id(node))
+            called = entry.name.value
+            where = f"`{called}`, which is" if function is entry else \
+                f"`{function.name.value}`, reached from `{called}`, which is"
+            self.report(node, (
+                f"`{text}` in {where} called inside a loop: the same seed gives the "
+                f"same key on every call, so every iteration draws the same numbers; pass a key in and "
+                f"split it per iteration (`key, subkey = jax.random.split(key)`)"))
 
     def _report_named(self) -> None:
         """`key = jax.random.key(0)` in a loop: reported unless every read of `key` in that scope is the

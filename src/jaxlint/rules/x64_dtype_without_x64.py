@@ -4,6 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..jaxmodel.values import ARRAY_MODULES, DTYPE_QUERIES
+from ..syntax.comments import comment_texts
 from ..syntax.references import is_reference
 from ..rulebase.rule import Rule
 from ..semantic.scopes import Scope
@@ -95,8 +96,17 @@ class X64DtypeWithoutX64(Rule):
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         # `os.environ["JAX_ENABLE_X64"] = "1"`, `--jax_enable_x64` flags, `config.update("jax_enable_x64", …)`
-        if "jax_enable_x64" in node.value.lower() and id(node) not in self.false_updates:
+        if _names_x64_switch(node.value) and id(node) not in self.false_updates:
             self.enabled_in_file = True
+
+    def _comments_name_x64_switch(self) -> bool:
+        """`# Enable the jax flag jax_enable_x64 for this to work, otherwise it will default to
+        float32.`: the author knows the request needs 64-bit mode and says what happens without it,
+        as a mention in a string or a config update shows. Read only when there is something to report."""
+        source = self.analysis.source
+        if "x64" not in source.lower():
+            return False
+        return any(_names_x64_switch(comment) for comment in comment_texts(source))
 
     # -- requests ---------------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -254,12 +264,21 @@ class X64DtypeWithoutX64(Rule):
     def finish(self) -> None:
         if self.analysis.settings.enable_x64:
             return  # the project turns x64 on outside the file (`enable-x64 = true` in the configuration)
+        if self.candidates and not self.enabled_in_file and self._comments_name_x64_switch():
+            self.enabled_in_file = True
         for node, message, state, in_function in self.candidates:
             if state == "on":
                 continue
             if state is None and (self.enabled_in_file or (self.enabling_blocks and in_function)):
                 continue  # the function may run inside the file's `jax.enable_x64(True)` block
             self.report(node, message)
+
+
+def _names_x64_switch(text: str) -> bool:
+    """Whether `text` names the process-wide 64-bit switch: the `jax_enable_x64` flag or the
+    `JAX_ENABLE_X64` environment variable. The `enable_x64` context manager is not it: a file that
+    scopes 64-bit mode to some blocks still gets 32 bits elsewhere."""
+    return "jax_enable_x64" in text.lower()
 
 
 def _literal(expr: cst.BaseExpression) -> str | None:

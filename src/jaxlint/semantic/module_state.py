@@ -55,6 +55,9 @@ class ModuleState:
     binding_statements: dict[str, list[int]] = field(default_factory=dict)
     #: name -> the functions (and classes) that assign it through `global`
     global_setters: dict[str, list[cst.CSTNode]] = field(default_factory=dict)
+    #: name -> the class whose constructor alone sets it up (`global mesh; mesh = make_mesh(args)` in
+    #: `Trainer.__init__`), when the module builds no instance or one, once, at its top level
+    constructor_setups: dict[str, cst.ClassDef] = field(default_factory=dict)
     #: ids of the targets of top-level `name = 0` / `name: int = 0` statements (an integer literal)
     _integer_targets: set[int] = field(default_factory=set)
 
@@ -97,8 +100,12 @@ class ModuleState:
             if name in state.definitions:
                 continue
             state.global_setters.setdefault(name, []).append(owner)
-            if _configured_once(name, setters[name], sites.get(name, []), model):
+            setup = _setup_assignment(name, setters[name], sites.get(name, []), model)
+            if setup is not None and _run_once(setup, model):
                 continue
+            owner_class = _constructor_class(setup, model) if setup is not None else None
+            if owner_class is not None:
+                state.constructor_setups[name] = owner_class
             state.reassigned[name] = f"assigned in `{owner.name.value}` through `global {name}`"
             state.last_binding[name] = None
         for name in state.definitions:
@@ -134,36 +141,55 @@ def _assigns_integer_at_top(binding: Binding) -> bool:
             and type(binding.top_level) is cst.SimpleStatementLine and type(binding.statement.value) is cst.Integer)
 
 
-def _configured_once(name: str, setters: list[cst.CSTNode], module_bindings: list[Binding],
-                     model: SemanticModel) -> bool:
-    """A module variable set up once: one function assigns it through `global`, once, not in a
-    loop and not from its old value, the module calls that function once from its top level, and the
-    module itself at most gives the variable a placeholder (`optimizer = None`, `mesh: Mesh`). The
-    setup runs before the functions that read it are traced (`main()` configures, then trains):
-    reading it there is reading a constant."""
+def _setup_assignment(name: str, setters: list[cst.CSTNode], module_bindings: list[Binding],
+                      model: SemanticModel) -> cst.FunctionDef | None:
+    """The one function that sets the module variable up: it assigns it through `global`, once, not
+    in a loop and not from its old value, and the module itself at most gives the variable a
+    placeholder (`optimizer = None`, `mesh: Mesh`). Whether the setup runs before the functions that
+    read it are traced is for the caller to say: when the module calls it once from its top level
+    (`main()` configures, then trains), reading the variable there is reading a constant."""
     if len(setters) != 1 or len(module_bindings) > 1:
-        return False
+        return None
     if module_bindings and not _placeholder(module_bindings[0].value):
-        return False
+        return None
     setter = setters[0]
     if type(setter) is not cst.FunctionDef:
-        return False
+        return None
     entry = model.scopes[id(setter)].bindings.get(name)
     if entry is None:
-        return False
+        return None
     writes = [b for b in entry.recorded if b.kind in _STATEMENT_TARGETS or b.kind is BindingKind.WITH_ITEM]
     if len(writes) != 1 or writes[0].in_loop or writes[0].kind not in (BindingKind.ASSIGNMENT, BindingKind.ANNOTATED):
-        return False
+        return None
     if writes[0].value is None or name in names_read(writes[0].value):
-        return False  # `rate = rate * 0.5`: an update of the old value, made each time it is called
-    return _run_once(setter, model)
+        return None  # `rate = rate * 0.5`: an update of the old value, made each time it is called
+    return setter
 
 
-def _run_once(function: cst.FunctionDef, model: SemanticModel) -> bool:
+def _constructor_class(setter: cst.FunctionDef, model: SemanticModel) -> cst.ClassDef | None:
+    """The class whose `__init__` is `setter`, when the module builds no instance of it (its users
+    are elsewhere) or one, once, at its top level: each instance sets the variable up as it is built,
+    before any method of it can run."""
+    scope = model.scopes[id(setter)].parent
+    if setter.name.value != "__init__" or scope is None or scope.kind != "class":
+        return None
+    owner = scope.node
+    if not isinstance(owner, cst.ClassDef):
+        return None
+    if _calls_of(owner, model) and not _run_once(owner, model):
+        return None
+    return owner
+
+
+def _calls_of(definition: cst.FunctionDef | cst.ClassDef, model: SemanticModel) -> list:
+    return [site for site in model.sites_of(cst.Call)
+            if type(site.node.func) is cst.Name and site.node.func.value == definition.name.value]
+
+
+def _run_once(function: cst.FunctionDef | cst.ClassDef, model: SemanticModel) -> bool:
     """Whether the module calls `function` exactly once, from its top level and not in a loop
     (`main()` under `if __name__ == "__main__":`): a setter called from elsewhere may run again."""
-    calls = [site for site in model.sites_of(cst.Call)
-             if type(site.node.func) is cst.Name and site.node.func.value == function.name.value]
+    calls = _calls_of(function, model)
     if len(calls) != 1 or calls[0].scope.kind != "module":
         return False
     statement = model.statements_holding([calls[0].node]).get(id(calls[0].node))
