@@ -93,6 +93,8 @@ class Project:
         #: module name -> the paths of the modules that import it (for `_importers_of`), and how
         #: many modules the layout had when it was made (a file added later is looked at again)
         self._importers: dict[str, set[str]] | None = None
+        #: path -> the variable and attribute names its code mentions (None: unreadable), per run
+        self._names_mentioned: dict[str, frozenset[str] | None] = {}
         self._importers_made_for = 0
 
     # -- modules ------------------------------------------------------------------------------
@@ -522,17 +524,17 @@ class Project:
     def _mentions(self, module: ModuleFile, name: str) -> bool | None:
         """Whether the module's code mentions `name` as a variable or an attribute; None when its text
         cannot be read or parsed."""
-        text = self._read_text(module)
-        if text is None:
-            return None
-        if name not in text:
-            return False
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError):
-            return None
-        return any(isinstance(node, ast.Name) and node.id == name or isinstance(node, ast.Attribute) and node.attr == name
-                   for node in ast.walk(tree))
+        if module.path not in self._names_mentioned:
+            text = self._read_text(module)
+            try:
+                tree = ast.parse(text) if text is not None else None
+            except (SyntaxError, ValueError, RecursionError):
+                tree = None
+            self._names_mentioned[module.path] = None if tree is None else frozenset(
+                node.id if isinstance(node, ast.Name) else node.attr
+                for node in ast.walk(tree) if isinstance(node, (ast.Name, ast.Attribute)))
+        mentioned = self._names_mentioned[module.path]
+        return None if mentioned is None else name in mentioned
 
     def _function(self, module: ModuleFile, qualname: str):
         traced = self.traced(module.name)
