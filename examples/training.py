@@ -9,7 +9,8 @@
   so the decay in `fit` never reaches the compiled step (JAX302);
 - `print` and a list append inside `jax.jit`: both run once, while JAX traces the function, and
   see tracers instead of losses (JAX301, JAX303);
-- `jax.jit` of a lambda made on every call of `predict`: every call compiles again (JAX502);
+- `jax.jit` of a lambda made on every call of `predict`, which runs once per batch: every call
+  compiles again (JAX502);
 - `jax.host_id`, deprecated, and `jax.tree_map`, removed from JAX (JAX602);
 - a benchmark that reads the clock before the step has finished: JAX dispatches work
   asynchronously, so it measures the dispatch, not the step (JAX504).
@@ -72,7 +73,8 @@ if __name__ == "__main__":
     y = np.dot(x, np.array([1.0, -2.0, 0.5])) + 0.3
     batches = [(x[i:i + 32], y[i:i + 32]) for i in range(0, 256, 32)]
     w, b = fit(*init_params(init_key, 3), batches)
-    print("final loss:", eval_step(w, b, x, y), "first predictions:", predict(w, b, x[:3]))
+    print("final loss:", eval_step(w, b, x, y))
+    print("first prediction of each batch:", [predict(w, b, inputs[:1]) for inputs, _ in batches])
 
     t0 = time.perf_counter()
     w, b = train_step(w, b, x[:32], y[:32])

@@ -338,6 +338,47 @@ def test_an_unmapped_key_reaches_every_batch_element_unchanged(name):
     assert bool(jnp.all(draws == draws[0])), f"{name}: batch elements drew different numbers"
 
 
+#: Runs in a process of its own, with four host devices: applies the transform named in argv to a
+#: function called inside `jax.jit` and prints how many partitions the outer computation compiles to.
+_PARTITIONS_PROBE = """
+import os, re, sys
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
+import jax, jax.numpy as jnp
+from installed import resolve
+inner = resolve(sys.argv[1])
+outer = jax.jit(lambda x: inner(lambda v: jnp.sin(v) * 2)(x) + 1)
+text = outer.lower(jnp.ones((4, 3))).compile().as_text()
+found = re.search(r"num_partitions=(\\d+)", text)
+print(found.group(1) if found else 1)
+"""
+
+_SIMPLY_APPLIED = sorted(n for n, t in FRAMEWORKS.transforms.items()
+                         if t.mode == "jit" and t.premise in {"jit", "pmap", "equinox_filter_jit", "nnx_jit", "nnx_pmap"})
+
+
+@pytest.mark.parametrize("name", _SIMPLY_APPLIED)
+def test_a_jit_inside_jit_is_inlined_and_a_device_map_still_partitions(name):
+    """`partitions`: under an outer jit, a pmap still splits the work across the devices (it lowers to
+    a `shard_map`), while a nested jit is inlined into one unpartitioned computation."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    library(name)
+    try:
+        resolve(name)
+    except AttributeError:
+        pytest.skip(f"{name} is gone from the installed version (recorded as removed)")
+    tests = str(Path(__file__).resolve().parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-c", _PARTITIONS_PROBE, name], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    partitions = int(done.stdout.split()[-1])
+    assert (partitions > 1) is FRAMEWORKS.transforms[name].partitions, f"{name}: {partitions} partitions"
+
+
 # -- the sections besides transforms ---------------------------------------------------------------
 def test_host_callbacks_run_with_concrete_values():
     jax, jnp = _jax()

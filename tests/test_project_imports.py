@@ -56,3 +56,19 @@ def test_a_function_nothing_traces_is_not_reported(project):
     findings = run(RunOptions(paths=["src/pkg/core/mod.py"], use_cache=False)).findings
     assert lines_of(TARGET, "untouched") not in {f.start.line for f in findings}
     assert len(findings) == 6
+
+
+def test_a_sub_project_of_a_repository_imports_its_package_from_its_own_folder(tmp_path, monkeypatch):
+    """`repo/proj/tests/test_model.py` imports `repo/proj/proj/model.py` as `proj.model`, as it does
+    when the sub-project is installed or run from its own folder: the repository root is no root of it."""
+    sub = tmp_path / "proj"
+    (sub / "proj").mkdir(parents=True)
+    (sub / "tests").mkdir()
+    (sub / "proj" / "__init__.py").write_text("")
+    (sub / "proj" / "model.py").write_text(TARGET)
+    (sub / "tests" / "test_model.py").write_text(
+        "import jax\nfrom proj import model\n\n\n@jax.jit\ndef step(x):\n    return model.plain(x)\n")
+    monkeypatch.chdir(tmp_path)
+    findings = run(RunOptions(paths=["."], use_cache=False)).findings
+    reported = {(Path(f.path).as_posix(), f.start.line, f.code) for f in findings}
+    assert reported == {("proj/proj/model.py", lines_of(TARGET, "plain"), "JAX201")}

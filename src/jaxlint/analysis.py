@@ -17,7 +17,9 @@ from .jaxmodel.keys.vmap import vmap_broadcast_keys
 from .jaxmodel.name_origins import NameOrigins
 from .jaxmodel.pending_work import PendingWorkFacts
 from .jaxmodel.top_level_runs import TopLevelRuns
+from .jaxmodel.trace_paths import TracePaths
 from .jaxmodel.traced import TracedFunctions
+from .semantic.bindings import reached_through_module
 from .semantic.containers import Containers
 from .semantic.literals import Literals
 from .semantic.loops import Loops
@@ -124,6 +126,36 @@ class FileAnalysis:
         `traced` is built)."""
         function = at.function()
         return self.traced.infos.get(id(function)) if function is not None else None
+
+    def module_function(self, expr: cst.BaseExpression, at: "WalkState") -> bool:
+        """Whether an attribute expression names a function defined at a module's top level: `mod.f`
+        with `mod` bound by `import`, or reached through a module of the project (`from pkg import
+        mod`, then `mod.f`). Such a function is the same object at every access (cheap; a project
+        question at most)."""
+        if not isinstance(expr, cst.Attribute):
+            return False
+        if reached_through_module(expr, at.scope):
+            return True
+        project = self.file.project
+        dotted = at.qualified_name(expr) if project is not None else None
+        return dotted is not None and project.function_at(dotted) is not None
+
+    def named_elsewhere(self, name: str) -> bool:
+        """Whether a module of the project that imports this one mentions `name`, so that it may call
+        this module's function of that name (a project question; False for a file checked alone)."""
+        project = self.file.project
+        return project is not None and project.named_elsewhere(name)
+
+    def traced_on_every_path(self, at: "WalkState") -> bool:
+        """Whether the function around the walk's position runs under a jit-family trace or a `lax`
+        body on every path that reaches it, in this module and from the modules that import it
+        (reads `traced`; each function decided once, following its callers)."""
+        function = at.function()
+        if function is None:
+            return False
+        traced = self.traced
+        paths = self.file.fact(TracePaths, lambda: TracePaths(traced))
+        return paths.traced_on_every_path(function)
 
     def value(self, expr: cst.BaseExpression, at: "WalkState") -> "Value":
         """What an expression of the function around the walk's position holds: whether it is traced,

@@ -39,6 +39,8 @@ class Transform:
     body_keywords: tuple[str, ...] = ()
     branch: bool = False
     broadcasts_keys: bool = False
+    #: inside another trace it still spreads the work over devices: not inlined like a nested jit
+    partitions: bool = False
 
 
 @dataclass(frozen=True)
@@ -56,10 +58,12 @@ class FrameworkTable:
     #: section -> the premise that pins it, for the sections that are not transforms
     premises: dict[str, str]
 
-    def names(self, *, mode: str | None = None, leaves: str | None = None) -> frozenset[str]:
-        """The transforms with this mode and these leaves (either may be left out)."""
+    def names(self, *, mode: str | None = None, leaves: str | None = None,
+              partitions: bool | None = None) -> frozenset[str]:
+        """The transforms with this mode, these leaves and this `partitions` (any may be left out)."""
         return frozenset(t.name for t in self.transforms.values()
-                         if (mode is None or t.mode == mode) and (leaves is None or t.leaves == leaves))
+                         if (mode is None or t.mode == mode) and (leaves is None or t.leaves == leaves)
+                         and (partitions is None or t.partitions is partitions))
 
 
 class TableError(ValueError):
@@ -67,7 +71,7 @@ class TableError(ValueError):
 
 
 def _transform(name: str, entry: dict) -> Transform:
-    known = {"mode", "leaves", "premise", "returns", "new_function", "bodies", "branch", "broadcasts_keys"}
+    known = {"mode", "leaves", "premise", "returns", "new_function", "bodies", "branch", "broadcasts_keys", "partitions"}
     unknown = set(entry) - known
     if unknown:
         raise TableError(f"{name}: unknown fields {sorted(unknown)}")
@@ -85,6 +89,7 @@ def _transform(name: str, entry: dict) -> Transform:
         returns=entry.get("returns"), new_function=bool(entry.get("new_function", False)),
         body_positions=tuple(bodies.get("positions", ())), body_keywords=tuple(bodies.get("keywords", ())),
         branch=bool(entry.get("branch", False)), broadcasts_keys=bool(entry.get("broadcasts_keys", False)),
+        partitions=bool(entry.get("partitions", False)),
     )
 
 

@@ -150,3 +150,7 @@ class ProjectView(Protocol):
 
     def seeds(self) -> list[Seed]:
         """The functions of this module that functions of other modules trace."""
+
+    def named_elsewhere(self, name: str) -> bool:
+        """Whether a module of the project that imports this one mentions `name`, so that it may
+        call this module's function of that name (outside any trace, for all that is known)."""

@@ -13,9 +13,14 @@ if TYPE_CHECKING:
 
 #: Transforms whose body runs once per trace and is then cached.
 JIT_FAMILY = load_frameworks().names(mode="jit")
+#: Transforms that map a function over devices, and still do inside another jit (not inlined there).
+DEVICE_MAPS = load_frameworks().names(mode="jit", partitions=True)
 #: Transforms that wrap a function in a new function object on every application.
 FUNCTION_WRAPPERS = frozenset(t.name for t in load_frameworks().transforms.values() if t.new_function)
 PARTIAL = frozenset({"functools.partial"})
+#: Decorators that keep a function's result per distinct argument: the body runs once for each, and
+#: later calls get the kept result.
+MEMOISING = frozenset({"functools.cache", "functools.lru_cache"})
 
 
 class JaxNames:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Iterator
 import libcst as cst
 
 from .external import TABLE_PREFIXES
-from .jax_names import JIT_FAMILY, PARTIAL
+from .jax_names import JIT_FAMILY, MEMOISING, PARTIAL
 from ..dataflow.reaching import Origin, ScopeFacts, literal_key, scope_facts
 from ..semantic.instance_attributes import InstanceAttributes, self_param
 from ..semantic.model import SemanticModel
@@ -350,7 +350,7 @@ class NameOrigins:
         """A decorator that leaves what the function returns as it is (`jax.jit`, `functools.cache`)."""
         target = decorator.func if isinstance(decorator, cst.Call) else decorator
         name = self.ctx.names.qualified_name(target, scope)
-        if name in JIT_FAMILY or name in _CACHES:
+        if name in JIT_FAMILY or name in MEMOISING:
             return True
         if name in PARTIAL and isinstance(decorator, cst.Call) and decorator.args:
             return self.ctx.names.qualified_name(decorator.args[0].value, scope) in JIT_FAMILY
@@ -530,8 +530,6 @@ class NameOrigins:
 
 #: Functions that read a dict given to them without putting values in it.
 _READ_ONLY_CALLEES = ("jax.", "builtins.", "numpy.", "optax.", "pprint.", "json.dump", "logging.")
-#: Decorators that cache a function's result without changing it.
-_CACHES = frozenset({"functools.cache", "functools.lru_cache"})
 
 
 #: Annotations of an array (`jax.Array`, `jnp.ndarray`), and jaxtyping's dtype wrappers (`Float[Array, "n"]`).

@@ -113,6 +113,8 @@ class TracedFunctions(TransformApplications, CallResolution, PytreeAttributes):
         #: id(call) -> the function of the module it calls directly
         self.callees: dict[int, Callee] = {}
         self.applications: dict[int, list[Application]] = {}
+        #: id(application) -> the call that applies the transform (`jax.vmap(f)`), where one does
+        self.application_calls: dict[int, cst.Call] = {}
         #: (scope node id, name) -> functions a name was bound to through a transform (`fast = jax.jit(f)`)
         self.aliases: dict[tuple[int, str], list[tuple[FunctionNode, Application]]] = {}
         #: id(Name target) of `f = jax.jit(f, …)`: the name still stands for the same function, transformed
@@ -704,6 +706,7 @@ class Collector:
             for expr in expressions:
                 for function, function_use in traced.functions_of(expr, scope, use):
                     traced.applications.setdefault(id(function), []).append(function_use)
+                    traced.application_calls[id(function_use)] = node
                     traced._note_applied_in(scope, function, function_use)
                     if target is not None:  # calls of `fast` reach `f` through the wrapper
                         traced.aliases.setdefault((id(scope.node), target.value), []).append((function, function_use))

@@ -20,6 +20,7 @@ is being computed, gets "not known", which never reports anything.
 """
 from __future__ import annotations
 
+import ast
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
@@ -41,6 +42,8 @@ from .encoding import (key_uses_from_json, key_uses_to_json, parameters_code, pa
 from .index import ProjectIndex, combined, content_hash
 from .layout import ImportedName, ModuleFile, ProjectLayout, shown_path
 
+#: The question whose answer is the paths of the modules that import a module.
+IMPORTERS = "i:"
 #: How many re-exports (`from .losses import f` in a package's `__init__`) a name is followed through.
 MAX_REEXPORTS = 4
 #: How many times each module of an import cycle may be analysed further for new seeds (bounds it).
@@ -90,6 +93,8 @@ class Project:
         #: module name -> the paths of the modules that import it (for `_importers_of`), and how
         #: many modules the layout had when it was made (a file added later is looked at again)
         self._importers: dict[str, set[str]] | None = None
+        #: path -> the variable and attribute names its code mentions (None: unreadable), per run
+        self._names_mentioned: dict[str, frozenset[str] | None] = {}
         self._importers_made_for = 0
 
     # -- modules ------------------------------------------------------------------------------
@@ -421,6 +426,18 @@ class Project:
     def returns_array(self, asker: ModuleFile, ref: FunctionRef) -> bool:
         return bool(self._ask_ref(asker, ref, "a:" + ref.qualname))
 
+    def named_elsewhere(self, asker: ModuleFile, name: str) -> bool:
+        """Whether another module of the project that imports `asker` mentions `name` (a plain name or
+        an attribute): it may then call the function of that name, outside any trace (a test, a
+        script). A notebook imports modules and nothing imports it: None names its functions."""
+        if asker.notebook:
+            return False
+        for path in self.ask(asker, asker, IMPORTERS) or ():
+            importer = self.layout.by_path.get(path)
+            if importer is None or self.ask(asker, importer, "n:" + name) is not False:
+                return True
+        return False
+
     def _ask_ref(self, asker: ModuleFile, ref: FunctionRef, question: str):
         module = self.layout.by_name.get(ref.module)
         return self.ask(asker, module, question) if module is not None else None
@@ -456,6 +473,9 @@ class Project:
             return self._answers[key]
         if key in self._answering:
             return None  # a question met again while it is being answered: not known
+        if question == IMPORTERS:  # the other modules' property: never kept in this module's entry
+            answer = self._answers[key] = self._importer_paths(module)
+            return answer
         self._answering.add(key)
         try:
             entry = self._entry(module)
@@ -492,7 +512,29 @@ class Project:
         if kind == "w":
             traced, function = self._function(module, rest)
             return traced._decorator_wrapper(function) if function is not None else None
+        if kind == "n":
+            return self._mentions(module, rest)
         return None
+
+    def _importer_paths(self, module: ModuleFile) -> list[str]:
+        """The paths of the project's modules (and notebooks) that import `module`, sorted."""
+        self._importers_of([])  # builds the import graph of the run's texts
+        return sorted(path for path in (self._importers or {}).get(module.name, ()) if path != module.path)
+
+    def _mentions(self, module: ModuleFile, name: str) -> bool | None:
+        """Whether the module's code mentions `name` as a variable or an attribute; None when its text
+        cannot be read or parsed."""
+        if module.path not in self._names_mentioned:
+            text = self._read_text(module)
+            try:
+                tree = ast.parse(text) if text is not None else None
+            except (SyntaxError, ValueError, RecursionError):
+                tree = None
+            self._names_mentioned[module.path] = None if tree is None else frozenset(
+                node.id if isinstance(node, ast.Name) else node.attr
+                for node in ast.walk(tree) if isinstance(node, (ast.Name, ast.Attribute)))
+        mentioned = self._names_mentioned[module.path]
+        return None if mentioned is None else name in mentioned
 
     def _function(self, module: ModuleFile, qualname: str):
         traced = self.traced(module.name)
@@ -605,3 +647,6 @@ class ModuleView:
 
     def seeds(self) -> list[Seed]:
         return self.project.seeds_of(self.module_file)
+
+    def named_elsewhere(self, name: str) -> bool:
+        return self.project.named_elsewhere(self.module_file, name)

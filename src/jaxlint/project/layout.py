@@ -132,12 +132,17 @@ class ProjectLayout:
 
     def find(self, importer: ModuleFile, dotted: str) -> ModuleFile | None:
         """The project module an absolute dotted module name reaches from `importer`: from a root,
-        else from the importer's own directory (a script's or notebook's `sys.path[0]`)."""
+        else from the importer's own directory (a script's or notebook's `sys.path[0]`), else from a
+        directory above it (a sub-project of a repository, installed or run from its own folder:
+        `proj/tests/test_x.py` importing `proj/pkg/model.py` as `pkg.model`)."""
         found = self.by_name.get(dotted)
         if found is not None:
             return found
-        prefix = importer.directory_prefix
-        return self.by_name.get(f"{prefix}.{dotted}") if prefix else None
+        for prefix in _directory_prefixes(importer):
+            found = self.by_name.get(f"{prefix}.{dotted}")
+            if found is not None:
+                return found
+        return None
 
     def imported_modules(self, importer: ModuleFile, imports: Iterable[ImportedName]) -> set[str]:
         """The project modules these imports load (`from pkg import mod` loads `pkg` and `pkg.mod`)."""
@@ -165,10 +170,16 @@ class ProjectLayout:
             module = ".".join(head[:cut])
             if module in self.by_name:
                 return dotted
-            prefix = importer.directory_prefix
-            if prefix and f"{prefix}.{module}" in self.by_name:
-                return f"{prefix}.{dotted}"
+            for prefix in _directory_prefixes(importer):
+                if f"{prefix}.{module}" in self.by_name:
+                    return f"{prefix}.{dotted}"
         return dotted
+
+
+def _directory_prefixes(importer: ModuleFile) -> list[str]:
+    """The dotted names of the importer's directory and of those above it, nearest first."""
+    parts = importer.directory_prefix.split(".") if importer.directory_prefix else []
+    return [".".join(parts[:cut]) for cut in range(len(parts), 0, -1)]
 
 
 def shown_path(path: str) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 import libcst as cst
 
 from ..rulebase.rule import Rule
-from ..semantic.bindings import reached_through_module
 from ..jaxmodel.transforms import short_name
 from ..semantic.loops import names_read
 
@@ -45,28 +44,32 @@ class JitInLoop(Rule):
         if self._per_setting(loop, depends_on) or _iterated_function(loop, function):
             return
         fresh = self._fresh_function(function, loop)
-        if not fresh and _built_per_iteration(loop, function, self):
+        if not fresh and (_built_per_iteration(loop, function, self) or self._same_object_each_iteration(function, loop)):
             return
         if fresh:
             self.report(node, (
                 f"`{jit}` of {fresh} inside a loop: a new function object every iteration, so every iteration "
                 f"traces and compiles again; build the jitted function once, before the loop"))
-        elif not isinstance(function, cst.Name) and not reached_through_module(function, self.walk.scope):
-            # `obj.method` is a new bound-method object at every access, and a factory call may return a new
-            # closure: then JAX cannot reuse the compiled code. A stored function would be reused.
-            code = analysis.module.code_for_node
-            shown = code(function.func) + "(...)" if isinstance(function, cst.Call) else code(function)
-            shown = " ".join(shown.split())
-            shown = shown if len(shown) <= 50 else shown[:47] + "..."
-            self.report(node, (
-                f"`{jit}` of `{shown}` applied inside a loop: if that expression gives a new function object each "
-                f"time (a bound method `obj.method`, a closure made by a factory), every iteration traces and "
-                f"compiles again; otherwise each iteration still builds a new wrapper and repeats the cache "
-                f"lookup; build the jitted function once, before the loop, and call the result"))
-        else:
-            self.report(node, (
-                f"`{jit}` applied inside a loop: JAX reuses the compiled code, but each iteration builds a new "
-                f"wrapper and repeats the cache lookup; hoist `{jit}(...)` out of the loop and call the result"))
+            return
+        # `obj.method` is a new bound-method object at every access, a factory call may return a new
+        # closure, and a name bound in the loop body may hold either: then JAX cannot reuse the trace.
+        code = analysis.module.code_for_node
+        shown = code(function.func) + "(...)" if isinstance(function, cst.Call) else code(function)
+        shown = " ".join(shown.split())
+        shown = shown if len(shown) <= 50 else shown[:47] + "..."
+        self.report(node, (
+            f"`{jit}` of `{shown}` applied inside a loop: if that expression gives a new function object each "
+            f"time (a bound method `obj.method`, a closure made by a factory), every iteration traces and "
+            f"compiles again; build the jitted function once, before the loop, and call the result"))
+
+    def _same_object_each_iteration(self, function: cst.BaseExpression, loop: cst.CSTNode) -> bool:
+        """A name the loop body does not rebind, or a module's function (`mod.f`): the same function
+        object at every iteration. JAX keys its trace and compile caches on the function object (and
+        the static arguments), so re-wrapping it finds the compiled code again: nothing is traced
+        twice, and the new wrapper per iteration costs microseconds."""
+        if isinstance(function, cst.Name):
+            return not self.analysis.loops.rebinds(loop, function.value)
+        return self.analysis.module_function(function, at=self.walk)
 
     def _per_setting(self, loop: cst.CSTNode, depends_on: cst.CSTNode) -> bool:
         """A loop over a written-out list of settings (`for steps in [-1, 0]:`, `for cfg in CONFIGS.values()`)

@@ -5,10 +5,12 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ..jaxmodel.jax_names import MEMOISING
 from ..jaxmodel.keys.policy import is_test_file
 from ..jaxmodel.keys.tables import INIT_NAME
 from ..jaxmodel.transforms import short_name
 from ..rulebase.rule import Rule
+from ..semantic.bindings import BindingKind
 
 #: Functions that run once per program (or per test): compiling there once is what the author wants.
 ONE_SHOT_FUNCTIONS = frozenset({
@@ -17,6 +19,8 @@ ONE_SHOT_FUNCTIONS = frozenset({
 ONE_SHOT_PREFIXES = ("test", "init", "setup", "set_up", "create", "build", "benchmark", "bench_", "run_", "main")
 #: Entry points that training frameworks call once per process, from another module (`main.py`).
 ENTRY_POINT_NAMES = frozenset({"train_and_evaluate", "train_and_eval", "evaluate_and_train"})
+#: How many local names and nested transforms are followed back to a parameter.
+_MAX_FOLLOWED = 4
 
 
 @dataclass
@@ -50,6 +54,11 @@ class JitOfFreshClosure(Rule):
         self.calls_once_by_name: dict[str, set[str]] = {}
         #: functions that run once per process (computed at the end of the file)
         self.entry_points: set[str] = set()
+        #: id() of the functions decorated with `functools.cache`/`lru_cache`
+        self.memoised: set[int] = set()
+        #: names the module's top level calls, outside a loop and in one
+        self.top_level_calls: set[str] = set()
+        self.top_level_loop_calls: set[str] = set()
 
     def _current(self) -> tuple[cst.FunctionDef, _Body] | None:
         function = self.walk.function()  # the innermost of `enclosing_functions`
@@ -63,6 +72,8 @@ class JitOfFreshClosure(Rule):
         return function, body
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if any(self.walk.qualified_name(_called(d.decorator)) in MEMOISING for d in node.decorators):
+            self.memoised.add(id(node))
         current = self._current()
         if current is None:
             return
@@ -78,6 +89,9 @@ class JitOfFreshClosure(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         current = self._current()
         if current is None:
+            if self.walk.function() is None and type(node.func) is cst.Name:
+                in_loop = self.walk.innermost_loop() is not None
+                (self.top_level_loop_calls if in_loop else self.top_level_calls).add(node.func.value)
             return
         function, body = current
         walk, analysis = self.walk, self.analysis
@@ -95,6 +109,10 @@ class JitOfFreshClosure(Rule):
         transform, wrapped = application
         if _initialiser(wrapped):
             return  # `jax.jit(init_model, backend="cpu")()`: parameters are initialised once per model
+        if self._made_from_parameter_function(wrapped, 0):
+            # `jax.jit(jax.vmap(jax.jacrev(f)))` of a function `f` the caller passes: what is compiled is
+            # the caller's function, so no jit kept in this module could be reused for the next one
+            return
         fresh = self._fresh(wrapped, body)
         if fresh is None:
             return
@@ -106,6 +124,32 @@ class JitOfFreshClosure(Rule):
             name = parent.targets[0].target.value
             if not self._declared_outside(name):  # `global cache; cache = jax.jit(...)`: kept for later calls
                 body.jitted[name] = (node, jit, fresh)
+
+    def _made_from_parameter_function(self, wrapped: cst.BaseExpression, depth: int) -> bool:
+        """A transform (`jax.vmap(f)`, `partial(f, …)`) of a function the enclosing function receives as a
+        parameter, or a lambda that calls one, directly or through a local name bound once to such a
+        transform (`dFdh = jax.jacrev(f)`, then `jax.jit(jax.vmap(dFdh))`)."""
+        if depth > _MAX_FOLLOWED:
+            return False
+        if isinstance(wrapped, cst.Lambda):
+            return isinstance(wrapped.body, cst.Call) and self._parameter_function(wrapped.body.func, depth + 1)
+        if isinstance(wrapped, cst.Call) and self.analysis.jax.is_function_wrapper_call(wrapped, self.walk):
+            positional = [a.value for a in wrapped.args if a.keyword is None and not a.star]
+            return bool(positional) and self._parameter_function(positional[0], depth + 1)
+        return False
+
+    def _parameter_function(self, expr: cst.BaseExpression, depth: int) -> bool:
+        if not isinstance(expr, cst.Name):
+            return self._made_from_parameter_function(expr, depth)
+        found = self.walk.scope.lookup(expr.value)
+        if found is None or found[0] is not self.walk.scope or not found[1].recorded:
+            return False
+        bindings = found[1].recorded
+        if all(binding.kind is BindingKind.PARAMETER for binding in bindings):
+            return True
+        if len(bindings) == 1 and bindings[0].kind is BindingKind.ASSIGNMENT and bindings[0].value is not None:
+            return self._made_from_parameter_function(bindings[0].value, depth + 1)
+        return False
 
     def _declared_outside(self, name: str) -> bool:
         if "global" not in self.analysis.source and "nonlocal" not in self.analysis.source:
@@ -140,6 +184,8 @@ class JitOfFreshClosure(Rule):
                 self._candidate(node, jit, fresh, original_node, body)
 
     def _candidate(self, node: cst.CSTNode, jit: str, fresh: str, function: cst.FunctionDef, body: _Body) -> None:
+        if id(function) in self.memoised:
+            return  # the body runs once per distinct argument: the jitted closure is built once for each
         self.pending.append((node, jit, fresh, function, body.outer))
 
     def finish(self) -> None:
@@ -155,17 +201,33 @@ class JitOfFreshClosure(Rule):
 
     def _entry_points(self) -> set[str]:
         """Functions of the module that run once per process: the framework entry points
-        (`train_and_evaluate`), the one-shot names (`main`), and what any of those calls outside a loop,
-        transitively (`main` → `single_run`)."""
+        (`train_and_evaluate`), the one-shot names (`main`), the functions the module's top level calls
+        outside a loop when no other module can call them (a notebook's, a script's), and what any of
+        those calls outside a loop, transitively (`main` → `single_run`). None of them is a function
+        that may run many times: one called in a loop, or by one that is."""
+        repeated = self._repeated()
         entries = set(ENTRY_POINT_NAMES) | {name for name in self.calls_once_by_name if _one_shot(name)}
+        entries |= {name for name in self.top_level_calls if name in self.calls_once_by_name
+                    and name not in repeated and not self.analysis.named_elsewhere(name)}
         frontier = list(entries)
         while frontier:
             for called in self.calls_once_by_name.get(frontier.pop(), ()):
-                if called not in entries and called in self.calls_once_by_name and not any(
-                        called in calls for calls in self.loop_calls.values()):
+                if called not in entries and called in self.calls_once_by_name and called not in repeated:
                     entries.add(called)
                     frontier.append(called)
         return entries
+
+    def _repeated(self) -> set[str]:
+        """Names of functions that may run many times per process: called in a loop (in a function or at
+        the top level), or called by a module-level function that is, transitively."""
+        repeated = set(self.top_level_loop_calls).union(*self.loop_calls.values())
+        frontier = list(repeated)
+        while frontier:
+            for called in self.calls_once_by_name.get(frontier.pop(), ()):
+                if called not in repeated:
+                    repeated.add(called)
+                    frontier.append(called)
+        return repeated
 
     def _runs_few_times(self, function: cst.FunctionDef, outer: list[cst.FunctionDef]) -> bool:
         """A helper defined inside a one-shot function (a test, `main`) and not called in a loop there runs
@@ -204,6 +266,11 @@ def _initialiser(wrapped: cst.BaseExpression) -> bool:
     """A function named like a parameter initialiser (`init_model`, `model.init`): run once per model."""
     name = wrapped.value if isinstance(wrapped, cst.Name) else wrapped.attr.value if isinstance(wrapped, cst.Attribute) else None
     return name is not None and bool(INIT_NAME.match(name))
+
+
+def _called(decorator: cst.BaseExpression) -> cst.BaseExpression:
+    """`lru_cache` of `@lru_cache(maxsize=None)`."""
+    return decorator.func if isinstance(decorator, cst.Call) else decorator
 
 
 def _one_shot(name: str) -> bool:

@@ -22,3 +22,18 @@ def count_above(x, threshold):
 
 # a key for each label, derived without consuming the key it is given
 labelled = lambda key, label: jax.random.fold_in(key, hash(label) % 1000)
+
+
+def smoothed(x):
+    # `run_sampler` also calls it outside any trace: there this jit is what compiles it
+    return jax.jit(jnp.cumsum)(x) / 2
+
+
+def sharpened(x):
+    # only `smooth_and_sharpen` reaches it, always jitted: the inner jit is inlined
+    return jax.jit(jnp.cumprod)(x) * 2  # expect: JAX503
+
+
+@jax.jit
+def smooth_and_sharpen(x):
+    return smoothed(x) + sharpened(x)

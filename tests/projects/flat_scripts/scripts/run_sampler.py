@@ -2,7 +2,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from helpers import count_above, labelled, scaled, shrink
+from helpers import count_above, labelled, scaled, shrink, smoothed
 
 
 def body(i, x):
@@ -35,6 +35,10 @@ def shuffled_epochs(seed, epochs, n):
     for epoch in range(epochs):
         orders.append(jax.random.permutation(labelled(key, f"epoch-{epoch}"), n))
     return orders
+
+
+def smooth_eagerly(x):
+    return smoothed(x)
 
 
 if __name__ == "__main__":
