@@ -222,8 +222,12 @@ def test_framework_calls_reach_the_module_method_they_run():
 
         def use(v, x):
             return gate.apply(v, x, method="encode") + gate.apply(v, x, method=Gate.encode) * 0
+
+        def annotated(model: Gate, v, x):
+            return model.apply(v, x)
     ''')
     assert linen["gate.apply"] == "encode"
+    assert linen["model.apply"] == "__call__"  # a parameter annotated with the module's class
 
 
 def test_partial_bindings_are_followed():

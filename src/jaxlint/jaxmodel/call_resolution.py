@@ -181,14 +181,15 @@ class CallResolution:
 
     def _linen_applied(self, expr: cst.Attribute, scope: Scope, call: cst.Call | None) -> Callee | None:
         """`model.apply(variables, *args, method=...)` (or `init(rngs, *args)`) where `model` is an
-        instance of a flax.linen module class of the module: the method it runs (`__call__`, or the
+        instance of a flax.linen module class of the module (made here, or a parameter annotated
+        with the class, `model: Gate`): the method it runs (`__call__`, or the
         one `method=` names, `Class.encode` or "encode") with `*args`; the leading argument and the
         keywords `apply` keeps (`rngs`, `mutable`, ...) do not reach it (flax/linen/module.py,
         `Module.apply`). `self` is the module, whose fields stay Python values."""
         instance = self._instance_of(expr.value, scope)
-        if instance is None or instance[1] != "instance":
+        if instance is None or instance[1] not in ("instance", "annotated"):
             return None
-        cls = instance[0]
+        cls, how = instance
         if not self._library_bases(cls) & LINEN_MODULE_BASES:
             return None
         chosen = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "method"), None) \
@@ -202,7 +203,7 @@ class CallResolution:
             name = chosen.attr.value
         else:
             return None  # a function given as `method=`: not followed
-        method = self._method(cls, name, "instance")
+        method = self._method(cls, name, how)
         if method is None or not method.receiver:
             return None
         return replace(method, skip=LINEN_APPLY_METHODS[expr.attr.value], own_keywords=LINEN_APPLY_KEYWORDS)
