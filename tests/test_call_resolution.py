@@ -163,6 +163,73 @@ def test_ambiguous_or_unknown_targets_resolve_to_nothing():
     assert names["obj.score"] is None  # a parameter: its class is unknown
 
 
+def test_framework_calls_reach_the_module_method_they_run():
+    names = callee_names('''
+        import flax.linen as nn
+        import haiku as hk
+        from flax import nnx
+
+        class Gate(nn.Module):
+            @nn.compact
+            def __call__(self, x): return x
+            def encode(self, x): return x
+
+        class Plain:
+            def apply(self, v, x): return x
+            def __call__(self, x): return x
+
+        class Block(hk.Module):
+            def __call__(self, x): return x
+
+        class MLP(nnx.Module):
+            def __call__(self, x): return x
+
+        @hk.without_apply_rng
+        @hk.transform
+        def forward(x):
+            block = Block()
+            return block(x) + Block()(x)
+
+        gate = Gate()
+        plain = Plain()
+
+        def use(v, x, model: MLP, key):
+            a = gate.apply(v, x, method=Gate.encode) + gate.init(key, x) + plain.apply(v, x)
+            return a + model(x) + forward.apply(v, x) + gate.apply(v, x, method=lambda m, x: m.encode(x))
+
+        def loss(model):
+            return model.__call__(1)
+
+        def step(model: MLP):
+            return loss(model)
+    ''')
+    assert names["gate.apply"] is None  # `method=` given a function: not followed (the last call)
+    assert names["gate.init"] == "__call__"
+    assert names["plain.apply"] == "apply"  # not a Linen module: its own `apply`
+    assert names["model"] == "__call__"  # annotated with a class of the module
+    assert names["forward.apply"] == "forward"  # `@hk.transform`, under `without_apply_rng`
+    assert names["block"] == "__call__"  # an instance of a class of the module
+    assert names["Block()"] is None  # made on the spot and called: not followed
+    assert names["model.__call__"] == "__call__"  # a parameter every call passes an `MLP`
+    linen = callee_names('''
+        import flax.linen as nn
+
+        class Gate(nn.Module):
+            def __call__(self, x): return x
+            def encode(self, x): return x
+
+        gate = Gate()
+
+        def use(v, x):
+            return gate.apply(v, x, method="encode") + gate.apply(v, x, method=Gate.encode) * 0
+
+        def annotated(model: Gate, v, x):
+            return model.apply(v, x)
+    ''')
+    assert linen["gate.apply"] == "encode"
+    assert linen["model.apply"] == "__call__"  # a parameter annotated with the module's class
+
+
 def test_partial_bindings_are_followed():
     names = callee_names('''
         import functools

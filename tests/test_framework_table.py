@@ -421,6 +421,57 @@ def test_haiku_apply_takes_the_leading_arguments_before_the_functions_own(name):
     assert seen[-1] == (5,)
 
 
+def test_linen_apply_runs_the_method_with_the_arguments_given_after_the_leading_ones():
+    nn = pytest.importorskip("flax.linen")
+    jax, jnp = _jax()
+    from jax.core import Tracer
+
+    table = FRAMEWORKS
+    seen = []
+
+    class Probe(nn.Module):
+        features: int = 3
+
+        @resolve("flax.linen.compact")
+        def __call__(self, x, train: bool = False):
+            # the field is the Python value it was given; a flag stays the Python value passed
+            seen.append(("__call__", isinstance(x, Tracer), type(train), type(self.features)))
+            return nn.Dense(self.features)(x)
+
+        @resolve("flax.linen.nowrap")
+        def encode(self, x):
+            seen.append(("encode", isinstance(x, Tracer)))
+            return x
+
+    for name in table.linen_module_bases:
+        assert issubclass(Probe, resolve(name))
+    x = jnp.ones((2, 3))
+    # `init` and `apply` do not trace on their own: the method sees concrete arrays
+    variables = Probe().init(jax.random.key(0), x)
+    Probe().apply(variables, x)
+    assert seen == [("__call__", False, bool, int)] * 2
+    seen.clear()
+    # applied inside a jitted step, or jitted itself: the arrays are tracers, the flag and the field not
+    jax.jit(lambda v, x: Probe().apply(v, x, train=True, rngs={"dropout": jax.random.key(1)}))(variables, x)
+    jax.jit(Probe().apply)(variables, x)
+    assert seen == [("__call__", True, bool, int)] * 2
+    seen.clear()
+    # `method=` names the method run, as the method itself or by name
+    jax.jit(lambda v, x: Probe().apply(v, x, method=Probe.encode))(variables, x)
+    jax.jit(lambda v, x: Probe().apply(v, x, method="encode"))(variables, x)
+    assert seen == [("encode", True)] * 2
+    # the leading arguments, and the keywords `apply`/`init` keep for themselves
+    import inspect
+
+    for method, leading in table.linen_apply_methods.items():
+        parameters = list(inspect.signature(getattr(nn.Module, method)).parameters.values())[1:]  # self
+        assert [p.kind for p in parameters[:leading + 1]] == \
+            [inspect.Parameter.POSITIONAL_OR_KEYWORD] * leading + [inspect.Parameter.VAR_POSITIONAL]
+    keywords = {p for method in table.linen_apply_methods
+                for p in inspect.signature(getattr(nn.Module, method)).parameters}
+    assert table.linen_apply_keywords <= keywords
+
+
 def test_a_class_registered_static_has_no_leaves():
     jax, _ = _jax()
 
@@ -520,6 +571,7 @@ SECTION_PREMISES = {
     "host_callbacks": test_host_callbacks_run_with_concrete_values,
     "tree_maps": test_tree_maps_call_the_function_once_per_leaf_after_the_named_leading_parameters,
     "haiku_apply": test_haiku_apply_takes_the_leading_arguments_before_the_functions_own,
+    "linen_apply": test_linen_apply_runs_the_method_with_the_arguments_given_after_the_leading_ones,
     "register_static": test_a_class_registered_static_has_no_leaves,
     "nnx_module_leaves": test_nnx_modules_trace_variables_and_keep_other_attributes_static,
     "numpyro_mcmc": test_numpyro_mcmc_traces_the_model_sample_sites,

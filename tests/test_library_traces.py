@@ -18,6 +18,8 @@ pytestmark = pytest.mark.jax
 #: fixture -> the library it runs
 LIBRARIES = {
     "JAX201_flax_initializers.py": "flax",
+    "JAX201_linen_apply.py": "flax",
+    "JAX201_nnx_called_modules.py": "flax",
     "JAX201_numpyro_kernels.py": "numpyro",
     "JAX201_haiku_transforms.py": "haiku",
     "JAX201_haiku_apply.py": "haiku",

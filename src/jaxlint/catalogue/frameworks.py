@@ -49,6 +49,14 @@ class FrameworkTable:
     host_callbacks: frozenset[str]
     tree_maps: dict[str, int]
     haiku_transforms: dict[str, int]
+    #: flax.linen's module classes, whose `apply`/`init` call one of their methods
+    linen_module_bases: frozenset[str]
+    #: decorators of Linen modules' methods that call them with the arguments given (`nn.compact`)
+    linen_method_decorators: frozenset[str]
+    #: `apply`/`init`/... -> how many leading arguments come before the method's own
+    linen_apply_methods: dict[str, int]
+    #: the keywords `apply`/`init` keep for themselves (`method`, `rngs`, `mutable`, ...)
+    linen_apply_keywords: frozenset[str]
     static_pytree_registrations: frozenset[str]
     nnx_pytree_bases: frozenset[str]
     nnx_variables: frozenset[str]
@@ -101,8 +109,8 @@ def _without_premise(section: dict) -> dict:
 def load_frameworks(path: Path = TABLE) -> FrameworkTable:
     with path.open("rb") as handle:
         data = tomllib.load(handle)
-    sections = ("host_callbacks", "tree_maps", "haiku_transforms", "static_pytrees", "nnx", "numpyro",
-                "managed_randomness")
+    sections = ("host_callbacks", "tree_maps", "haiku_transforms", "linen_apply", "static_pytrees", "nnx",
+                "numpyro", "managed_randomness")
     premises = {}
     for section in sections:
         premise = data[section].get("premise")
@@ -115,6 +123,10 @@ def load_frameworks(path: Path = TABLE) -> FrameworkTable:
         host_callbacks=frozenset(data["host_callbacks"]["names"]),
         tree_maps=_without_premise(data["tree_maps"]),
         haiku_transforms=_without_premise(data["haiku_transforms"]),
+        linen_module_bases=frozenset(data["linen_apply"]["module_bases"]),
+        linen_method_decorators=frozenset(data["linen_apply"]["method_decorators"]),
+        linen_apply_methods=dict(data["linen_apply"]["methods"]),
+        linen_apply_keywords=frozenset(data["linen_apply"]["keywords"]),
         static_pytree_registrations=frozenset(data["static_pytrees"]["registrations"]),
         nnx_pytree_bases=frozenset(data["nnx"]["pytree_bases"]),
         nnx_variables=frozenset(data["nnx"]["variables"]),

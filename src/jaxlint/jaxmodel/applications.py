@@ -173,7 +173,7 @@ class TransformApplications:
                 self.enclosing[id(function)] = outer.node
         for call, scope in self._calls:
             self.call_scopes[id(call)] = scope
-            callee = self.callee(call.func, scope) or self._constructor(call.func, scope)
+            callee = self.callee(call.func, scope, call=call) or self._constructor(call.func, scope)
             if callee is not None:
                 self.callees[id(call)] = callee
                 self.call_sites.setdefault(id(callee.function), []).append(CallSite(call, callee))
@@ -182,10 +182,19 @@ class TransformApplications:
                 if found is None:
                     continue
                 for function, use in self.aliases.get((id(found[0].node), call.func.value), ()):
-                    site = CallSite(call, Callee(function, skip=use.skip), use.bound_positional, use.bound_keywords)
+                    site = CallSite(call, Callee(function, skip=use.skip, own_keywords=use.own_keywords),
+                                    use.bound_positional, use.bound_keywords)
                     if use.sites is not None:
                         use.sites.append(site)
                     self.call_sites.setdefault(id(function), []).append(site)
+        # `model(x)` where `model` is a parameter every call passes an instance of one class: known
+        # once every call is (`nnx.value_and_grad(loss_fn)(model)` in a step, `loss_fn(model)`)
+        for call, scope in self._calls:
+            if id(call) not in self.callees and type(call.func) in (cst.Name, cst.Attribute):
+                callee = self._through_parameter(call, scope)
+                if callee is not None:
+                    self.callees[id(call)] = callee
+                    self.call_sites.setdefault(id(callee.function), []).append(CallSite(call, callee))
         self._calls = []
 
     def _apply_to_method(self, given: "MethodGiven") -> None:
@@ -200,8 +209,8 @@ class TransformApplications:
             return  # `partial(f, *args)`: which parameters it binds is not known
         use, function = given.use.bound_by(int(callee.receiver) + positional, keywords,
                                            literal_keywords(callee.prefix)), callee.function
-        if callee.skip:
-            use = replace(use, skip=callee.skip)
+        if callee.skip or callee.own_keywords:
+            use = replace(use, skip=callee.skip, own_keywords=callee.own_keywords)
         if id(function) in self.external:
             self._applied_at.setdefault(id(function), (given.expr, given.scope))
         self.applications.setdefault(id(function), []).append(use)
@@ -209,7 +218,8 @@ class TransformApplications:
         if given.alias is not None:
             self.aliases.setdefault(given.alias, []).append((function, use))
         if given.called_by is not None and use.sites is not None:
-            use.sites.append(CallSite(given.called_by, Callee(function, skip=use.skip), use.bound_positional,
+            wrapper = Callee(function, skip=use.skip, own_keywords=use.own_keywords)
+            use.sites.append(CallSite(given.called_by, wrapper, use.bound_positional,
                                       use.bound_keywords))
 
     def _note_applied_in(self, scope: Scope, function: FunctionNode, use: Application) -> None:
@@ -288,6 +298,12 @@ class TransformApplications:
         # `pmap` names its static positions `static_broadcasted_argnums`
         numbers = use.keywords.get("static_argnums", use.keywords.get("static_broadcasted_argnums"))
         for number in int_literals(numbers):
+            # the numbers count the wrapper's arguments: `jax.jit(net.apply, static_argnums=2)` is the
+            # second argument of the function, after the `params` that `apply` takes first
+            if number >= 0:
+                number -= use.skip
+                if number < 0:
+                    continue
             if -len(positional) <= number < len(positional):
                 static.add(positional[number])
         names = use.keywords.get("static_argnames")
@@ -306,7 +322,9 @@ class TransformApplications:
             return every
         if isinstance(axes, (cst.Tuple, cst.List)):
             mapped = set()
-            for name, element in zip(positional, axes.elements):
+            # the axes follow the wrapper's arguments: those a library takes first (`apply`'s
+            # variables) come before the function's own
+            for name, element in zip(positional, axes.elements[use.skip:]):
                 if not (isinstance(element.value, cst.Name) and element.value.value == "None"):
                     mapped.add(name)
             return mapped
@@ -315,6 +333,8 @@ class TransformApplications:
     def _differentiated(self, use: Application, positional: list[str]) -> set[str]:
         argnums = use.keywords.get("argnums", use.extra_positional[0] if use.extra_positional else None)
         numbers = int_literals(argnums) if argnums is not None else [0]
+        # counted over the wrapper's arguments: `jax.grad(model.apply)` differentiates the variables
+        numbers = [n - use.skip if n >= 0 else n for n in numbers if n < 0 or n >= use.skip]
         return {positional[n] for n in numbers if -len(positional) <= n < len(positional)}
 
     def _passed(self, function: FunctionNode, param: str, use: Application) -> bool:

@@ -3,16 +3,18 @@ certain: plain names, `functools.partial`, methods through `self`, a class or an
 `__call__`, haiku's transformed functions, constructors."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterator
 
 import libcst as cst
 
 from .external import TABLE_PREFIXES
+from ..syntax.arguments import Passing
 from .jax_names import PARTIAL
 from ..semantic.scopes import Binding, Scope
 from .calls import Callee, ClassInfo, PLAIN_METHOD_DECORATORS
 from .signatures import positional_params
-from .transforms import HAIKU_TRANSFORMS
+from .transforms import HAIKU_TRANSFORMS, LINEN_APPLY_KEYWORDS, LINEN_APPLY_METHODS, LINEN_MODULE_BASES
 
 FunctionNode = cst.FunctionDef | cst.Lambda
 
@@ -21,8 +23,11 @@ class CallResolution:
     """The part of `traced.TracedFunctions` that resolves calls to the functions they reach (its state
     lives on `TracedFunctions`)."""
 
-    def callee(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> Callee | None:
+    def callee(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0,
+               call: cst.Call | None = None) -> Callee | None:
         """The function of the module that calling `expr` runs, when it is certain; else None.
+        `call`: the call of `expr` being resolved, where its arguments choose the function (Linen's
+        `model.apply(variables, x, method=Model.encode)`); without it, `expr` as it is handed on.
 
         A plain name bound only to `def`s, a lambda, `functools.partial` of one, a method reached
         through `self`/`cls`, its class, a name bound only to an instance of a class of the module
@@ -31,7 +36,7 @@ class CallResolution:
         its module (`losses.clipped_loss`), or a method of an instance of a class of another module
         (`model = MLP(…)`, then `model(x)`, `model.encode(x)`): a stand-in for it (`external`).
         """
-        found = self._local_callee(expr, scope, depth)
+        found = self._local_callee(expr, scope, depth, call)
         if found is None and self.project is not None and type(expr) in (cst.Name, cst.Attribute):
             return self._external_callee(expr, scope) or self._external_method(expr, scope)
         return found
@@ -83,7 +88,8 @@ class CallResolution:
         self._stand_ins[key] = stand_in
         return stand_in
 
-    def _local_callee(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> Callee | None:
+    def _local_callee(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0,
+                      call: cst.Call | None = None) -> Callee | None:
         if depth > 4:
             return None
         if type(expr) is cst.Lambda:
@@ -111,6 +117,11 @@ class CallResolution:
             transformed = self._haiku_transformed(expr.value, scope, depth)
             if transformed is not None:
                 return transformed
+        if type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.attr.value in LINEN_APPLY_METHODS \
+                and self.classes:
+            applied = self._linen_applied(expr, scope, call)
+            if applied is not None:
+                return applied
         if type(expr) is cst.Attribute and type(expr.value) is cst.Name and self.classes:
             attr = expr.attr.value
             found = scope.lookup(expr.value.value)
@@ -138,8 +149,10 @@ class CallResolution:
         found = scope.lookup(name.value)
         if found is None or len(found[1].nodes) != 1:
             return None
-        value = self.assigned_calls.get(id(found[1].nodes[0]))
         resolve = self._resolver(found[0])
+        if type(found[1].nodes[0]) is cst.FunctionDef:
+            return self._haiku_decorated(found[1].nodes[0], resolve)
+        value = self.assigned_calls.get(id(found[1].nodes[0]))
         skip = 0
         if value is not None and resolve(value.func) == "haiku.without_apply_rng" and value.args \
                 and isinstance(value.args[0].value, cst.Call):
@@ -154,6 +167,47 @@ class CallResolution:
             return None
         return Callee(inner.function, skip=leading + skip)
 
+    @staticmethod
+    def _haiku_decorated(function: cst.FunctionDef, resolve) -> Callee | None:
+        """`@hk.transform def forward(x)` (under `@hk.without_apply_rng` or not): the name is the
+        transformed object, and its `apply` calls the function as written."""
+        names = [resolve(d.decorator) for d in function.decorators]
+        if not names or names[-1] not in HAIKU_TRANSFORMS:
+            return None
+        above = names[:-1]
+        if any(n != "haiku.without_apply_rng" for n in above) or len(above) > 1:
+            return None
+        return Callee(function, skip=HAIKU_TRANSFORMS[names[-1]] - len(above))
+
+    def _linen_applied(self, expr: cst.Attribute, scope: Scope, call: cst.Call | None) -> Callee | None:
+        """`model.apply(variables, *args, method=...)` (or `init(rngs, *args)`) where `model` is an
+        instance of a flax.linen module class of the module (made here, or a parameter annotated
+        with the class, `model: Gate`): the method it runs (`__call__`, or the
+        one `method=` names, `Class.encode` or "encode") with `*args`; the leading argument and the
+        keywords `apply` keeps (`rngs`, `mutable`, ...) do not reach it (flax/linen/module.py,
+        `Module.apply`). `self` is the module, whose fields stay Python values."""
+        instance = self._instance_of(expr.value, scope)
+        if instance is None or instance[1] not in ("instance", "annotated"):
+            return None
+        cls, how = instance
+        if not self._library_bases(cls) & LINEN_MODULE_BASES:
+            return None
+        chosen = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "method"), None) \
+            if call is not None else None
+        if chosen is None:
+            name = "__call__"
+        elif type(chosen) is cst.SimpleString and isinstance(chosen.evaluated_value, str):
+            name = chosen.evaluated_value
+        elif type(chosen) is cst.Attribute and type(chosen.value) is cst.Name \
+                and self._class_named(chosen.value, scope) in list(self._bases(cls, stop_outside=False)):
+            name = chosen.attr.value
+        else:
+            return None  # a function given as `method=`: not followed
+        method = self._method(cls, name, how)
+        if method is None or not method.receiver:
+            return None
+        return replace(method, skip=LINEN_APPLY_METHODS[expr.attr.value], own_keywords=LINEN_APPLY_KEYWORDS)
+
     def _constructor(self, expr: cst.BaseExpression, scope: Scope) -> Callee | None:
         """`Class(…)` of a class of the module whose `__init__` is its own (or a base's of the module)."""
         cls = self._class_named(expr, scope) if type(expr) is cst.Name else None
@@ -164,6 +218,11 @@ class CallResolution:
             return None
         return Callee(init.function, receiver=True, constructs=True)
 
+    def calls_instance(self, call: cst.Call) -> bool:
+        """Whether `call` runs a method of the object it calls (`model(x)`: its `__call__`)."""
+        callee = self.callees.get(id(call))
+        return callee is not None and callee.receiver and not callee.constructs
+
     def fresh_receiver(self, call: cst.Call) -> bool:
         """Whether `call` builds a new object of a class of the module (`Class(…)`)."""
         callee = self.callees.get(id(call))
@@ -173,8 +232,8 @@ class CallResolution:
         if not call.args or call.args[0].keyword is not None or call.args[0].star:
             return None
         inner = self.callee(call.args[0].value, scope, depth + 1)
-        if inner is None:
-            return None
+        if inner is None or inner.skip or inner.own_keywords:
+            return None  # `partial(model.apply, variables)`: which arguments the function gets is not followed
         return Callee(inner.function, inner.receiver, (*inner.prefix, *call.args[1:]))
 
     def _class_named(self, name: cst.Name, scope: Scope) -> ClassInfo | None:
@@ -186,7 +245,8 @@ class CallResolution:
     def _instance_of(self, name: cst.Name, scope: Scope,
                      found: "tuple[Scope, Binding] | None" = None) -> tuple[ClassInfo, str] | None:
         """The class a name holds an instance of, and how: "self" (maybe a subclass), "cls" (the class
-        itself, maybe a subclass) or "instance" (made here by calling the class)."""
+        itself, maybe a subclass), "annotated" (a parameter annotated with the class: maybe a subclass)
+        or "instance" (made here by calling the class)."""
         if not self.classes:
             return None
         found = found or scope.lookup(name.value)
@@ -198,7 +258,7 @@ class CallResolution:
             function = owner.node
             cls = self.method_class.get(id(function))
             if cls is None or positional_params(function)[:1] != [name.value]:
-                return None
+                return self._annotated_instance(nodes[0], owner)
             resolve = self._resolver(cls.scope)
             decorators = {resolve(d.decorator) for d in function.decorators}
             if "builtins.staticmethod" in decorators:
@@ -213,9 +273,56 @@ class CallResolution:
             classes.add(cls)
         return (classes.pop(), "instance") if len(classes) == 1 else None
 
+    def _through_parameter(self, call: cst.Call, scope: Scope) -> Callee | None:
+        """`model(x)` / `model.encode(x)` where `model` is a parameter without annotation that every
+        call of its function passes an instance of one class of the module: that class's method
+        (asked once every call is resolved)."""
+        func = call.func
+        name = func if type(func) is cst.Name else func.value
+        if type(name) is not cst.Name:
+            return None
+        found = scope.lookup(name.value)
+        if found is None or len(found[1].nodes) != 1 or type(found[1].nodes[0]) is not cst.Param \
+                or found[1].nodes[0].annotation is not None:
+            return None
+        function = found[0].node
+        if id(function) in self.methods and positional_params(function)[:1] == [name.value]:
+            return None  # `self`: known already where it can be
+        sites = [*self.call_sites.get(id(function), ())]
+        for use in self.applications.get(id(function), ()):
+            sites.extend(use.sites or ())
+        classes = set()
+        for site in sites:
+            passed = site.bind().get(name.value)
+            call_scope = self.call_scopes.get(id(site.call))
+            if passed is None or passed.how is not Passing.ARGUMENT or type(passed.values[0]) is not cst.Name \
+                    or call_scope is None:
+                return None
+            instance = self._instance_of(passed.values[0], call_scope)
+            if instance is None or instance[1] not in ("instance", "annotated"):
+                return None
+            classes.add(instance[0])
+        if len(classes) != 1:
+            return None
+        cls = classes.pop()
+        if type(func) is cst.Name:
+            return self._method(cls, "__call__", "annotated")
+        return self._method(cls, func.attr.value, "annotated")
+
+    def _annotated_instance(self, param: cst.Param, owner: Scope) -> tuple[ClassInfo, str] | None:
+        """A parameter annotated with a class of the module (`model: MLP`): an instance of it, or of
+        a subclass ("annotated")."""
+        annotation = param.annotation.annotation if param.annotation is not None else None
+        if type(annotation) is not cst.Name or owner.parent is None:
+            return None
+        cls = self._class_named(annotation, owner.parent)
+        return (cls, "annotated") if cls is not None else None
+
     def _method(self, cls: ClassInfo, attr: str, how: str) -> Callee | None:
-        """`attr` looked up on an instance of `cls` ("self", "instance") or on the class ("cls", "class")."""
-        if how in ("self", "instance") and any(attr in c.instance_attributes for c in self._bases(cls) if c):
+        """`attr` looked up on an instance of `cls` ("self", "annotated": maybe of a subclass;
+        "instance") or on the class ("cls", "class")."""
+        on_instance = how in ("self", "annotated", "instance")
+        if on_instance and any(attr in c.instance_attributes for c in self._bases(cls) if c):
             return None
         method = None
         for owner in self._bases(cls):
@@ -230,7 +337,7 @@ class CallResolution:
             break
         if method is None:
             return None
-        if how in ("self", "cls") and self._overridden(cls, attr):
+        if how in ("self", "annotated", "cls") and self._overridden(cls, attr):
             return None  # a subclass of the module overrides it: which one runs is not known
         kind = self._method_kind(method, self.method_class[id(method)])
         if kind is None:
@@ -239,7 +346,7 @@ class CallResolution:
             return Callee(method)
         if kind == "class":
             return Callee(method, receiver=True)
-        return Callee(method, receiver=how in ("self", "instance"))
+        return Callee(method, receiver=on_instance)
 
     def _method_kind(self, function: cst.FunctionDef, cls: ClassInfo) -> str | None:
         """"instance", "static" or "class"; None for properties and unknown wrappers."""

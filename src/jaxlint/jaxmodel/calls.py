@@ -9,6 +9,7 @@ from typing import Iterable
 import libcst as cst
 
 from ..syntax.arguments import Passed, bind_arguments
+from ..catalogue.frameworks import load_frameworks
 from ..semantic.scopes import Scope
 
 FunctionNode = cst.FunctionDef | cst.Lambda
@@ -28,10 +29,20 @@ class Callee:
     #: leading positional arguments of the call that the function does not receive (haiku's
     #: `net.apply(params, rng, x)` calls the transformed `f(x)`)
     skip: int = 0
+    #: keywords of the call the function does not receive: the library's own (Linen's
+    #: `model.apply(variables, x, rngs=..., mutable=...)` calls `__call__(x)`)
+    own_keywords: frozenset[str] = frozenset()
+
+    def kept_by_library(self, args: Iterable[cst.Arg]) -> list[cst.Arg]:
+        """The arguments of a call of this callee that the function does not receive: those the
+        library takes for itself (`model.init(rngs, x)`'s `rngs`, `apply(..., rngs={...})`)."""
+        args = list(args)
+        leading = [a for a in args if a.keyword is None and not a.star][:self.skip]
+        return leading + [a for a in args if a.keyword is not None and a.keyword.value in self.own_keywords]
 
     def bind(self, args: Iterable[cst.Arg], bound_positional: int = 0,
              bound_keywords: Iterable[str] = ()) -> dict[str, Passed]:
-        args = list(args)
+        args = [a for a in args if a.keyword is None or a.keyword.value not in self.own_keywords]
         if self.skip:
             leading = args[:self.skip]
             if len(leading) < self.skip or any(a.keyword is not None or a.star for a in leading):
@@ -81,8 +92,9 @@ class ClassInfo:
     instance_values: dict[str, list[cst.BaseExpression | None]] = field(default_factory=dict)
 
 
-#: decorators that leave a method callable as written
-PLAIN_METHOD_DECORATORS = frozenset({"abc.abstractmethod", "typing.override", "typing_extensions.override"})
+#: decorators that leave a method callable as written (Linen's `nn.compact` among them)
+PLAIN_METHOD_DECORATORS = frozenset({"abc.abstractmethod", "typing.override", "typing_extensions.override"}) \
+    | load_frameworks().linen_method_decorators
 
 
 @dataclass
@@ -108,6 +120,8 @@ class Application:
     sites: list[CallSite] | None = None
     #: leading arguments of the wrapper's calls the function does not receive (`Callee.skip`)
     skip: int = 0
+    #: keywords of the wrapper's calls the function does not receive (`Callee.own_keywords`)
+    own_keywords: frozenset[str] = frozenset()
 
     def bound_by(self, positional: int, keywords: Iterable[str],
                  truths: Iterable[tuple[str, bool]] = ()) -> "Application":

@@ -74,7 +74,7 @@ class PytreeAttributes:
                         or not isinstance(passed.values[0], cst.Name):
                     return None
                 instance = self._instance_of(passed.values[0], call_scope)
-                if instance is None or instance[1] != "instance":
+                if instance is None or instance[1] not in ("instance", "annotated"):
                     return None
                 if id(instance[0]) not in classes:
                     classes.add(id(instance[0]))

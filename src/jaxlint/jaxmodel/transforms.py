@@ -36,6 +36,13 @@ TREE_MAPS = FRAMEWORKS.tree_maps
 #: haiku's transforms -> how many leading arguments `apply` takes before the function's own
 #: (`params, rng`; `params, state, rng`)
 HAIKU_TRANSFORMS = FRAMEWORKS.haiku_transforms
+#: flax.linen's module classes: `module.apply(variables, *args)` / `module.init(rngs, *args)` call a
+#: method of the module (`__call__`, or `method=`) with `*args`
+LINEN_MODULE_BASES = FRAMEWORKS.linen_module_bases
+#: `apply`, `init`, ... -> how many leading arguments they take before the method's own
+LINEN_APPLY_METHODS = FRAMEWORKS.linen_apply_methods
+#: the keywords `apply`/`init` keep for themselves: the method never receives them
+LINEN_APPLY_KEYWORDS = FRAMEWORKS.linen_apply_keywords
 #: Decorators registering a class as a pytree with no leaves: its instances are static
 STATIC_PYTREE_REGISTRATIONS = FRAMEWORKS.static_pytree_registrations
 #: flax.nnx's base classes whose instances are pytrees: array and Variable attributes are leaves, the

@@ -364,7 +364,7 @@ class KeyDomain:
             return [(n, False, False, None) for n in names]
         if not tracked:
             return []
-        reached = self.facts.callee(node.func, self.scope)
+        reached = self.facts.callee(node.func, self.scope, call=node)
         if not self.facts.strict and _discarded(node, flow) and self.facts.compiled(node.func, reached, self.scope):
             # a warm-up: a compiled function's only effect is its result, and this one is thrown
             # away, so the numbers it draws are never seen (`step(key, x).block_until_ready()`)
@@ -372,7 +372,11 @@ class KeyDomain:
         if reached is not None:
             summary = self.facts.read_summary(reached.function)
             given = {id(arg.value) for arg in node.args}  # not what a `partial` bound elsewhere
-            result = []
+            # a key the library keeps for itself (`model.init(key, x)`, `net.apply(params, key, x)`)
+            # is drawn from by code the analysis does not read: as a key handed to an unknown call
+            kept = {id(arg) for arg in reached.kept_by_library(node.args)}
+            result = [(n, False, False, None) for arg, n in tracked
+                      if id(arg) in kept and self.facts.unknown_calls_consume]
             for param, passed in reached.bind(node.args).items():
                 if param not in summary.consumed or passed.how is not Passing.ARGUMENT:
                     continue

@@ -180,7 +180,8 @@ class KeyFlowFacts:
         return domain
 
     # -- shared questions ---------------------------------------------------------------------
-    def callee(self, func: cst.BaseExpression, scope: Scope, depth: int = 0) -> Callee | None:
+    def callee(self, func: cst.BaseExpression, scope: Scope, depth: int = 0,
+               call: cst.Call | None = None) -> Callee | None:
         """The module function a call of `func` runs: the shared resolver (`TracedFunctions.callee`:
         a `def`, a lambda, `functools.partial` of one, a method through its class, an instance or
         `self`), also through the wrapper of a transform that hands the call's arguments on
@@ -195,7 +196,7 @@ class KeyFlowFacts:
                     return self.callee(value.args[0].value, found[0], depth + 1)
         elif isinstance(func, cst.Call) and self._passes_through(func, scope):
             return self.callee(func.args[0].value, scope, depth + 1)
-        return self.traced.callee(func, scope)
+        return self.traced.callee(func, scope, call=call)
 
     def compiled(self, func: cst.BaseExpression, reached: Callee | None, scope: Scope) -> bool:
         """Whether calling `func` runs a function compiled by `jax.jit` (or another of its family):

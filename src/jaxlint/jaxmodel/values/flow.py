@@ -66,6 +66,8 @@ class CallFacts(Protocol):
 
     def fresh_receiver(self, call: cst.Call) -> bool: ...
 
+    def calls_instance(self, call: cst.Call) -> bool: ...
+
     def static_fields(self) -> frozenset[str]: ...
 
 
@@ -460,6 +462,8 @@ class ValueFlow:
             arguments = self.traced.argument_kinds(target, node, self)
             if receiver is not None and isinstance(func.value, cst.Name):
                 known = receiver.attributes
+            elif type(func) is cst.Name and called is not None and self.traced.calls_instance(node):
+                known = called.attributes  # `model(x)`: `__call__` of the object the name holds
             else:
                 known = () if self.traced.fresh_receiver(node) else None
             self.calls.append((target, arguments, known))
