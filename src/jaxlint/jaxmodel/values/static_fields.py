@@ -31,6 +31,35 @@ def static_field_names(model: SemanticModel) -> frozenset[str]:
     return frozenset(found)
 
 
+def declared_fields(model: SemanticModel) -> dict[int, tuple[tuple[str, ...], frozenset[str]]]:
+    """id(class) -> the fields its body declares by annotation (`x: int`, `w: jax.Array = field()`),
+    in order, and those of them declared static. `ClassVar` annotations declare no field."""
+    makers = _static_field_makers(model)
+    fields: dict[int, list[str]] = {}
+    static: dict[int, set[str]] = {}
+    for site in model.sites_of(cst.AnnAssign):
+        node = site.node
+        if site.scope.kind != "class" or type(node.target) is not cst.Name or _class_variable(node.annotation):
+            continue
+        key = id(site.scope.node)
+        fields.setdefault(key, []).append(node.target.value)
+        value = node.value
+        if type(value) is cst.Call and (any(_declares_static(a) for a in value.args)
+                                        or type(value.func) is cst.Name and value.func.value in makers):
+            static.setdefault(key, set()).add(node.target.value)
+    return {key: (tuple(names), frozenset(static.get(key, ()))) for key, names in fields.items()}
+
+
+def _class_variable(annotation: cst.Annotation) -> bool:
+    """`ClassVar`, `typing.ClassVar[int]`: a class attribute, not a dataclass field."""
+    shown = annotation.annotation
+    if type(shown) is cst.Subscript:
+        shown = shown.value
+    if type(shown) is cst.Attribute:
+        shown = shown.attr
+    return type(shown) is cst.Name and shown.value == "ClassVar"
+
+
 def _static_field_makers(model: SemanticModel) -> frozenset[str]:
     """Module-level helpers that declare a static field, so that a class's `x: int = static_field(2)`
     is static too: `static_field = lambda v=MISSING: dataclasses.field(default=v, metadata=dict(static=True))`,
