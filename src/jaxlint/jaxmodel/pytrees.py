@@ -55,13 +55,30 @@ class PytreeAttributes:
         the class is not known, or says nothing about its attributes."""
         cls = self._object_class(function, param)
         if isinstance(cls, str):
-            return None if static_leaves else library_pytree_attributes(cls)
+            return None if static_leaves else self._named_pytree_attributes(cls)
         if cls is None:
             return None
         found = self._pytree_attributes_of(cls)
         if found is None and not static_leaves:
             found = self._dataclass_attributes(cls)
         return found
+
+    def _named_pytree_attributes(self, name: str) -> tuple[tuple[str, Kind], ...] | None:
+        """The attributes of an instance of a class defined elsewhere: a library's dataclass pytree
+        (the framework table), or one of another module of the project."""
+        found = library_pytree_attributes(name)
+        if found is None and self.project is not None:
+            found = self.project.pytree_attributes(name)
+        return found
+
+    def pytree_class_attributes(self, name: str) -> tuple[tuple[str, Kind], ...] | None:
+        """For the module's class `name`, where it is a dataclass pytree: its attributes (what the
+        project answers other modules about it)."""
+        binding = self.ctx.module_scope.bindings.get(name)
+        if binding is None or len(binding.nodes) != 1:
+            return None
+        cls = self.classes.get(id(binding.nodes[0]))
+        return self._dataclass_attributes(cls) if cls is not None else None
 
     def _object_class(self, function: FunctionNode, param: str) -> ClassInfo | str | None:
         """The class of a parameter's values: its annotation (a class of the module, or the qualified
@@ -118,10 +135,11 @@ class PytreeAttributes:
             for base in self._external_bases(c):
                 if base in PYTREE_DATACLASS_BASES:
                     dataclass = True
-                elif base in PYTREE_CLASS_FIELDS:
+                    continue
+                inherited = self._named_pytree_attributes(base)  # a library's, or the project's
+                if inherited is not None:
                     dataclass = True
-                    leaves |= PYTREE_CLASS_FIELDS[base][0]
-                    static |= PYTREE_CLASS_FIELDS[base][1]
+                    leaves.update(name for name, kind in inherited if kind == Kind.TREE)
             names, declared_static = self._declared_fields.get(id(c.node), ((), frozenset()))
             leaves.update(names)
             static |= declared_static
