@@ -1,6 +1,7 @@
 """What stays static under a trace because of how a pytree is declared: parameters annotated with a
 class registered as static, the attributes of objects built under the trace, flax.nnx modules'
-data and static attributes, dataclass fields marked static."""
+data and static attributes, and the fields of dataclass pytrees (the module's, another module's of
+the project, a library's from the framework table): leaves unless marked static."""
 from __future__ import annotations
 
 import libcst as cst
@@ -8,7 +9,7 @@ import libcst as cst
 from ..syntax.arguments import Passing
 from ..semantic.model import SemanticModel
 from ..semantic.scopes import Scope
-from .values import ARRAY_MODULES, OTHER_ATTRIBUTES, STATIC_CALLS, Kind, declared_fields, static_field_names
+from .values import ARRAY_MODULES, OTHER_ATTRIBUTES, STATIC_CALLS, Kind, declared_fields
 from .calls import ClassInfo
 from .transforms import (NNX_PYTREE_BASES, NNX_VARIABLE_LEAVES, NNX_VARIABLES, PYTREE_CLASS_FIELDS, PYTREE_DATACLASS_BASES,
                          PYTREE_DATACLASS_DECORATORS, STATIC_PYTREE_REGISTRATIONS)
@@ -181,13 +182,6 @@ class PytreeAttributes:
             return set()
         resolve = self._resolver(parent)
         return {name for arg in cls.node.bases if arg.keyword is None for name in [resolve(arg.value)] if name}
-
-
-    def static_fields(self) -> frozenset[str]:
-        """Field names that classes of the module declare static (never pytree leaves)."""
-        if self._static_fields is None:
-            self._static_fields = static_field_names(SemanticModel.of(self.ctx))
-        return self._static_fields
 
 
 def library_pytree_attributes(cls: str | None) -> tuple[tuple[str, Kind], ...] | None:

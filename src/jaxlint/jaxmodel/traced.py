@@ -142,7 +142,6 @@ class TracedFunctions(TransformApplications, CallResolution, PytreeAttributes):
         self.summaries: Summaries[Value] = Summaries(self._summarise, NOTHING)
         self._wrappers: dict[int, str | None] = {}
         self._module_wrappers: dict[str, Value] = {}
-        self._static_fields: frozenset[str] | None = None
         self._static_param_names: dict[int, frozenset[str]] = {}
         #: id(call) -> the scope it is made in
         self.call_scopes: dict[int, Scope] = {}

@@ -4,7 +4,7 @@ from .flow import NOTHING, PLAIN, CallFacts, KindView, State, ValueFlow, as_valu
 from .lattice import (BOTTOM, CONCRETE_ARRAY, MAY, MUST, NO, OF_KIND, STATIC, TRACED_ARRAY, TRACED_CONTAINER,
                       OTHER_ATTRIBUTES, TRACED_MASK, TRACED_PARAM, TRACED_TREE, UNKNOWN, Certainty, Form, Kind, Provenance, Source,
                       Value, any_of, join, of_kind, value_from_json, value_to_json)
-from .static_fields import declared_fields, static_field_names
+from .static_fields import declared_fields
 from .tables import (ARRAY_ATTRIBUTES, AT_UPDATES, ARRAY_EVIDENCE_ATTRIBUTES, ARRAY_MODULES, ARRAY_ONLY_ATTRIBUTES, BITWISE, BOOL_FUNCTIONS, COLLECTIVES, CONCRETIZING_METHODS,
                      CONVERSIONS, DIRECT_TRANSFORMS, DTYPE_QUERIES, LAX_COMPARISONS, LAX_CONTROL_FLOW, MAX_ITEMS,
                      REFERENCE_CALLS, STATIC_ATTRIBUTES, STATIC_CALLS, STATIC_LEAF_TRANSFORMS, TRACER_CLASSES,
@@ -17,6 +17,6 @@ __all__ = [
     "STATIC", "STATIC_ATTRIBUTES", "STATIC_CALLS", "STATIC_LEAF_TRANSFORMS", "TRACED_ARRAY", "TRACED_CONTAINER",
     "TRACED_MASK", "TRACED_PARAM", "TRACED_TREE", "TRACER_CLASSES", "TRANSFORM_WRAPPERS", "TREE_FLATTENS",
     "TREE_FUNCTIONS", "UNKNOWN", "CallFacts", "Certainty", "Form", "Kind", "KindView", "Provenance", "Source",
-    "State", "Value", "ValueFlow", "any_of", "as_value", "declared_fields", "join", "of_kind", "static_field_names",
+    "State", "Value", "ValueFlow", "any_of", "as_value", "declared_fields", "join", "of_kind",
     "value_from_json", "value_to_json", "wrapper_of",
 ]

@@ -66,8 +66,6 @@ class CallFacts(Protocol):
 
     def fresh_receiver(self, call: cst.Call) -> bool: ...
 
-    def static_fields(self) -> frozenset[str]: ...
-
 
 class KindView:
     """id(expression) -> its Kind, read live from a flow's values (what rules have always read)."""

@@ -1,5 +1,5 @@
-"""Fields that a module's classes declare static (`struct.field(pytree_node=False)`,
-`eqx.field(static=True)`): not pytree leaves, so never traced."""
+"""The fields a module's classes declare by annotation, and those declared static
+(`struct.field(pytree_node=False)`, `eqx.field(static=True)`): not pytree leaves, so never traced."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -11,24 +11,6 @@ if TYPE_CHECKING:
 
 #: Keywords of field declarations that make a dataclass field static (not a pytree leaf).
 _STATIC_FIELD_KEYWORDS = {"pytree_node": "False", "static": "True"}
-
-
-def static_field_names(model: SemanticModel) -> frozenset[str]:
-    """Fields that classes of the module declare static (`struct.field(pytree_node=False)`,
-    `eqx.field(static=True)`): not pytree leaves, so never traced. Read from the assignments the
-    semantic model recorded in class bodies."""
-    makers = _static_field_makers(model)
-    found: set[str] = set()
-    for site in model.sites_of(cst.AnnAssign, cst.Assign):
-        value = site.node.value
-        if site.scope.kind != "class" or type(value) is not cst.Call:
-            continue
-        if not (any(_declares_static(a) for a in value.args)
-                or type(value.func) is cst.Name and value.func.value in makers):
-            continue
-        targets = [site.node.target] if type(site.node) is cst.AnnAssign else [t.target for t in site.node.targets]
-        found.update(t.value for t in targets if type(t) is cst.Name)
-    return frozenset(found)
 
 
 def declared_fields(model: SemanticModel) -> dict[int, tuple[tuple[str, ...], frozenset[str]]]:
