@@ -497,10 +497,14 @@ def test_nnx_modules_trace_variables_and_keep_other_attributes_static():
         def __call__(self, x):
             seen["w"] = isinstance(self.w[...], Tracer)
             seen["depth"] = type(self.depth) is int
+            with warnings.catch_warnings():  # newer flax prefers `w[...]`; `w.value` still reads the leaf
+                warnings.simplefilter("ignore", DeprecationWarning)
+                seen["leaves"] = {name: isinstance(getattr(self.w, name), Tracer)
+                                  for name in FRAMEWORKS.nnx_variable_leaves}
             return x * self.w[...]
 
     nnx.jit(lambda m, x: m(x))(Model(), jnp.ones(2))
-    assert seen == {"w": True, "depth": True}
+    assert seen == {"w": True, "depth": True, "leaves": {name: True for name in FRAMEWORKS.nnx_variable_leaves}}
     for name in FRAMEWORKS.nnx_pytree_bases:
         assert isinstance(resolve(name), type)
 
@@ -523,6 +527,75 @@ def test_numpyro_mcmc_traces_the_model_sample_sites():
     for name in FRAMEWORKS.numpyro_kernels:
         if not _removed(name):
             assert issubclass(resolve(name), resolve("numpyro.infer.mcmc.MCMCKernel"))
+
+
+def _traced_fields(jax, instance) -> dict[str, bool]:
+    """Under `jax.jit`, which of the instance's dataclass fields arrive as tracers (or pytrees of them)."""
+    from jax.core import Tracer
+
+    seen = {}
+
+    def traced(value) -> bool:
+        leaves = jax.tree.leaves(value)
+        return bool(leaves) and all(isinstance(leaf, Tracer) for leaf in leaves)
+
+    def body(state):
+        names = [f.name for f in dataclasses.fields(state)] if dataclasses.is_dataclass(state) else state._fields
+        seen.update({name: traced(getattr(state, name)) for name in names})
+        return 0
+
+    jax.jit(body)(instance)
+    return seen
+
+
+def test_dataclass_pytrees_trace_their_fields_but_the_static_ones():
+    jax, jnp = _jax()
+    struct = pytest.importorskip("flax.struct")
+    eqx = pytest.importorskip("equinox")
+    from typing import NamedTuple
+
+    made = []
+    for name in FRAMEWORKS.pytree_dataclass_decorators:
+        decorator = resolve(name)
+        if name == "jax.tree_util.register_dataclass":
+            decorator = lambda cls, register=decorator: register(dataclasses.dataclass(cls))  # noqa: E731
+
+        @decorator
+        class Declared:
+            weights: jax.Array
+            steps: int = dataclasses.field(default=2, metadata=dict(static=True, pytree_node=False))
+
+        made.append(Declared(jnp.ones(2)))
+    bases = {"typing.NamedTuple": NamedTuple, "flax.struct.PyTreeNode": struct.PyTreeNode, "equinox.Module": eqx.Module}
+    assert set(bases) == FRAMEWORKS.pytree_dataclass_bases
+    for name, base in bases.items():
+        assert resolve(name) is base
+        if base is NamedTuple:
+            class Declared(NamedTuple):
+                weights: jax.Array
+                count: int
+            made.append(Declared(jnp.ones(2), 3))
+            continue
+        static = struct.field(pytree_node=False, default=2) if base is struct.PyTreeNode else eqx.field(static=True, default=2)
+
+        class Declared(base):
+            weights: jax.Array
+            steps: int = static
+
+        made.append(Declared(weights=jnp.ones(2)))
+    for instance in made:
+        seen = _traced_fields(jax, instance)
+        # an annotated field is a leaf (an int one too, under jax.jit); a field declared static is not
+        assert seen.pop("weights") is True and seen.pop("count", True) is True, type(instance)
+        assert seen == ({"steps": False} if "steps" in seen else {}), type(instance)
+
+    optax = pytest.importorskip("optax")
+    for name, (leaves, static) in FRAMEWORKS.pytree_class_fields.items():
+        cls = resolve(name)
+        instance = cls.create(apply_fn=lambda p, x: x, params={"w": jnp.ones(2)}, tx=optax.adam(0.1))
+        seen = _traced_fields(jax, instance)
+        assert {f for f, traced in seen.items() if traced} == leaves, name
+        assert {f for f, traced in seen.items() if not traced} == static, name
 
 
 def _distinct(keys):
@@ -576,6 +649,7 @@ SECTION_PREMISES = {
     "nnx_module_leaves": test_nnx_modules_trace_variables_and_keep_other_attributes_static,
     "numpyro_mcmc": test_numpyro_mcmc_traces_the_model_sample_sites,
     "managed_randomness": test_managed_randomness_gives_a_fresh_key_on_every_call,
+    "pytree_class_fields": test_dataclass_pytrees_trace_their_fields_but_the_static_ones,
 }
 
 

@@ -6,7 +6,7 @@ import libcst as cst
 from jaxlint.model.settings import Settings
 from jaxlint.analysis import FileAnalysis
 from jaxlint.semantic.source_file import SourceFile
-from jaxlint.jaxmodel.values import Kind
+from jaxlint.jaxmodel.values import MAY, MUST, NO, Kind
 
 SOURCE = textwrap.dedent('''
     import jax
@@ -154,14 +154,17 @@ def test_collectives_of_python_constants_and_declared_static_fields_are_static()
 
         class State(struct.PyTreeNode):
             steps: int = struct.field(pytree_node=False)
+            weights: jax.Array
 
-        def body(x, state):
+        def body(x, state: State, loose):
             n = jax.lax.psum(1, "i")
-            return n, state.steps, state.other, x.shape
+            return n, state.steps, state.weights, state.other, loose.weights, x.shape
         mapped = jax.vmap(body, axis_name="i")
     ''')
     body = functions["body"]
     returned = body.body.body[-1].body[0].value
     flow = ctx.traced.flow(body)
-    kinds = [flow.kinds.get(id(e.value)) for e in returned.elements]
-    assert kinds == [Kind.NONE, Kind.NONE, Kind.TREE, Kind.NONE]
+    traced = [flow.values[id(e.value)].traced for e in returned.elements]
+    # the leaf of a class known to be a dataclass pytree is traced; its static field, an attribute it
+    # does not declare, and any attribute of a pytree whose class is not known may be static
+    assert traced == [NO, MAY, MUST, MAY, MAY, NO]

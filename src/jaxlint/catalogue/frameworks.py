@@ -60,7 +60,13 @@ class FrameworkTable:
     static_pytree_registrations: frozenset[str]
     nnx_pytree_bases: frozenset[str]
     nnx_variables: frozenset[str]
+    nnx_variable_leaves: frozenset[str]
     numpyro_kernels: frozenset[str]
+    #: decorators and base classes that make a class a dataclass pytree (its fields are leaves)
+    pytree_dataclass_decorators: frozenset[str]
+    pytree_dataclass_bases: frozenset[str]
+    #: a library's dataclass pytree -> (its leaf fields, its static fields)
+    pytree_class_fields: dict[str, tuple[frozenset[str], frozenset[str]]]
     managed_rng_methods: frozenset[str]
     managed_rng_functions: frozenset[str]
     #: section -> the premise that pins it, for the sections that are not transforms
@@ -110,7 +116,7 @@ def load_frameworks(path: Path = TABLE) -> FrameworkTable:
     with path.open("rb") as handle:
         data = tomllib.load(handle)
     sections = ("host_callbacks", "tree_maps", "haiku_transforms", "linen_apply", "static_pytrees", "nnx",
-                "numpyro", "managed_randomness")
+                "numpyro", "managed_randomness", "pytree_classes")
     premises = {}
     for section in sections:
         premise = data[section].get("premise")
@@ -130,7 +136,12 @@ def load_frameworks(path: Path = TABLE) -> FrameworkTable:
         static_pytree_registrations=frozenset(data["static_pytrees"]["registrations"]),
         nnx_pytree_bases=frozenset(data["nnx"]["pytree_bases"]),
         nnx_variables=frozenset(data["nnx"]["variables"]),
+        nnx_variable_leaves=frozenset(data["nnx"]["variable_leaves"]),
         numpyro_kernels=frozenset(data["numpyro"]["kernels"]),
+        pytree_dataclass_decorators=frozenset(data["pytree_classes"]["decorators"]),
+        pytree_dataclass_bases=frozenset(data["pytree_classes"]["bases"]),
+        pytree_class_fields={name: (frozenset(entry["leaves"]), frozenset(entry["static"]))
+                             for name, entry in data["pytree_classes"]["fields"].items()},
         managed_rng_methods=frozenset(randomness["methods"]),
         managed_rng_functions=frozenset(randomness["functions"]),
         premises=premises,

@@ -104,10 +104,13 @@ class TransformApplications:
         if isinstance(expr, cst.Call):
             resolve = self._resolver(scope)
             if resolve(expr.func) in PARTIAL and expr.args and expr.args[0].keyword is None:
-                bound = [a for a in expr.args[1:] if a.keyword is None]
+                bound = expr.args[1:]
+                if any(a.star == "*" for a in bound):
+                    return []  # `partial(f, *args)`: which positional parameters it binds is not known
                 # a copy: the branches of one `lax.cond` share the application
-                use = use.bound_by(len(bound), {a.keyword.value for a in expr.args if a.keyword is not None},
-                                   literal_keywords(expr.args))
+                use = use.bound_by(sum(1 for a in bound if a.keyword is None and not a.star),
+                                   {a.keyword.value for a in bound if a.keyword is not None},
+                                   literal_keywords(expr.args), mapping=any(a.star == "**" for a in bound))
                 owner = function_scope(scope)
                 if owner is not None:  # what it binds is known once the function around it is analysed
                     self._partials_given.setdefault(id(owner.node), []).append((expr, scope))
@@ -205,10 +208,11 @@ class TransformApplications:
             return
         positional = sum(1 for a in callee.prefix if a.keyword is None and not a.star)
         keywords = [a.keyword.value for a in callee.prefix if a.keyword is not None]
-        if any(a.star for a in callee.prefix):
-            return  # `partial(f, *args)`: which parameters it binds is not known
+        if any(a.star == "*" for a in callee.prefix):
+            return  # `partial(f, *args)`: which positional parameters it binds is not known
         use, function = given.use.bound_by(int(callee.receiver) + positional, keywords,
-                                           literal_keywords(callee.prefix)), callee.function
+                                           literal_keywords(callee.prefix),
+                                           mapping=any(a.star == "**" for a in callee.prefix)), callee.function
         if callee.skip or callee.own_keywords:
             use = replace(use, skip=callee.skip, own_keywords=callee.own_keywords)
         if id(function) in self.external:
@@ -249,6 +253,8 @@ class TransformApplications:
         else:
             traced = every
         traced = {p for p in traced if p != receiver and self._passed(function, p, use)}
+        if use.bound_mapping:  # `partial(f, **options)`: a parameter the calls do not pass may be an option
+            traced = {p for p in traced if self._passed_by_a_call(function, p, use)}
         if self._array_leaves_only(use.transform):
             traced = {p for p in traced if self._holds_arrays(function, p)}
         return traced
@@ -337,14 +343,15 @@ class TransformApplications:
         numbers = [n - use.skip if n >= 0 else n for n in numbers if n < 0 or n >= use.skip]
         return {positional[n] for n in numbers if -len(positional) <= n < len(positional)}
 
+    def _passed_by_a_call(self, function: FunctionNode, param: str, use: Application) -> bool:
+        """Some call of the transformed function (of the wrapper this application made, or of the
+        decorated name) gives `param` a value of its own."""
+        sites = use.sites if use.sites is not None else self.call_sites.get(id(function), ())
+        return any((passed := site.bind().get(param)) is not None and passed.explicit for site in sites)
+
     def _passed(self, function: FunctionNode, param: str, use: Application) -> bool:
         """A parameter with a default is only known to be traced when some call of the transformed
         function passes it: calls of the decorated name, or of the wrapper this application made."""
         if type(function) is cst.Lambda or not has_default(function, param):
             return True
-        sites = use.sites if use.sites is not None else self.call_sites.get(id(function), ())
-        for site in sites:
-            passed = site.bind().get(param)
-            if passed is not None and passed.explicit:
-                return True
-        return False
+        return self._passed_by_a_call(function, param, use)

@@ -110,6 +110,9 @@ class Application:
     bound_keywords: frozenset[str] = frozenset()
     #: keywords the partial binds to a Python literal, with its truthiness
     bound_truths: tuple[tuple[str, bool], ...] = ()
+    #: the partial also spreads a mapping (`partial(f, **options)`): any keyword parameter may be
+    #: bound by it, so only what the wrapper's own calls pass is known to reach the function from them
+    bound_mapping: bool = False
     #: a lax body or a lambda: JAX passes every parameter
     all_params: bool = False
     #: a library calls the function with only these positional arguments traced (counted after those
@@ -124,9 +127,11 @@ class Application:
     own_keywords: frozenset[str] = frozenset()
 
     def bound_by(self, positional: int, keywords: Iterable[str],
-                 truths: Iterable[tuple[str, bool]] = ()) -> "Application":
-        """This application to a function of which a partial (or a bound method) fixed more arguments."""
+                 truths: Iterable[tuple[str, bool]] = (), mapping: bool = False) -> "Application":
+        """This application to a function of which a partial (or a bound method) fixed more arguments;
+        `mapping`: the partial spreads a mapping whose keys are not known (`**options`)."""
         return replace(self, bound_positional=self.bound_positional + positional,
                        bound_keywords=self.bound_keywords | frozenset(keywords),
                        bound_truths=(*self.bound_truths, *truths),
+                       bound_mapping=self.bound_mapping or mapping,
                        sites=None if self.sites is None else [])

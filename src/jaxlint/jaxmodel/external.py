@@ -148,6 +148,12 @@ class ProjectView(Protocol):
     def returns_array(self, ref: FunctionRef) -> bool:
         """Whether the function returns a JAX array on every path."""
 
+    def pytree_attributes(self, dotted: str) -> "tuple[tuple[str, Kind], ...] | None":
+        """The attributes of an instance of the project class `dotted` names (also through a
+        package's re-export), as `Value.attributes`, where it is a dataclass pytree: its leaf fields
+        traced, the others not known. None for another class, or a name that is not a class of
+        another module of the project."""
+
     def seeds(self) -> list[Seed]:
         """The functions of this module that functions of other modules trace."""
 

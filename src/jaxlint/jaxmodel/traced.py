@@ -146,11 +146,11 @@ class TracedFunctions(TransformApplications, CallResolution, PytreeAttributes):
         self._shared_runs: dict[tuple, ValueFlow] = {}
         self._wrappers: dict[int, str | None] = {}
         self._module_wrappers: dict[str, Value] = {}
-        self._static_fields: frozenset[str] | None = None
         self._static_param_names: dict[int, frozenset[str]] = {}
         #: id(call) -> the scope it is made in
         self.call_scopes: dict[int, Scope] = {}
         self._pytree_attributes: dict[int, tuple[tuple[str, Kind], ...] | None] = {}
+        self._declared_fields: dict[int, tuple[tuple[str, ...], frozenset[str]]] | None = None
         #: the project the file is analysed in (None: the file alone); id(stand-in) -> the function
         #: of another module it stands for; dotted name -> its stand-in (None: not a project function)
         self.project = ctx.project
@@ -497,16 +497,16 @@ class TracedFunctions(TransformApplications, CallResolution, PytreeAttributes):
             initial[param] = kind
         for param, truth in (info.constants or {}).items():
             initial[param] = of_kind(Kind.NONE, truth=truth)
+        static_leaves = any(t.startswith(STATIC_LEAF_TRANSFORMS) or self._array_leaves_only(t)
+                            for t in info.transforms)
         for param, kind in info.param_kinds.items():
-            attributes = self._object_attributes(function, param) if kind == Kind.PARAM else None
+            attributes = self._object_attributes(function, param, static_leaves) if kind == Kind.PARAM else None
             if attributes is not None:
                 initial[param] = of_kind(kind, attributes=attributes)
         positional = positional_params(function)
         if info.receiver is not None and id(function) in self.methods and positional:
             initial[positional[0]] = of_kind(Kind.NONE, attributes=info.receiver)
         scope = self.scopes.get(id(function), self.ctx.module_scope)
-        static_leaves = any(t.startswith(STATIC_LEAF_TRANSFORMS) or self._array_leaves_only(t)
-                            for t in info.transforms)
         flow = ValueFlow(self, function, initial, info.abstract, self._resolver(scope), static_leaves)
         return self._run_once(function, flow)
 

@@ -45,11 +45,18 @@ LINEN_APPLY_METHODS = FRAMEWORKS.linen_apply_methods
 LINEN_APPLY_KEYWORDS = FRAMEWORKS.linen_apply_keywords
 #: Decorators registering a class as a pytree with no leaves: its instances are static
 STATIC_PYTREE_REGISTRATIONS = FRAMEWORKS.static_pytree_registrations
+#: Decorators and bases that make a class a dataclass pytree: its annotated fields are leaves
+PYTREE_DATACLASS_DECORATORS = FRAMEWORKS.pytree_dataclass_decorators
+PYTREE_DATACLASS_BASES = FRAMEWORKS.pytree_dataclass_bases
+#: A library's dataclass pytrees -> (their leaf fields, their static fields)
+PYTREE_CLASS_FIELDS = FRAMEWORKS.pytree_class_fields
 #: flax.nnx's base classes whose instances are pytrees: array and Variable attributes are leaves, the
 #: others static
 NNX_PYTREE_BASES = FRAMEWORKS.nnx_pytree_bases
 #: flax.nnx Variable types (and `nnx.data`): attributes holding them are data, traced under jit
 NNX_VARIABLES = FRAMEWORKS.nnx_variables
+#: the attributes of an nnx Variable that read the array it holds (`param.value`)
+NNX_VARIABLE_LEAVES = FRAMEWORKS.nnx_variable_leaves
 #: NumPyro's MCMC kernels: `MCMC.run` traces the `sample` method of a subclass (`_apply_library_traces`)
 NUMPYRO_KERNELS = FRAMEWORKS.numpyro_kernels
 

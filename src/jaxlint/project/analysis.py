@@ -33,7 +33,7 @@ from ..jaxmodel.keys.tables import ALIGNING_DRAWS
 from ..jaxmodel.name_origins import NameOrigins
 from ..jaxmodel.signatures import assigned_lambda
 from ..jaxmodel.traced import TracedFunctions
-from ..jaxmodel.values import Value
+from ..jaxmodel.values import Kind, Value
 from ..model.settings import RELEVANT_WORDS
 from ..semantic.scopes import Scope
 from ..semantic.source_file import SourceFile
@@ -414,6 +414,22 @@ class Project:
             return found
         return None
 
+    def pytree_attributes(self, asker: ModuleFile, dotted: str, depth: int = 0) -> tuple[tuple[str, Kind], ...] | None:
+        """The attributes of an instance of the class `dotted` names, where it is a dataclass pytree
+        of another module of the project (`ProjectView.pytree_attributes`)."""
+        if depth > MAX_REEXPORTS:
+            return None
+        parts = dotted.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            module = self.layout.find(asker, ".".join(parts[:cut]))
+            if module is None:
+                continue
+            if module.name == asker.name and not asker.notebook:
+                return None  # the module's own classes are its own analysis's
+            data = self.ask(asker, module, f"c:{'.'.join(parts[cut:])}:{depth}")
+            return tuple((name, Kind(kind)) for name, kind in data) if data is not None else None
+        return None
+
     def wrapper(self, asker: ModuleFile, ref: FunctionRef) -> str | None:
         return self._ask_ref(asker, ref, "w:" + ref.qualname)
 
@@ -509,6 +525,10 @@ class Project:
             return key_uses_to_json(self._key_uses(module, rest))
         if kind == "a":
             return self._returns_array(module, rest)
+        if kind == "c":
+            name, _, depth = rest.rpartition(":")
+            found = self._pytree_class_attributes(module, name, int(depth))
+            return [[attribute, int(kind)] for attribute, kind in found] if found is not None else None
         if kind == "w":
             traced, function = self._function(module, rest)
             return traced._decorator_wrapper(function) if function is not None else None
@@ -579,6 +599,20 @@ class Project:
                 return None
         return ExternalFunction(FunctionRef(module.name, ".".join(attributes)), node.params)
 
+    def _pytree_class_attributes(self, module: ModuleFile, name: str, depth: int) -> tuple[tuple[str, Kind], ...] | None:
+        """A class of the module (or one it re-exports) that is a dataclass pytree: its attributes."""
+        file = self.file(module)
+        if file is None or "." in name:
+            return None
+        binding = file.module_scope.bindings.get(name)
+        if binding is None or len(binding.nodes) != 1:
+            return None
+        if binding.is_import_only:  # a re-export: `from .state import TrainState` in `__init__`
+            target = file.names.binding_target(binding, file.module_scope)
+            return self.pytree_attributes(module, target, depth + 1) if target is not None else None
+        traced = self.traced(module.name)
+        return traced.pytree_class_attributes(name) if traced is not None else None
+
     def _returned(self, module: ModuleFile, qualname: str, signature) -> Value | None:
         traced, function = self._function(module, qualname)
         return traced.summaries.get(function, signature) if function is not None else None
@@ -644,6 +678,9 @@ class ModuleView:
 
     def returns_array(self, ref: FunctionRef) -> bool:
         return self.project.returns_array(self.module_file, ref)
+
+    def pytree_attributes(self, dotted: str) -> tuple[tuple[str, Kind], ...] | None:
+        return self.project.pytree_attributes(self.module_file, dotted)
 
     def seeds(self) -> list[Seed]:
         return self.project.seeds_of(self.module_file)

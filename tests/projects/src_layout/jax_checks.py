@@ -1,6 +1,8 @@
 """What JAX does with this project's functions: (module, function, arguments, exception or None)."""
 import jax.numpy as jnp
 
+from shapes.state import Schedule, Window
+
 
 def batch():
     return {"x": jnp.ones((2, 3)), "y": jnp.ones(2)}
@@ -18,4 +20,7 @@ CHECKS = [
     ("shapes.train", "scaled_step", lambda: (jnp.ones(3),), "TracerBoolConversionError"),
     ("shapes.train", "mean_step", lambda: (jnp.ones(3),), "ConcretizationTypeError"),
     ("shapes.train", "squashed_step", lambda: (jnp.ones(3),), None),
+    ("shapes.scheduled", "warm_step", lambda: (jnp.ones(3), Schedule(jnp.ones(()))), "TracerBoolConversionError"),
+    ("shapes.scheduled", "windowed_step", lambda: (jnp.ones(3), Window(jnp.ones(()), 2, jnp.ones(()))),
+     "TracerBoolConversionError"),
 ]

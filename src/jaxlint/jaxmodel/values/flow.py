@@ -18,7 +18,7 @@ import libcst as cst
 
 from ...dataflow import FlowInterpreter
 from ...semantic.module_state import ModuleState
-from .lattice import BOTTOM, MAY, MUST, NO, OF_KIND, STATIC, UNKNOWN, Kind, Value, join, of_kind
+from .lattice import BOTTOM, MAY, MUST, NO, OF_KIND, OTHER_ATTRIBUTES, STATIC, UNKNOWN, Kind, Value, join, of_kind
 from .tables import (AT_UPDATES, ARRAY_ATTRIBUTES, ARRAY_MODULES, BITWISE, BOOL_FUNCTIONS, COLLECTIVES, CONCRETIZING_METHODS,
                      CONVERSIONS, DIRECT_TRANSFORMS, LAX_COMPARISONS, LAX_CONTROL_FLOW, MAX_ITEMS, STATIC_ATTRIBUTES,
                      STATIC_CALLS, TRACER_CLASSES, TRANSFORM_WRAPPERS, TREE_FLATTENS, TREE_FUNCTIONS)
@@ -67,8 +67,6 @@ class CallFacts(Protocol):
     def fresh_receiver(self, call: cst.Call) -> bool: ...
 
     def calls_instance(self, call: cst.Call) -> bool: ...
-
-    def static_fields(self) -> frozenset[str]: ...
 
 
 class KindView:
@@ -254,9 +252,16 @@ class ValueFlow:
         kind = type(node)
         if kind is cst.Attribute:
             owner = flow.eval(node.value)
-            if owner.attributes is not None:  # an object that keeps every other attribute static
-                found = dict(owner.attributes).get(node.attr.value)
-                return PLAIN[found] if found is not None else STATIC
+            if owner.attributes is not None:  # an object whose class says which attributes are data
+                name = node.attr.value
+                known = dict(owner.attributes)
+                found = known.get(name, known.get(OTHER_ATTRIBUTES))
+                if found is None:
+                    return STATIC
+                # `model.scale.value`: entries `scale.value` say what the attribute's own attributes are
+                inner = tuple((key[len(name) + 1:], kind) for key, kind in owner.attributes
+                              if key.startswith(name + "."))
+                return of_kind(found, attributes=inner) if inner else PLAIN[found]
             if node.attr.value in STATIC_ATTRIBUTES:
                 return STATIC
             return PLAIN[self._attribute(node, owner.kind)]
@@ -312,18 +317,16 @@ class ValueFlow:
         return NOTHING
 
     def _attribute(self, node: cst.Attribute, value: Kind) -> Kind:
-        attribute = node.attr.value
-        if attribute in STATIC_ATTRIBUTES:
-            return Kind.NONE
-        if value in (Kind.ARRAY, Kind.BOOL, Kind.JAX_ARRAY):
-            return Kind.JAX_ARRAY if value == Kind.JAX_ARRAY else Kind.ARRAY
-        if value == Kind.PARAM or value == Kind.TREE:
-            if attribute in ARRAY_ATTRIBUTES:
+        """An attribute of a value whose class is not known. Only an array's own array-valued
+        attributes (`x.T`, `x.real`) are known to be arrays: any other attribute of a value taken
+        for an array is a method, or shows it is not an array after all. A traced pytree of unknown
+        class (a parameter, a field of one) may hold the attribute as a leaf or as static data (an
+        xarray Dataset's `dims`, a dataclass field declared static in another module): not known."""
+        if node.attr.value in ARRAY_ATTRIBUTES:
+            if value == Kind.JAX_ARRAY:
+                return Kind.JAX_ARRAY
+            if value.traced:
                 return Kind.ARRAY
-            # a field of a traced pytree (a NamedTuple or dataclass state) is traced too, unless the
-            # transform keeps non-array leaves static or the file declares such a field static
-            if not self.static_leaves and attribute not in self.traced.static_fields():
-                return Kind.TREE
         return Kind.NONE
 
     def _subscript(self, node: cst.Subscript, flow: FlowInterpreter[Value]) -> Value:
@@ -346,6 +349,10 @@ class ValueFlow:
             return PLAIN[Kind.ARRAY if index.traced else Kind.JAX_ARRAY]
         if value.kind == Kind.TREE:
             return value  # a part of a pytree of unknown structure: a pytree of unknown structure
+        if value.kind == Kind.PARAM and _string_key(node):
+            # an array cannot be indexed with a string: the parameter is a mapping (a dict pytree),
+            # and its entry a pytree of unknown structure (a leaf, a sub-dict, None), not an array
+            return PLAIN[Kind.TREE]
         if value.kind.traced or value.kind == Kind.CONTAINER:
             return PLAIN[Kind.ARRAY]
         return NOTHING
@@ -539,6 +546,12 @@ def _python_constant(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
         node = node.expression
     return isinstance(node, (cst.Integer, cst.Float))
+
+
+def _string_key(node: cst.Subscript) -> bool:
+    """`batch["observations"]`: one index, a string."""
+    return len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) and type(
+        node.slice[0].slice.value) in (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 
 
 def _empty_container(node: cst.BaseExpression, flow: ValueFlow) -> bool:

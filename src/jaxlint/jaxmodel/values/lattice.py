@@ -11,7 +11,8 @@ A `Value` is a product of small lattices (`dataflow.product`), one per field:
   items     tuple      the elements of a tuple of known length
   wrapper   str        a function made by a transform: what calling it returns
   truth     bool       the truthiness of a Python constant known to be bound here
-  attributes tuple     an object whose attributes are known: attribute -> its Kind
+  attributes tuple     an object whose attributes are known: attribute -> its Kind (`OTHER_ATTRIBUTES`:
+                       the others'; without it, the others are static)
   origin    Provenance where the fact came from, to explain a finding
   at_update bool       the new array an `x.at[...].set(...)` (or `add`, `multiply`, ...) returns
 
@@ -192,8 +193,11 @@ class Value:
     #: the truthiness of a Python constant known to be bound here (a parameter that every
     #: transform of the function binds to a literal through `functools.partial`)
     truth: bool | None = component(None, equal_or(None))
-    #: an object whose class is known to keep every attribute static but these (a flax.nnx module
-    #: under a trace): attribute -> its kind
+    #: an object whose class says which of its attributes are data: attribute -> its kind. The
+    #: attributes not listed are static (a flax.nnx module under a trace keeps every other attribute
+    #: static), or, where an entry `OTHER_ATTRIBUTES` is listed, of its kind (a dataclass pytree's
+    #: properties and methods are not known). An entry `a.b` gives the kind of the attribute `b` of
+    #: the attribute `a` (`model.scale.value`, an nnx Variable's array)
     attributes: "tuple[tuple[str, Kind], ...] | None" = component(
         None, equal_or(None), _encode_attributes, _decode_attributes)
     #: where the value's facts came from
@@ -228,6 +232,10 @@ class Value:
         """This value with the structural facts given (the certainties kept)."""
         return replace(self, items=items, wrapper=wrapper, truth=truth, attributes=attributes)
 
+
+#: The entry of `Value.attributes` that gives the kind of every attribute it does not list (not a
+#: Python identifier, so never an attribute's own name).
+OTHER_ATTRIBUTES = "*"
 
 #: nothing known: maybe traced, maybe an array, maybe static
 UNKNOWN = Value()

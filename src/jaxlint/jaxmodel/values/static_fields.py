@@ -1,5 +1,5 @@
-"""Fields that a module's classes declare static (`struct.field(pytree_node=False)`,
-`eqx.field(static=True)`): not pytree leaves, so never traced."""
+"""The fields a module's classes declare by annotation, and those declared static
+(`struct.field(pytree_node=False)`, `eqx.field(static=True)`): not pytree leaves, so never traced."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -13,22 +13,33 @@ if TYPE_CHECKING:
 _STATIC_FIELD_KEYWORDS = {"pytree_node": "False", "static": "True"}
 
 
-def static_field_names(model: SemanticModel) -> frozenset[str]:
-    """Fields that classes of the module declare static (`struct.field(pytree_node=False)`,
-    `eqx.field(static=True)`): not pytree leaves, so never traced. Read from the assignments the
-    semantic model recorded in class bodies."""
+def declared_fields(model: SemanticModel) -> dict[int, tuple[tuple[str, ...], frozenset[str]]]:
+    """id(class) -> the fields its body declares by annotation (`x: int`, `w: jax.Array = field()`),
+    in order, and those of them declared static. `ClassVar` annotations declare no field."""
     makers = _static_field_makers(model)
-    found: set[str] = set()
-    for site in model.sites_of(cst.AnnAssign, cst.Assign):
-        value = site.node.value
-        if site.scope.kind != "class" or type(value) is not cst.Call:
+    fields: dict[int, list[str]] = {}
+    static: dict[int, set[str]] = {}
+    for site in model.sites_of(cst.AnnAssign):
+        node = site.node
+        if site.scope.kind != "class" or type(node.target) is not cst.Name or _class_variable(node.annotation):
             continue
-        if not (any(_declares_static(a) for a in value.args)
-                or type(value.func) is cst.Name and value.func.value in makers):
-            continue
-        targets = [site.node.target] if type(site.node) is cst.AnnAssign else [t.target for t in site.node.targets]
-        found.update(t.value for t in targets if type(t) is cst.Name)
-    return frozenset(found)
+        key = id(site.scope.node)
+        fields.setdefault(key, []).append(node.target.value)
+        value = node.value
+        if type(value) is cst.Call and (any(_declares_static(a) for a in value.args)
+                                        or type(value.func) is cst.Name and value.func.value in makers):
+            static.setdefault(key, set()).add(node.target.value)
+    return {key: (tuple(names), frozenset(static.get(key, ()))) for key, names in fields.items()}
+
+
+def _class_variable(annotation: cst.Annotation) -> bool:
+    """`ClassVar`, `typing.ClassVar[int]`: a class attribute, not a dataclass field."""
+    shown = annotation.annotation
+    if type(shown) is cst.Subscript:
+        shown = shown.value
+    if type(shown) is cst.Attribute:
+        shown = shown.attr
+    return type(shown) is cst.Name and shown.value == "ClassVar"
 
 
 def _static_field_makers(model: SemanticModel) -> frozenset[str]:
