@@ -13,10 +13,13 @@ stands):
   may keep or show it (anything but `jax.random`, `jax.numpy`, NumPy and a few builtins, or a
   function of the module whose own answer is known), an attribute or item store, a nested function,
   a loop or branch test, a `yield`.
-* `dead(consumption, scope)`: the consumption's statement binds its outputs (all of a direct draw's,
-  those at the returned positions of a function's) to names no read is reached by (the reaching
-  bindings of `dataflow.reaching`), or throws them away. At a module's top level nothing is dead:
-  other modules may import its names.
+* `dead(consumption, scope, until)`: the consumption's statement binds its outputs (all of a direct
+  draw's, those at the returned positions of a function's) to names no read is reached by (the
+  reaching bindings of `dataflow.reaching`), or throws them away. With `until`, a later use of the
+  key in the same function whose statement rebinds those names: no read may run between the two
+  (none written before the later use's end or in a loop around it); a read written after it sees
+  the new value on every path through it. At a module's top level and in a class body nothing is
+  dead: other modules and methods read those names.
 """
 from __future__ import annotations
 
@@ -185,7 +188,8 @@ class ConsumptionOutputs:
         if type(func) is cst.Attribute and func.attr.value in KEY_ATTRIBUTES and not _reads_args(node, tainted):
             return True  # `keys.reshape(...)`, `x.astype(...)`: a method of the array itself
         qualified = self.ctx.names.qualified_name(func, scope)
-        if qualified is not None and (qualified.startswith(PURE_PREFIXES) or qualified in PURE_BUILTINS):
+        if qualified is not None and (qualified.startswith(PURE_PREFIXES) and not _keeps(qualified)
+                                      or qualified in PURE_BUILTINS):
             return True
         if _reads(func, tainted):
             return False
@@ -318,6 +322,13 @@ class ConsumptionOutputs:
 
 
 # -- helpers ------------------------------------------------------------------------------------
+
+
+def _keeps(qualified: str) -> bool:
+    """`np.save(path, x)`, `np.random.seed(...)`: functions of those modules that write a value to a
+    file or into a generator's global state, where later code sees it."""
+    last = qualified.rpartition(".")[2]
+    return last.startswith("save") or last in ("tofile", "memmap") or qualified.startswith("numpy.random.")
 
 
 def _carrying_names(target: cst.BaseExpression, positions: Positions,
