@@ -37,7 +37,9 @@ def lines_of(path, function_name):
 
 
 DELIBERATE_JAX101 = ["online_and_target", "init_from_dummy_input", "compare_on_common_noise", "time_sampler",
-                     "fit_each_candidate", "train_with_periodic_samples", "time_kept_warm_up", "shape_probe"]
+                     "fit_each_candidate", "train_with_periodic_samples", "time_kept_warm_up", "shape_probe",
+                     "evaluation_keys_replaced", "placeholder_replaced", "latent_or_inversion",
+                     "drawn_into_nothing"]
 DELIBERATE_JAX103 = ["run_experiment", "compare_solvers", "evaluate_candidates", "train_and_sample", "evaluate_every"]
 
 
@@ -100,7 +102,7 @@ def test_a_loop_with_branches_after_the_reuse_is_checked_to_the_end():
         "        k = jax.random.PRNGKey(0)\n"
         "        if step > 2:\n"
         "            if every:\n"
-        "                print(step)\n"
+        "                print(step, y)\n"
         "        elif x:\n"
         "            pass\n"
     )

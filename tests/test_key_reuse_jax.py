@@ -178,3 +178,15 @@ def test_messages_say_where_the_key_was_consumed(fixture):
     assert "by `agent.act` → `jax.random.uniform`" in by_function["rollout_step"][0]
     assert by_function["perturb_params"][0].startswith("key `key` is consumed once per leaf: `jax.tree.map`")
     assert "in the body of `lax.scan` and returned unchanged in its carry" in by_function["noisy_sgd"][0]
+
+
+def test_numbers_nobody_reads_change_nothing(fixture):
+    """Why a use whose results nobody reads makes no reuse: the function returns exactly what it
+    returns without that use (JAX's checker, which follows keys and not values, raises all the same)."""
+    key, x, image = jax.random.key(0), jax.numpy.ones(2), jax.numpy.full(2, 3.0)
+    with jax.debug_key_reuse(False):
+        replaced = fixture.evaluation_keys_replaced(key, x)
+        inverted = fixture.latent_or_inversion(key, (2,), image)
+    _, *keys = jax.random.split(key, 3)
+    assert replaced == jax.numpy.sum(x + jax.random.normal(keys[0], x.shape))
+    assert (inverted == 2.0 * fixture._invert(key, image)).all()

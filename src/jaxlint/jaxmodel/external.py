@@ -104,6 +104,9 @@ class KeyUse:
     #: what consumes it there (`jax.random.normal`), and where (`utils.py:12`)
     consumer: str
     where: str
+    #: where the function's return value carries what it makes from the key (positions in a returned
+    #: tuple, `()` for the whole value; none when nothing leaves it); None when not known
+    returned: "frozenset[tuple[int, ...]] | None" = None
 
 
 @dataclass(frozen=True)

@@ -631,7 +631,7 @@ class Project:
                 continue  # the same shuffle given to several arrays is often meant: not followed
             consumer = innermost.draw or facts.ctx.module.code_for_node(innermost.node.func)
             where = innermost.where or f"{shown_path(traced.ctx.path)}:{facts.line(innermost.node)}"
-            uses[param] = KeyUse(consumption.certain, consumer, where)
+            uses[param] = KeyUse(consumption.certain, consumer, where, facts.returned_positions(function, param))
         return uses
 
     def _returns_array(self, module: ModuleFile, qualname: str) -> bool:

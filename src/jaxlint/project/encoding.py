@@ -50,11 +50,19 @@ def seeds_key(seeds: list[Seed]) -> str:
 
 
 def key_uses_to_json(uses: dict[str, KeyUse]) -> dict:
-    return {param: [use.certain, use.consumer, use.where] for param, use in uses.items()}
+    return {param: [use.certain, use.consumer, use.where,
+                    None if use.returned is None else sorted(list(p) for p in use.returned)]
+            for param, use in uses.items()}
 
 
 def key_uses_from_json(data: dict) -> dict[str, KeyUse]:
-    return {param: KeyUse(*use) for param, use in data.items()}
+    uses = {}
+    for param, use in data.items():
+        certain, consumer, where, *rest = use
+        returned = rest[0] if rest else None  # an answer stored before positions were recorded
+        uses[param] = KeyUse(certain, consumer, where,
+                             None if returned is None else frozenset(tuple(p) for p in returned))
+    return uses
 
 
 def parameters_code(params: cst.Parameters) -> str:

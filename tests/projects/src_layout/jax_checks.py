@@ -17,6 +17,7 @@ CHECKS = [
     ("shapes.train", "fill_list", lambda: (), None),
     ("shapes.train", "two_noisy_copies", lambda: (jnp.ones(3),), "KeyReuseError"),
     ("shapes.train", "two_independent_copies", lambda: (jnp.ones(3),), None),
+    ("shapes.train", "evaluation_keys_used", lambda: (jnp.ones(3),), "KeyReuseError"),
     ("shapes.train", "scaled_step", lambda: (jnp.ones(3),), "TracerBoolConversionError"),
     ("shapes.train", "mean_step", lambda: (jnp.ones(3),), "ConcretizationTypeError"),
     ("shapes.train", "squashed_step", lambda: (jnp.ones(3),), None),

@@ -41,5 +41,5 @@ summaries settle, a function is interpreted again only when a summary it read ha
 The package: `tables` (what calls and names mean for keys), `state` (what the domain tracks),
 `domain` (the key domain on the interpreter), `facts` (`KeyFlowFacts.of(ctx)`: the analysis of one
 file, computed once; rules read `.reuses` and `.summary(function)`), `policy` (deliberate use and
-test code) and `vmap` (keys broadcast by `vmap`).
+test code), `outputs` (whether what a consumption made is read) and `vmap` (keys broadcast by `vmap`).
 """

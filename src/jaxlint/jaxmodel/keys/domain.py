@@ -246,8 +246,8 @@ class KeyDomain:
         for arg in node.args:
             flow.eval(arg.value)
         if not flow.unreachable:
-            for name, certain, direct, via in self._consumed_arguments(node, callee, flow):
-                self.consume(name, node, certain, direct, flow, via, callee if direct else None)
+            for name, certain, direct, via, reached in self._consumed_arguments(node, callee, flow):
+                self.consume(name, node, certain, direct, flow, via, callee if direct else None, reached)
             if callee in TREE_MAPS:
                 self.map_over_leaves(node, flow)
             elif callee in CARRY_LOOPS and not self.summary:
@@ -341,9 +341,11 @@ class KeyDomain:
                 self.carry_reused.append((position, name, held.consumed))
 
     def _consumed_arguments(self, node: cst.Call, callee: str | None,
-                            flow: FlowInterpreter) -> list[tuple[str, bool, bool, Consumption | None]]:
+                            flow: FlowInterpreter) -> list[tuple[str, bool, bool, Consumption | None,
+                                                                 tuple[FunctionNode, str] | None]]:
         """The names holding keys that this call consumes, each with whether the consumer is known,
-        whether it is a `jax.random` call itself, and where a module function it reaches consumes it."""
+        whether it is a `jax.random` call itself, where a module function it reaches consumes it, and
+        that function with the parameter given the key."""
         state = flow.env
         if not state:
             return []
@@ -353,7 +355,7 @@ class KeyDomain:
             if callee in NON_CONSUMING_RANDOM:
                 return []
             key_args = [(a, n) for a, n in tracked if a.keyword is None or a.keyword.value == "key"]
-            return [(n, True, True, None) for a, n in key_args[:1]
+            return [(n, True, True, None, None) for a, n in key_args[:1]
                     if a is node.args[0] or (a.keyword and a.keyword.value == "key")]
         if callee in LAX_LOOPS:
             names = [n for _, n in tracked]
@@ -361,7 +363,7 @@ class KeyDomain:
                 if isinstance(arg.value, (cst.Tuple, cst.List)):
                     names += [e.value.value for e in arg.value.elements
                               if isinstance(e.value, cst.Name) and type(state.get(e.value.value)) is KeyState]
-            return [(n, False, False, None) for n in names]
+            return [(n, False, False, None, None) for n in names]
         if not tracked:
             return []
         reached = self.facts.callee(node.func, self.scope, call=node)
@@ -375,7 +377,7 @@ class KeyDomain:
             # a key the library keeps for itself (`model.init(key, x)`, `net.apply(params, key, x)`)
             # is drawn from by code the analysis does not read: as a key handed to an unknown call
             kept = {id(arg) for arg in reached.kept_by_library(node.args)}
-            result = [(n, False, False, None) for arg, n in tracked
+            result = [(n, False, False, None, None) for arg, n in tracked
                       if id(arg) in kept and self.facts.unknown_calls_consume]
             for param, passed in reached.bind(node.args).items():
                 if param not in summary.consumed or passed.how is not Passing.ARGUMENT:
@@ -383,7 +385,7 @@ class KeyDomain:
                 value = passed.values[0]
                 if id(value) in given and isinstance(value, cst.Name) and type(state.get(value.value)) is KeyState:
                     inner = summary.consumed[param]
-                    result.append((value.value, inner.certain, False, inner))
+                    result.append((value.value, inner.certain, False, inner, (reached.function, param)))
             return result
         if callee is not None and (callee.startswith(NON_CONSUMING_PREFIXES) or callee in NON_CONSUMING_RANDOM
                                    or callee in STORING_CALLS):
@@ -398,7 +400,7 @@ class KeyDomain:
             return []
         if not self.facts.unknown_calls_consume:
             return []
-        return [(n, False, False, None) for _, n in tracked]
+        return [(n, False, False, None, None) for _, n in tracked]
 
     def _repeating_loop(self, name: str, flow: FlowInterpreter) -> cst.CSTNode | None:
         """The innermost loop whose previous iteration (or leaf) consumed `name`: a tree map that
@@ -452,7 +454,7 @@ class KeyDomain:
                     and parent.attr.value in STATIC_ATTRIBUTES):
                 return False
             reads += 1
-        return reads > 0  # a draw nobody reads at all is left to other rules: it may be a leftover
+        return reads > 0  # a draw nobody reads at all has dead outputs (`facts.dead`), decided there
 
     def _dummy_input(self, first: Consumption, again: Consumption) -> bool:
         """`x = jax.random.normal(key, shape)` then `model.init(key, x)`: the draw only serves as the
@@ -473,11 +475,13 @@ class KeyDomain:
         return False
 
     def consume(self, name: str, node: cst.Call, certain: bool, direct: bool, flow: FlowInterpreter,
-                via: Consumption | None = None, draw: str | None = None) -> None:
+                via: Consumption | None = None, draw: str | None = None,
+                reached: tuple[FunctionNode, str] | None = None) -> None:
         state = flow.env
         held = state.get(name)
         line = self.facts.order(node)
-        consumption = Consumption(node, line, certain, direct, via, draw, self.scope.node)
+        consumption = Consumption(node, line, certain, direct, via, draw, self.scope.node,
+                                  statement=flow.current_statement, reached=reached)
         if held.consumed is not None:
             if self.test_code and not (direct and held.consumed.direct):
                 # tests hand one key to the code under test and to a reference, or twice to check
@@ -505,6 +509,12 @@ class KeyDomain:
                 if kind == "loop" and not self.facts.strict and (
                         self._over_written_out_cases(loop) or periodic(loop, node)):
                     return
+                if self.facts.dead(first, consumption):
+                    # nothing reads what the first use made: this use is the first whose numbers count
+                    state[name] = KeyState(consumption, held.known, held.param)
+                    return
+                if self.facts.dead(consumption):
+                    return  # nothing reads what this use makes: it repeats no number anyone sees
                 self.found.append(Reuse(node, name, first, loop, kind))
             elif certain and not held.consumed.certain and not self.summary:
                 # after a call that may or may not draw from the key (unknown: not reported), a sure

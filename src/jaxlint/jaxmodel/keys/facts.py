@@ -17,6 +17,7 @@ from ...syntax.walk import last_name, target_names
 from ..calls import Callee
 from ..traced import TracedFunctions
 from .domain import KeyDomain, dotted_expression, parameter_count
+from .outputs import ConsumptionOutputs
 from .policy import drawn_by, index_draw_arguments, index_draws, is_test_file
 from .state import Consumption, KeyState, Reuse, Summary, carry_marker, same_summary
 from .tables import (ALIGNING_DRAWS, KEY_ANNOTATIONS, KEY_ATTRIBUTES, KEY_SOURCE_NAMES, MAX_SUMMARY_RUNS,
@@ -55,6 +56,7 @@ class KeyFlowFacts:
         #: id(function) -> its last run while summaries settled, where that was a full run
         self._settling_runs: dict[int, KeyDomain] = {}
         self._shared_entries: dict[int, dict | None] = {}
+        self._outputs: ConsumptionOutputs | None = None
         self._compute()
 
     @property
@@ -143,7 +145,7 @@ class KeyFlowFacts:
             for param, use in self.traced.project.key_uses(external.ref).items():
                 spelled = cst.Call(func=dotted_expression(use.consumer))
                 consumed[param] = Consumption(spelled, -1, use.certain, direct=True, draw=use.consumer,
-                                              where=use.where)
+                                              where=use.where, returned=use.returned)
             found = self._external_summaries[id(function)] = Summary(consumed)
         return found
 
@@ -178,6 +180,27 @@ class KeyFlowFacts:
             if entry is not None:
                 FlowInterpreter(domain).run(function, entry)
         return domain
+
+    @property
+    def outputs(self) -> ConsumptionOutputs:
+        """Whether what a consumption made is read (asked only of a reuse about to be reported)."""
+        if self._outputs is None:
+            self._outputs = ConsumptionOutputs(self)
+        return self._outputs
+
+    def dead(self, consumption: Consumption, until: Consumption | None = None) -> bool:
+        """Whether nothing reads what the consumption made (before `until`, a later use of the key),
+        so that it repeats no number anyone sees (`outputs.ConsumptionOutputs.dead`); not asked
+        under `strict-key-reuse`."""
+        if self.strict or consumption.within is None:
+            return False
+        within = consumption.within
+        scope = self.ctx.module_scope if within is self.ctx.module else self.traced.scopes.get(id(within))
+        return self.outputs.dead(consumption, scope, until)
+
+    def returned_positions(self, function: FunctionNode, param: str) -> "frozenset[tuple[int, ...]] | None":
+        """Where the function's return value carries what it makes from the key given to `param`."""
+        return self.outputs.returned_positions(function, param)
 
     # -- shared questions ---------------------------------------------------------------------
     def callee(self, func: cst.BaseExpression, scope: Scope, depth: int = 0,

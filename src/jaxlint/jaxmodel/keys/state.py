@@ -36,6 +36,14 @@ class Consumption:
     #: a draw in another module of the project: where (`utils.py:12`); `node` then only spells the
     #: consuming call, it is not in this file's tree
     where: str | None = None
+    #: the small statement the consuming call is in (where its outputs are bound or thrown away)
+    statement: cst.CSTNode | None = None
+    #: the function of the module (or its stand-in for another module's) given the key, and the
+    #: parameter that receives it
+    reached: "tuple[FunctionNode, str] | None" = None
+    #: of another module's function: where its return value carries what it makes from the key
+    #: (`outputs.returned_positions`); None when not known
+    returned: "frozenset[tuple[int, ...]] | None" = None
 
 
 @dataclass(frozen=True)
@@ -139,3 +147,5 @@ class KeyFacts(Protocol):
                     pairs: bool) -> list[tuple[int | None, str, Consumption]]: ...
 
     def in_other_cells(self, one: cst.CSTNode, other: cst.CSTNode) -> bool: ...
+
+    def dead(self, consumption: Consumption, until: Consumption | None = None) -> bool: ...

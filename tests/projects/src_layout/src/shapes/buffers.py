@@ -12,3 +12,9 @@ def make_list(size):
 
 def noisy(key, x):
     return x + 0.1 * jax.random.normal(key, x.shape)
+
+
+def setup_evaluation(key, n):
+    evaluate = jnp.sum
+    keys = jax.random.split(key, n)
+    return evaluate, (n, keys)

@@ -1,7 +1,7 @@
 import jax
 
 from . import clipped_loss, is_finite_batch, smooth_loss
-from .buffers import make_buffer, make_list, noisy
+from .buffers import make_buffer, make_list, noisy, setup_evaluation
 from .checks import has_rows
 from .model import Scale
 
@@ -53,6 +53,22 @@ def two_independent_copies(x):
     key = jax.random.key(0)
     key_a, key_b = jax.random.split(key)
     return noisy(key_a, x), noisy(key_b, x)
+
+
+def evaluation_keys_replaced(x):
+    # the keys `setup_evaluation` splits off are replaced before any use: no number repeats
+    key = jax.random.key(0)
+    evaluate, (n, keys) = setup_evaluation(key, 2)
+    key, *keys = jax.random.split(key, n + 1)
+    return evaluate(x + jax.random.normal(keys[0], x.shape))
+
+
+def evaluation_keys_used(x):
+    key = jax.random.key(0)
+    evaluate, (n, keys) = setup_evaluation(key, 2)
+    first = evaluate(jax.random.normal(keys[0], x.shape))
+    key, subkey = jax.random.split(key)  # expect: JAX101
+    return first + evaluate(x + jax.random.normal(subkey, x.shape))
 
 
 scaler = Scale(2.0)
