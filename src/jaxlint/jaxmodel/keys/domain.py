@@ -15,7 +15,8 @@ from ...syntax.arguments import Passing
 from ...syntax.walk import last_name
 from ..signatures import CONTAINER_ANNOTATIONS
 from ..transforms import TREE_MAPS
-from .policy import discarded_call, in_test_function, over_mapping_values, periodic, same_run_again
+from .policy import (alternatives_on_the_same_inputs, discarded_call, in_test_function, over_mapping_values, periodic,
+    same_run_again)
 from .state import (CarryElement, Consumption, KEY, KEYS, KeyFacts, KeyState, MAYBE, NOT_KEY, READ, Reuse, State,
     carry_marker)
 from .tables import (AHEAD_OF_TIME, ARRAY_ANNOTATION, CARRY_LOOPS, INIT_NAME, INSPECTING_NAME, KEY_ANNOTATIONS,
@@ -503,7 +504,8 @@ class KeyDomain:
                     state[name] = KeyState(consumption, held.known, held.param)
                     return
                 if kind == "again" and not self.facts.strict and (
-                        same_run_again(first, consumption) or self._dummy_input(first, consumption)
+                        same_run_again(first, consumption) or alternatives_on_the_same_inputs(first, consumption)
+                        or self._dummy_input(first, consumption)
                         or self._timed_again(first, consumption) or self._shape_only(first)):
                     return
                 if kind == "loop" and not self.facts.strict and (

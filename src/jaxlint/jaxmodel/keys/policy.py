@@ -71,6 +71,27 @@ def same_run_again(first: Consumption, again: Consumption) -> bool:
     return unknown or bool(INIT_NAME.match(last_name(again.node.func) or ""))
 
 
+def alternatives_on_the_same_inputs(first: Consumption, again: Consumption) -> bool:
+    """`run_svgd(key, init_batch)`, then `run_langevin(key, init_batch)`: two procedures handed the
+    same key and the same other inputs, as written: methods compared on common random numbers, so
+    that their results differ only by the method. Draws made here (`jax.random.normal(key, shape)`
+    twice) are never such a comparison."""
+    if first.direct or again.direct or first.where is not None or again.where is not None:
+        return False
+    one, other = first.node, again.node
+    if len(one.args) < 2 or len(one.args) != len(other.args):
+        return False
+    code = cst.Module([]).code_for_node
+    if code(one.func) == code(other.func):
+        return False  # the same function again: `same_run_again` decides
+    return all(_keyword(a) == _keyword(b) and a.star == b.star and code(a.value) == code(b.value)
+               for a, b in zip(one.args, other.args))
+
+
+def _keyword(arg: cst.Arg) -> str | None:
+    return arg.keyword.value if arg.keyword is not None else None
+
+
 def over_mapping_values(loop: cst.CSTNode | None) -> bool:
     """`for name, x in batch.items()` / `for x in batch.values()`: a loop over the arrays of one
     structure, as a tree map goes over its leaves (never a loop over epochs or steps)."""
