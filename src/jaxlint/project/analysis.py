@@ -396,22 +396,32 @@ class Project:
         instance (`self` passed implicitly)."""
         if depth > MAX_REEXPORTS:
             return None
+        owner = self._defining_module(asker, dotted)
+        if owner is None:
+            return None
+        module, name = owner
+        question = f"{'m' if bound else 'f'}:{name}:{depth}"
+        data = self.ask(asker, module, question)
+        if not data:
+            return None
+        found = self._functions.get((module.path, question))
+        if found is None:  # an answer from the index: its parameters are parsed back once
+            found = ExternalFunction(FunctionRef(data[0], data[1]), _parameters(data[2]), bound)
+            self._functions[(module.path, question)] = found
+        return found
+
+    def _defining_module(self, asker: ModuleFile, dotted: str) -> tuple[ModuleFile, str] | None:
+        """The project module a dotted name is found in (the longest prefix that names one) and the
+        name within it; None when that is the asker itself (its own analysis answers for its own
+        names) or no module of the project."""
         parts = dotted.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             module = self.layout.find(asker, ".".join(parts[:cut]))
             if module is None:
                 continue
             if module.name == asker.name and not asker.notebook:
-                return None  # the module's own functions are its own analysis's
-            question = f"{'m' if bound else 'f'}:{'.'.join(parts[cut:])}:{depth}"
-            data = self.ask(asker, module, question)
-            if not data:
                 return None
-            found = self._functions.get((module.path, question))
-            if found is None:  # an answer from the index: its parameters are parsed back once
-                found = ExternalFunction(FunctionRef(data[0], data[1]), _parameters(data[2]), bound)
-                self._functions[(module.path, question)] = found
-            return found
+            return module, ".".join(parts[cut:])
         return None
 
     def pytree_attributes(self, asker: ModuleFile, dotted: str, depth: int = 0) -> tuple[tuple[str, Kind], ...] | None:
@@ -419,16 +429,12 @@ class Project:
         of another module of the project (`ProjectView.pytree_attributes`)."""
         if depth > MAX_REEXPORTS:
             return None
-        parts = dotted.split(".")
-        for cut in range(len(parts) - 1, 0, -1):
-            module = self.layout.find(asker, ".".join(parts[:cut]))
-            if module is None:
-                continue
-            if module.name == asker.name and not asker.notebook:
-                return None  # the module's own classes are its own analysis's
-            data = self.ask(asker, module, f"c:{'.'.join(parts[cut:])}:{depth}")
-            return tuple((name, Kind(kind)) for name, kind in data) if data is not None else None
-        return None
+        owner = self._defining_module(asker, dotted)
+        if owner is None:
+            return None
+        module, name = owner
+        data = self.ask(asker, module, f"c:{name}:{depth}")
+        return tuple((field, Kind(kind)) for field, kind in data) if data is not None else None
 
     def wrapper(self, asker: ModuleFile, ref: FunctionRef) -> str | None:
         return self._ask_ref(asker, ref, "w:" + ref.qualname)
