@@ -13,6 +13,7 @@ from conftest import FIXTURES, checked_by_default
 
 KEY_REUSE = FIXTURES / "JAX101_key_reuse.py"
 KEY_IN_LOOP = FIXTURES / "JAX103_key_in_loop.py"
+COMPARED_METHODS = FIXTURES / "JAX101_compared_methods.py"
 
 
 def findings(path, code, **settings):
@@ -44,7 +45,8 @@ DELIBERATE_JAX103 = ["run_experiment", "compare_solvers", "evaluate_candidates",
 
 
 def test_deliberate_reuse_is_reported_only_with_strict_key_reuse():
-    for path, code, names in ((KEY_REUSE, "JAX101", DELIBERATE_JAX101), (KEY_IN_LOOP, "JAX103", DELIBERATE_JAX103)):
+    for path, code, names in ((KEY_REUSE, "JAX101", DELIBERATE_JAX101), (KEY_IN_LOOP, "JAX103", DELIBERATE_JAX103),
+                              (COMPARED_METHODS, "JAX101", ["compare_methods"])):
         default = {f.start.line for f in findings(path, code)}
         strict = {f.start.line for f in findings(path, code, strict_key_reuse=True)}
         assert default <= strict, f"{path.name}: strict mode dropped findings"
