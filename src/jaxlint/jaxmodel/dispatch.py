@@ -29,7 +29,7 @@ from .name_origins import ARRAY_METHODS, AT_METHODS, NameOrigins
 from ..semantic.scopes import Scope
 from .traced import TracedFunctions
 from .values import ARRAY_MODULES, CONCRETIZING_METHODS, CONVERSIONS, STATIC_CALLS
-from ..syntax.walk import last_name, walk
+from ..syntax.walk import last_name, walk, written_number
 
 if TYPE_CHECKING:
     from ..semantic.source_file import SourceFile
@@ -383,7 +383,7 @@ class Dispatch:
             for origin in origins:
                 if origin.kind in ("annotation", "augmented"):
                     continue
-                if accumulates and _number(origin.value):
+                if accumulates and written_number(origin.value):
                     continue
                 decided = True
                 if origin.kind in ("value", "element", "iteration"):
@@ -418,13 +418,6 @@ def _wraps_itself(origin, name: str) -> bool:
 
 def _is_def(origin) -> bool:
     return origin.kind == "other" and isinstance(origin.node, cst.FunctionDef)
-
-
-def _number(expr: cst.BaseExpression | None) -> bool:
-    """`0`, `0.0`, `-1.0`: a Python number written out."""
-    if type(expr) is cst.UnaryOperation:
-        expr = expr.expression
-    return type(expr) in (cst.Integer, cst.Float)
 
 
 def _is_at(expr: cst.BaseExpression) -> bool:

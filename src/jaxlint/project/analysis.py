@@ -394,9 +394,7 @@ class Project:
     def function_at(self, asker: ModuleFile, dotted: str, depth: int = 0, bound: bool = False) -> ExternalFunction | None:
         """The function `dotted` reaches; `bound`: a method of the class it names, called on an
         instance (`self` passed implicitly)."""
-        if depth > MAX_REEXPORTS:
-            return None
-        owner = self._defining_module(asker, dotted)
+        owner = self._defining_module(asker, dotted, depth)
         if owner is None:
             return None
         module, name = owner
@@ -410,10 +408,12 @@ class Project:
             self._functions[(module.path, question)] = found
         return found
 
-    def _defining_module(self, asker: ModuleFile, dotted: str) -> tuple[ModuleFile, str] | None:
+    def _defining_module(self, asker: ModuleFile, dotted: str, depth: int) -> tuple[ModuleFile, str] | None:
         """The project module a dotted name is found in (the longest prefix that names one) and the
         name within it; None when that is the asker itself (its own analysis answers for its own
-        names) or no module of the project."""
+        names), no module of the project, or reached through more re-exports than are followed."""
+        if depth > MAX_REEXPORTS:
+            return None
         parts = dotted.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             module = self.layout.find(asker, ".".join(parts[:cut]))
@@ -427,9 +427,7 @@ class Project:
     def pytree_attributes(self, asker: ModuleFile, dotted: str, depth: int = 0) -> tuple[tuple[str, Kind], ...] | None:
         """The attributes of an instance of the class `dotted` names, where it is a dataclass pytree
         of another module of the project (`ProjectView.pytree_attributes`)."""
-        if depth > MAX_REEXPORTS:
-            return None
-        owner = self._defining_module(asker, dotted)
+        owner = self._defining_module(asker, dotted, depth)
         if owner is None:
             return None
         module, name = owner

@@ -162,6 +162,13 @@ def last_name(expr: cst.CSTNode) -> str | None:
     return None
 
 
+def written_number(expr: cst.BaseExpression | None) -> bool:
+    """`0`, `0.5`, `-1`, `+2.0`: a Python number written out."""
+    if type(expr) is cst.UnaryOperation and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        expr = expr.expression
+    return type(expr) in (cst.Integer, cst.Float)
+
+
 def target_names(target: cst.BaseExpression) -> Iterator[str]:
     """The names an assignment or loop target binds (`a, (b, *c) = ...` binds a, b and c)."""
     if isinstance(target, cst.Name):

@@ -18,6 +18,7 @@ import libcst as cst
 
 from ...dataflow import FlowInterpreter
 from ...semantic.module_state import ModuleState
+from ...syntax.walk import written_number
 from .lattice import BOTTOM, MAY, MUST, NO, OF_KIND, OTHER_ATTRIBUTES, STATIC, UNKNOWN, Kind, Value, join, of_kind
 from .tables import (AT_UPDATES, ARRAY_ATTRIBUTES, ARRAY_MODULES, BITWISE, BOOL_FUNCTIONS, COLLECTIVES, CONCRETIZING_METHODS,
                      CONVERSIONS, DIRECT_TRANSFORMS, LAX_COMPARISONS, LAX_CONTROL_FLOW, MAX_ITEMS, STATIC_ATTRIBUTES,
@@ -423,7 +424,7 @@ class ValueFlow:
         strongest = max((a.kind for a in args), default=Kind.NONE)
         if callee in STATIC_CALLS or callee in CONVERSIONS:
             return STATIC
-        if callee in COLLECTIVES and node.args and _python_constant(node.args[0].value):
+        if callee in COLLECTIVES and node.args and written_number(node.args[0].value):
             return STATIC  # `lax.psum(1, axis)`: the axis size, a Python int
         if callee in TRANSFORM_WRAPPERS:
             return of_kind(Kind.NONE, wrapper=wrapper_of(callee, node, self.qualified_name))
@@ -540,12 +541,6 @@ def wrapper_of(callee: str, node: cst.Call,
 def _keyword_true(node: cst.Call, keyword: str) -> bool:
     return any(a.keyword is not None and a.keyword.value == keyword and isinstance(a.value, cst.Name)
                and a.value.value == "True" for a in node.args)
-
-
-def _python_constant(node: cst.BaseExpression) -> bool:
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
-        node = node.expression
-    return isinstance(node, (cst.Integer, cst.Float))
 
 
 def _string_key(node: cst.Subscript) -> bool:
