@@ -470,6 +470,15 @@ def test_linen_apply_runs_the_method_with_the_arguments_given_after_the_leading_
     keywords = {p for method in table.linen_apply_methods
                 for p in inspect.signature(getattr(nn.Module, method)).parameters}
     assert table.linen_apply_keywords <= keywords
+    # the drawing methods make the parameters from their key: one key, the same parameters
+    assert table.linen_drawing_methods <= set(table.linen_apply_methods)
+    for method in table.linen_drawing_methods:
+        def made(key):
+            result = getattr(Probe(), method)(key, x)
+            return result[1] if method == "init_with_output" else result
+        same, other = made(jax.random.key(0)), made(jax.random.key(1))
+        assert jax.tree.all(jax.tree.map(lambda a, b: bool((a == b).all()), same, made(jax.random.key(0))))
+        assert not jax.tree.all(jax.tree.map(lambda a, b: bool((a == b).all()), same, other))
 
 
 def test_a_class_registered_static_has_no_leaves():

@@ -190,9 +190,12 @@ def test_a_cell_showing_an_updated_array_is_not_a_discarded_update(tmp_path, mon
     (tmp_path / "updates.ipynb").write_text(notebook([
         ("code", ["import jax.numpy as jnp\n", "x = jnp.zeros(3)\n", "x.at[0].set(1.0)\n"]),
         ("code", ["def clear(y):\n", "    y.at[0].set(0.0)\n", "    return y\n"]),
+        # not the last statement, or ended by `;`: nothing is shown
+        ("code", ["x.at[1].set(2.0)\n", "x.at[2].set(3.0);\n"]),
+        ("code", ["x.at[1].set(4.0)\n", "# a comment after the last statement\n"]),
     ]))
     data = json.loads(check("--output-format", "json", "--select", "JAX404", "updates.ipynb").stdout)
-    assert [(d["cell"], d["line"]) for d in data] == [(1, 2)]
+    assert [(d["cell"], d["line"]) for d in data] == [(1, 2), (2, 1), (2, 2)]
 
 
 def test_a_draw_from_an_earlier_cell_does_not_hide_two_draws_in_one_later_cell(tmp_path, monkeypatch):
@@ -207,3 +210,22 @@ def test_a_draw_from_an_earlier_cell_does_not_hide_two_draws_in_one_later_cell(t
     data = json.loads(check("--output-format", "json", "--select", "JAX101", "--no-cache", "draws.ipynb").stdout)
     assert [(d["cell"], d["line"]) for d in data] == [(1, 2)]
     assert "consumed at cell 2 (counted from 1), line 1 is used again" in data[0]["message"]
+
+
+def test_a_compiled_call_shown_by_its_cell_is_no_warm_up(tmp_path, monkeypatch):
+    """A compiled function's result thrown away is a warm-up, whose draws nobody sees; the last
+    expression of a cell is shown. Cell after cell, the same key shows the same numbers: reported with
+    `strict-key-reuse` (cells may run in any order), and in one cell when both results are seen."""
+    monkeypatch.chdir(tmp_path)
+    head = ["import jax\n", "\n", "@jax.jit\n", "def f(key):\n", "    return jax.random.normal(key, (3,))\n",
+            "\n", "key = jax.random.key(0)\n"]
+    (tmp_path / "shown.ipynb").write_text(notebook([
+        ("code", head), ("code", ["f(key)\n"]), ("code", ["f(key)\n"]),
+        ("code", ["f(key)\n", "f(key)\n"]),  # the first one is not shown: a warm-up
+        ("code", ["y = f(key)\n", "y, f(key)\n"]),
+    ]))
+    data = json.loads(check("--output-format", "json", "--select", "JAX101", "shown.ipynb").stdout)
+    assert [(d["cell"], d["line"]) for d in data] == [(4, 2)]
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\nstrict-key-reuse = true\n")
+    data = json.loads(check("--output-format", "json", "--select", "JAX101", "shown.ipynb").stdout)
+    assert [(d["cell"], d["line"]) for d in data] == [(2, 1), (3, 1), (3, 2), (4, 1), (4, 2)]

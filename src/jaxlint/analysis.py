@@ -76,6 +76,10 @@ class FileAnalysis:
         """How a message names a line of the file (`line 12`, in a notebook `cell 3, line 2`)."""
         return self.file.line_label(line)
 
+    def displayed(self, statement: cst.BaseSmallStatement) -> bool:
+        """Whether a notebook shows the value of this expression statement (a cell's last one)."""
+        return self.file.displayed(statement)
+
     # -- binding-level facts -----------------------------------------------------------------------
     @property
     def semantic(self) -> SemanticModel:

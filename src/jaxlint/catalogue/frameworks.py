@@ -57,6 +57,8 @@ class FrameworkTable:
     linen_apply_methods: dict[str, int]
     #: the keywords `apply`/`init` keep for themselves (`method`, `rngs`, `mutable`, ...)
     linen_apply_keywords: frozenset[str]
+    #: the methods of those that draw the module's parameters from their leading key (`init`)
+    linen_drawing_methods: frozenset[str]
     static_pytree_registrations: frozenset[str]
     nnx_pytree_bases: frozenset[str]
     nnx_variables: frozenset[str]
@@ -133,6 +135,7 @@ def load_frameworks(path: Path = TABLE) -> FrameworkTable:
         linen_method_decorators=frozenset(data["linen_apply"]["method_decorators"]),
         linen_apply_methods=dict(data["linen_apply"]["methods"]),
         linen_apply_keywords=frozenset(data["linen_apply"]["keywords"]),
+        linen_drawing_methods=frozenset(data["linen_apply"]["draws"]),
         static_pytree_registrations=frozenset(data["static_pytrees"]["registrations"]),
         nnx_pytree_bases=frozenset(data["nnx"]["pytree_bases"]),
         nnx_variables=frozenset(data["nnx"]["variables"]),

@@ -14,7 +14,7 @@ from .jax_names import PARTIAL
 from ..semantic.scopes import Binding, Scope
 from .calls import Callee, ClassInfo, PLAIN_METHOD_DECORATORS
 from .signatures import positional_params
-from .transforms import HAIKU_TRANSFORMS, LINEN_APPLY_KEYWORDS, LINEN_APPLY_METHODS, LINEN_MODULE_BASES
+from .transforms import HAIKU_TRANSFORMS, LINEN_APPLY_KEYWORDS, LINEN_APPLY_METHODS, LINEN_MODULE_BASES, PASS_THROUGH
 
 FunctionNode = cst.FunctionDef | cst.Lambda
 
@@ -40,6 +40,27 @@ class CallResolution:
         if found is None and self.project is not None and type(expr) in (cst.Name, cst.Attribute):
             return self._external_callee(expr, scope) or self._external_method(expr, scope)
         return found
+
+    def callee_through_wrappers(self, func: cst.BaseExpression, scope: Scope, call: cst.Call | None = None,
+                                depth: int = 0) -> Callee | None:
+        """`callee`, also through the wrapper of a transform that hands the call's arguments on:
+        `jax.jit(f)(...)`, or a name bound once to `jax.jit(f)` or `jax.pmap(partial(f, a), …)`."""
+        if depth > 4:
+            return None
+        if type(func) is cst.Name:
+            found = scope.lookup(func.value)
+            if found is not None and len(found[1].nodes) == 1:
+                value = self.assigned_calls.get(id(found[1].nodes[0]))
+                if value is not None and self._passes_arguments(value, found[0]):
+                    return self.callee_through_wrappers(value.args[0].value, found[0], None, depth + 1)
+        elif type(func) is cst.Call and self._passes_arguments(func, scope):
+            return self.callee_through_wrappers(func.args[0].value, scope, None, depth + 1)
+        return self.callee(func, scope, call=call)
+
+    def _passes_arguments(self, call: cst.Call, scope: Scope) -> bool:
+        """`jax.jit(f)`, `jax.vmap(f, …)`: a wrapper whose calls pass their arguments to `f`."""
+        return bool(call.args) and call.args[0].keyword is None and not call.args[0].star \
+            and self._resolver(scope)(call.func) in PASS_THROUGH
 
     def _external_method(self, expr: cst.BaseExpression, scope: Scope) -> Callee | None:
         """`obj(x)` / `obj.method(x)` where every binding of `obj` is `obj = Class(…)` and `Class`

@@ -33,7 +33,7 @@ from .values import (MUST, NOTHING, PLAIN, STATIC_LEAF_TRANSFORMS, TRANSFORM_WRA
                      wrapper_of)
 from .calls import Application, CallSite, Callee, ClassInfo, MethodGiven
 from .signatures import assigned_lambda, container_params, function_name, function_scope, params_of, positional_params
-from .transforms import ABSTRACT_MODES, HOST_CALLBACKS, RUNS_ONCE_MODES, TREE_MAPS, is_true, literal_keywords
+from .transforms import ABSTRACT_MODES, HOST_CALLBACKS, LAX_LOOPS, RUNS_ONCE_MODES, TREE_MAPS, is_true, literal_keywords
 from .applications import TransformApplications
 from .call_resolution import CallResolution
 from .pytrees import PytreeAttributes
@@ -168,6 +168,16 @@ class TracedFunctions(TransformApplications, CallResolution, PytreeAttributes):
     # -- questions rules ask --------------------------------------------------------------------
     def info(self, function: FunctionNode | None) -> TraceInfo | None:
         return self.infos.get(id(function)) if function is not None else None
+
+    def lax_loop_bodies(self) -> list[tuple[FunctionNode, str]]:
+        """The functions of the module a lax loop runs on every iteration (`lax.fori_loop(0, n, body,
+        x)`, `lax.scan(step, carry, xs)`), each with the loop's name."""
+        bodies = []
+        for info in self.infos.values():
+            loop = next((name for name in info.transforms if name in LAX_LOOPS), None)
+            if info.depth == 0 and loop is not None:
+                bodies.append((info.node, loop))
+        return bodies
 
     def flow(self, function: FunctionNode | None) -> ValueFlow:
         """The value kinds of a scope: a traced function's, or a plain one's (computed on demand)."""

@@ -23,6 +23,11 @@ MODES = {t.name: t.mode for t in _TRANSFORMS if t.mode != "call" and not t.body_
 LAX_BODIES = {t.name: (t.body_positions, t.body_keywords) for t in _TRANSFORMS if t.body_positions}
 #: the branches among them (no loop: a key handed to one is not drawn from again and again)
 LAX_BRANCHES = frozenset(t.name for t in _TRANSFORMS if t.branch)
+#: lax loops: their bodies run again and again, every iteration (the branches and the associative scan
+#: do not iterate one body).
+LAX_LOOPS = frozenset(LAX_BODIES) - LAX_BRANCHES - {"jax.lax.associative_scan"}
+#: Transforms whose wrapped function receives the arguments it is called with (`jax.jit(step)(state, key)`).
+PASS_THROUGH = frozenset({name for name in MODES if name not in ("jax.make_jaxpr", "jax.eval_shape")})
 #: Functions handed to these run on the host when the compiled code runs, not while JAX traces.
 HOST_CALLBACKS = FRAMEWORKS.host_callbacks
 #: the modes that trace abstractly: all but grad (concrete values) and call (no trace of its own)

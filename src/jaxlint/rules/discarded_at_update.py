@@ -14,7 +14,7 @@ class DiscardedAtUpdate(Rule):
     def visit_Expr(self, node: cst.Expr) -> None:
         call = node.value
         subject = _updated(call)
-        if subject is None or self._displayed():
+        if subject is None or self.analysis.displayed(node):
             return
         if not self.analysis.value(call, at=self.walk).at_update:
             return
@@ -24,13 +24,6 @@ class DiscardedAtUpdate(Rule):
             f"the result of `{shown}.at[...].{call.func.attr.value}(...)` is thrown away: JAX arrays are "
             f"immutable, so `{shown}` is unchanged; `.at[...]` returns the updated array, assign it "
             f"(`{shown} = {shown}.at[...]...`)"), self._fix(node, subject, code(call)))
-
-    def _displayed(self) -> bool:
-        """A statement of a notebook cell's top level: the last one of a cell shows its value (the
-        updated array), and which one is last is the notebook's business, not the joined text's."""
-        ancestors = self.walk.ancestors
-        # the Expr itself, its statement line, then the module
-        return self.analysis.path.endswith(".ipynb") and len(ancestors) >= 3 and type(ancestors[-3]) is cst.Module
 
     def _fix(self, statement: cst.Expr, subject: cst.BaseExpression, update: str) -> NodeFix | None:
         """`x = x.at[i].set(v)`, when `x` is a name of this scope: assigning a closed-over or global

@@ -131,30 +131,40 @@ class KeyRecreatedInLoop(Rule):
     def finish(self) -> None:
         if self.named:
             self._report_named()
-        if self.in_function and self.loop_calls:
+        if self.in_function:
             self._report_called_in_loops()
 
     def _report_called_in_loops(self) -> None:
-        """A constant-seed key in a function that a loop calls, directly or through the functions it
-        calls in turn (`for i in range(n): self.generate_step(...)`, which calls `self.sample_from`):
-        every call makes the same key. Calls are resolved as the module's call graph resolves them
-        (plain names, methods through `self`, partials); building an object (`Model()`) is not followed."""
+        """A constant-seed key in a function that a loop runs on every iteration, directly or through
+        the functions it calls in turn: one a Python loop calls (`for i in range(n):
+        self.generate_step(...)`, which calls `self.sample_from`; a step jitted as `step =
+        jax.jit(train_step)`), or the body of a lax loop (`lax.fori_loop(0, n, body, x)`, traced
+        once, its key the same constant in every iteration). Calls are resolved as the module's call
+        graph resolves them (plain names, methods through `self`, partials, transforms' wrappers);
+        building an object (`Model()`) is not followed."""
         traced = self.analysis.traced
         calls_from: dict[int, list[cst.FunctionDef]] = {}
         for call_id, callee in traced.callees.items():
             scope = function_scope(traced.call_scopes.get(call_id))
             if scope is not None and not callee.constructs and isinstance(callee.function, cst.FunctionDef):
                 calls_from.setdefault(id(scope.node), []).append(callee.function)
+        entries: list[tuple[cst.FunctionDef | cst.Lambda, str]] = []
         for call, scope, _ in self.loop_calls:
-            for entry in self._called(call, scope, traced):
-                seen, pending = {id(entry)}, [entry]
-                while pending:
-                    function = pending.pop()
-                    self._report_keys_of(function, entry)
-                    for callee in calls_from.get(id(function), ()):
-                        if id(callee) not in seen:
-                            seen.add(id(callee))
-                            pending.append(callee)
+            entries += [(function, f"`{function.name.value}`, which is called inside a loop")
+                        for function in self._called(call, scope, traced)]
+        for body, loop in traced.lax_loop_bodies():
+            if not self.test_file and not in_test_function(traced.scopes.get(id(body))):
+                name = f"`{body.name.value}`" if type(body) is cst.FunctionDef else "the lambda"
+                entries.append((body, f"{name}, which is the body of `{loop}`, run on every iteration"))
+        for entry, how in entries:
+            seen, pending = {id(entry)}, [entry]
+            while pending:
+                function = pending.pop()
+                self._report_keys_of(function, entry, how)
+                for callee in calls_from.get(id(function), ()):
+                    if id(callee) not in seen:
+                        seen.add(id(callee))
+                        pending.append(callee)
 
     @staticmethod
     def _called(call: cst.Call, scope, traced) -> list[cst.FunctionDef]:
@@ -163,12 +173,12 @@ class KeyRecreatedInLoop(Rule):
             found = scope.lookup(call.func.value)
             if found is not None and found[1].nodes and all(isinstance(n, cst.FunctionDef) for n in found[1].nodes):
                 return list(found[1].nodes)
-        callee = traced.callees.get(id(call))
+        callee = traced.callees.get(id(call)) or traced.callee_through_wrappers(call.func, scope, call)
         if callee is None or callee.constructs or not isinstance(callee.function, cst.FunctionDef):
             return []
         return [callee.function]
 
-    def _report_keys_of(self, function: cst.FunctionDef, entry: cst.FunctionDef) -> None:
+    def _report_keys_of(self, function: cst.FunctionDef, entry: cst.FunctionDef | cst.Lambda, how: str) -> None:
         """Reports the constant keys of `function` that it draws from itself: a key it only hands on
         (`model.init(PRNGKey(0), x)` for the parameters' structure, a zero carry's initializer, a
         deterministic sampler) is often a placeholder that code ignores, which nothing here shows."""
@@ -178,13 +188,11 @@ class KeyRecreatedInLoop(Rule):
             if id(node) not in self.drawn_calls and (bound is None or bound not in self.drawn_names):
                 continue
             self.reported.add(id(node))
-            called = entry.name.value
-            where = f"`{called}`, which is" if function is entry else \
-                f"`{function.name.value}`, reached from `{called}`, which is"
+            where = how if function is entry else f"`{function.name.value}`, reached from {how}"
             self.report(node, (
-                f"`{text}` in {where} called inside a loop: the same seed gives the "
-                f"same key on every call, so every iteration draws the same numbers; pass a key in and "
-                f"split it per iteration (`key, subkey = jax.random.split(key)`)"))
+                f"`{text}` in {where}: the same seed gives the same key on every call, so every "
+                f"iteration draws the same numbers; pass a key in and split it per iteration "
+                f"(`key, subkey = jax.random.split(key)`)"))
 
     def _report_named(self) -> None:
         """`key = jax.random.key(0)` in a loop: reported unless every read of `key` in that scope is the

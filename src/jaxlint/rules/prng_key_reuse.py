@@ -1,5 +1,6 @@
 """JAX101: the same PRNG key consumed twice (two draws, a draw and a split, use in every loop iteration,
-once per leaf of a `jax.tree.map`, or in every iteration of a lax loop whose carry returns it unchanged)."""
+once per leaf of a `jax.tree.map`, in every iteration of a lax loop whose carry returns it unchanged
+or whose body takes it from the code around it)."""
 from __future__ import annotations
 
 import libcst as cst
@@ -29,6 +30,18 @@ class PrngKeyReuse(Rule):
                     f"`{self._code(reuse.node.func)}` and returned unchanged in its carry: every iteration consumes "
                     f"the same key and draws the same numbers; split it in the body ({split}), draw from `{fresh}` "
                     f"and return the new `{name}`"))
+            elif reuse.kind == "lax":
+                loop = f"`{self._code(reuse.loop.func)}` ({self._label(facts, reuse.loop)})"
+                if name.startswith("next("):
+                    why = (f"`{name}` runs once, while the body is traced, so every iteration of {loop} gets "
+                           f"the same key and draws the same numbers")
+                else:
+                    why = (f"the body of {loop} is traced once and takes `{name}` from the code around it, so "
+                           f"every iteration draws the same numbers")
+                self.report(reuse.node, (
+                    f"key `{name}` is consumed in every iteration of a lax loop: {why}; derive a key per "
+                    f"iteration (`jax.random.fold_in(key, i)` with the loop index), or carry the key and "
+                    f"split it in the body"))
             elif reuse.kind == "leaves":
                 self.report(reuse.node, (
                     f"key `{name}` is consumed once per leaf: `{self._code(reuse.loop.func)}` "

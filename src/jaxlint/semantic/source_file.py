@@ -56,6 +56,7 @@ class SourceFile:
         self.module_scope.recorder = file_recorder(self, SourceFile.record_bindings)
         self._facts: dict[type, Any] = {}
         self._cell_starts: list[int] | None = None
+        self._displayed: frozenset[int] | None = None
 
     def cell_position(self, line: int) -> int:
         """Which code cell of a notebook (joined as one module) a line is in, counted from 0 over
@@ -64,6 +65,25 @@ class SourceFile:
             self._cell_starts = [number + 1 for number, text in enumerate(self.source.splitlines(), start=1)
                                  if text == CELL_BOUNDARY] if CELL_BOUNDARY in self.source else []
         return bisect.bisect_right(self._cell_starts, line)
+
+    def displayed(self, statement: cst.BaseSmallStatement) -> bool:
+        """Whether a notebook shows the value of this expression statement: the last statement of a
+        cell, at its top level, not ended by `;` (IPython displays it, so it is not thrown away). The
+        cells are joined with `CELL_BOUNDARY` lines between them; a cell checked on its own has none."""
+        if type(statement) is not cst.Expr or (CELL_BOUNDARY not in self.source and not self.path.endswith(".ipynb")):
+            return False
+        if self._displayed is None:
+            shown: set[int] = set()
+            body = self.module.body
+            for index, line in enumerate(body):
+                last_of_cell = index + 1 == len(body) or any(
+                    empty.comment is not None and empty.comment.value == CELL_BOUNDARY
+                    for empty in body[index + 1].leading_lines)
+                if last_of_cell and type(line) is cst.SimpleStatementLine and type(line.body[-1]) is cst.Expr \
+                        and not isinstance(line.body[-1].semicolon, cst.Semicolon):
+                    shown.add(id(line.body[-1]))
+            self._displayed = frozenset(shown)
+        return id(statement) in self._displayed
 
     def fact(self, kind: type[T], build: Callable[[], T] | None = None) -> T:
         """The per-file fact `kind` (`kind(self)` unless `build` is given), computed on first use."""

@@ -14,13 +14,13 @@ from ...semantic.scopes import Scope
 from ...syntax.arguments import Passing
 from ...syntax.walk import last_name
 from ..signatures import CONTAINER_ANNOTATIONS
-from ..transforms import TREE_MAPS
-from .policy import (alternatives_on_the_same_inputs, discarded_call, in_test_function, over_mapping_values, periodic,
+from ..transforms import LAX_BODIES, LAX_LOOPS, TREE_MAPS
+from .policy import (alternatives_on_the_same_inputs, in_test_function, over_mapping_values, periodic,
     same_run_again)
 from .state import (CarryElement, Consumption, KEY, KEYS, KeyFacts, KeyState, MAYBE, NOT_KEY, READ, Reuse, State,
     carry_marker)
-from .tables import (AHEAD_OF_TIME, ARRAY_ANNOTATION, CARRY_LOOPS, INIT_NAME, INSPECTING_NAME, KEY_ANNOTATIONS,
-    KEY_MAKERS, LAX_LOOPS, MANAGED_KEY_FUNCTIONS, MANAGED_KEY_METHODS, NON_CONSUMING_PREFIXES, NON_CONSUMING_RANDOM, STORING_CALLS)
+from .tables import (AHEAD_OF_TIME, ARRAY_ANNOTATION, CARRY_LOOPS, DRAWING_INITIALIZERS, INIT_NAME, INSPECTING_NAME, KEY_ANNOTATIONS,
+    KEY_MAKERS, LINEN_DRAWING_METHODS, MANAGED_KEY_FUNCTIONS, MANAGED_KEY_METHODS, NON_CONSUMING_PREFIXES, NON_CONSUMING_RANDOM, STORING_CALLS)
 
 FunctionNode = cst.FunctionDef | cst.Lambda
 
@@ -46,6 +46,8 @@ class KeyDomain:
         self._names = facts.ctx.names
         #: ids of the functions being applied in place (a function mapping itself is not run again)
         self.inlined: set[int] = set()
+        #: ids of the lax loop bodies among them: traced once, whatever Python runs there runs once
+        self.traced_bodies: set[int] = set()
         #: for a lax loop body: (its carry parameter, whether it returns `(carry, output)`)
         self.carry: tuple[str, bool] | None = None
         #: (carry position or None for the whole carry, name, consumption) of carry keys drawn
@@ -239,7 +241,7 @@ class KeyDomain:
 
     def call(self, node: cst.Call, flow: FlowInterpreter):
         func = node.func
-        callee = self.resolve(func)
+        callee = self.resolve(func) or self.facts.drawing_initializer(func, self.scope)
         if type(func) is cst.Attribute:
             flow.eval(func.value)
         elif type(func) is cst.Call:
@@ -251,8 +253,10 @@ class KeyDomain:
                 self.consume(name, node, certain, direct, flow, via, callee if direct else None, reached)
             if callee in TREE_MAPS:
                 self.map_over_leaves(node, flow)
-            elif callee in CARRY_LOOPS and not self.summary:
-                self.carry_loop(node, callee)
+            elif callee in LAX_LOOPS:
+                self.run_loop_body(node, callee, flow)
+                if callee in CARRY_LOOPS and not self.summary:
+                    self.carry_loop(node, callee)
         if callee in KEY_MAKERS or callee == "jax.random.fold_in" or callee == "jax.random.clone" \
                 or callee in MANAGED_KEY_FUNCTIONS:
             return KEY
@@ -265,7 +269,21 @@ class KeyDomain:
     def map_over_leaves(self, node: cst.Call, flow: FlowInterpreter) -> None:
         """`jax.tree.map(f, tree)`: `f` runs once per leaf, here, like a loop body, so that a key it
         closes over and draws from is seen consumed again by the next leaf."""
-        function = self._function_argument(node, 0, "f")
+        self._apply_here(node, self._function_argument(node, 0, "f"), flow)
+
+    def run_loop_body(self, node: cst.Call, callee: str, flow: FlowInterpreter) -> None:
+        """`lax.fori_loop(0, n, body, x)`: the body is traced once and runs every iteration, so a key
+        it closes over (or takes from a Python generator with `next`, which runs once, while tracing)
+        is the same key in every iteration. Run here, like a loop body, a draw from it is seen
+        consumed again by the next iteration."""
+        positions, keywords = LAX_BODIES[callee]
+        for index, keyword in zip(positions, keywords):
+            function = self._function_argument(node, index, keyword)
+            if function is not None:
+                self.traced_bodies.add(id(function))
+                self._apply_here(node, function, flow)
+
+    def _apply_here(self, node: cst.Call, function: FunctionNode | None, flow: FlowInterpreter) -> None:
         if function is None or id(function) in self.inlined:
             return
         inner = self.facts.traced.scopes.get(id(function))
@@ -348,13 +366,15 @@ class KeyDomain:
         whether it is a `jax.random` call itself, where a module function it reaches consumes it, and
         that function with the parameter given the key."""
         state = flow.env
-        if not state:
+        if state is None:
             return []
         tracked = [(arg, arg.value.value) for arg in node.args
                    if type(arg.value) is cst.Name and type(state.get(arg.value.value)) is KeyState and not arg.star]
-        if callee is not None and callee.startswith("jax.random."):
+        if callee is not None and (callee.startswith("jax.random.") or callee in DRAWING_INITIALIZERS):
             if callee in NON_CONSUMING_RANDOM:
                 return []
+            if id(self.scope.node) in self.traced_bodies:
+                tracked += self._taken_while_tracing(node, state)
             key_args = [(a, n) for a, n in tracked if a.keyword is None or a.keyword.value == "key"]
             return [(n, True, True, None, None) for a, n in key_args[:1]
                     if a is node.args[0] or (a.keyword and a.keyword.value == "key")]
@@ -368,9 +388,7 @@ class KeyDomain:
         if not tracked:
             return []
         reached = self.facts.callee(node.func, self.scope, call=node)
-        if not self.facts.strict and _discarded(node, flow) and self.facts.compiled(node.func, reached, self.scope):
-            # a warm-up: a compiled function's only effect is its result, and this one is thrown
-            # away, so the numbers it draws are never seen (`step(key, x).block_until_ready()`)
+        if not self.facts.strict and self._warm_up(node, reached, flow):
             return []
         if reached is not None:
             summary = self.facts.read_summary(reached.function)
@@ -378,7 +396,9 @@ class KeyDomain:
             # a key the library keeps for itself (`model.init(key, x)`, `net.apply(params, key, x)`)
             # is drawn from by code the analysis does not read: as a key handed to an unknown call
             kept = {id(arg) for arg in reached.kept_by_library(node.args)}
-            result = [(n, False, False, None, None) for arg, n in tracked
+            # ...but Linen's `init` draws the parameters from its leading key for sure
+            draws = type(node.func) is cst.Attribute and node.func.attr.value in LINEN_DRAWING_METHODS
+            result = [(n, draws and arg.keyword is None, False, None, None) for arg, n in tracked
                       if id(arg) in kept and self.facts.unknown_calls_consume]
             for param, passed in reached.bind(node.args).items():
                 if param not in summary.consumed or passed.how is not Passing.ARGUMENT:
@@ -402,6 +422,38 @@ class KeyDomain:
         if not self.facts.unknown_calls_consume:
             return []
         return [(n, False, False, None, None) for _, n in tracked]
+
+    def _taken_while_tracing(self, node: cst.Call, state: "State") -> list[tuple[cst.Arg, str]]:
+        """`jax.random.randint(next(keys), …)` in a lax loop body, `keys` a generator of the code
+        around it: `next` runs once, while the body is traced, so every iteration gets that one key.
+        Followed as a name of its own, `next(keys)`."""
+        taken = []
+        for arg in node.args:
+            value = arg.value
+            if type(value) is cst.Call and len(value.args) == 1 and type(value.args[0].value) is cst.Name \
+                    and self.resolve(value.func) == "builtins.next" \
+                    and value.args[0].value.value not in self.scope.bindings:
+                name = f"next({value.args[0].value.value})"
+                if type(state.get(name)) is not KeyState:
+                    state[name] = KeyState(known=True)
+                taken.append((arg, name))
+        return taken
+
+    def _warm_up(self, node: cst.Call, reached, flow: FlowInterpreter) -> bool:
+        """A compiled function called to compile it: its result thrown away (a notebook's last
+        expression is shown, not thrown away) and either waited for (`step(key, x).block_until_ready()`)
+        or followed by another call of the same function, the one that counts. A compiled function's
+        only effect is its result, so the numbers a warm-up draws are never seen."""
+        statement = flow.current_statement
+        if type(statement) is not cst.Expr or not self.facts.discarded(node, statement) \
+                or not self.facts.compiled(node.func, reached, self.scope):
+            return False
+        if statement.value is not node:
+            return True  # waited for: `.block_until_ready()`
+        code = cst.Module([]).code_for_node
+        written, order = code(node.func), self.facts.order(node)
+        return any(scope.node is self.scope.node and self.facts.order(call) > order and code(call.func) == written
+                   for call, scope, _ in SemanticModel.of(self.facts.ctx).sites_of(cst.Call))
 
     def _repeating_loop(self, name: str, flow: FlowInterpreter) -> cst.CSTNode | None:
         """The innermost loop whose previous iteration (or leaf) consumed `name`: a tree map that
@@ -493,11 +545,15 @@ class KeyDomain:
                 loop, kind = None, "again"
                 if first.line >= line:
                     loop = self._repeating_loop(name, flow)  # consumed by the previous iteration (or leaf)
-                    if loop is not None:
-                        kind = "leaves" if isinstance(loop, cst.Call) else "loop"
+                    if isinstance(loop, cst.Call):
+                        kind = "lax" if self.resolve(loop.func) in LAX_LOOPS else "leaves"
+                    elif loop is not None:
+                        kind = "loop"
+                if kind == "lax" and not (certain and first.certain):
+                    return  # handed to a function not read here, maybe with the loop index to fold in
                 if kind == "loop" and over_mapping_values(loop):
                     kind = "leaves" if self.facts.aligned(first, consumption, "leaves") else kind
-                if kind != "loop" and self.facts.aligned(first, consumption, kind):
+                if kind not in ("loop", "lax") and self.facts.aligned(first, consumption, kind):
                     return  # the same shuffle of several arrays, on purpose: they stay aligned
                 if kind == "again" and not self.facts.strict and self.facts.in_other_cells(first.node, consumption.node):
                     # a cell of its own: what it draws is compared with its own later draws
@@ -546,12 +602,6 @@ def _constant_index(node: cst.Subscript) -> int | None:
         return None
     index = node.slice[0].slice.value
     return index.evaluated_value if type(index) is cst.Integer else None
-
-
-def _discarded(node: cst.Call, flow: FlowInterpreter) -> bool:
-    """Whether the call is the one whose result the expression statement being run throws away."""
-    statement = flow.current_statement
-    return type(statement) is cst.Expr and discarded_call(statement.value) is node
 
 
 def parameter_count(function: FunctionNode) -> int:

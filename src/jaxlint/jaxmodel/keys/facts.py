@@ -18,10 +18,10 @@ from ..calls import Callee
 from ..traced import TracedFunctions
 from .domain import KeyDomain, dotted_expression, parameter_count
 from .outputs import ConsumptionOutputs
-from .policy import drawn_by, index_draw_arguments, index_draws, is_test_file
+from .policy import discarded_call, drawn_by, index_draw_arguments, index_draws, is_test_file
 from .state import Consumption, KeyState, Reuse, Summary, carry_marker, same_summary
-from .tables import (ALIGNING_DRAWS, KEY_ANNOTATIONS, KEY_ATTRIBUTES, KEY_SOURCE_NAMES, MAX_SUMMARY_RUNS,
-    PASS_THROUGH, key_like, key_name_pattern, may_name_key_or_array)
+from .tables import (ALIGNING_DRAWS, DRAWING_INITIALIZERS, KEY_ANNOTATIONS, KEY_ATTRIBUTES, KEY_SOURCE_NAMES, MAX_SUMMARY_RUNS,
+    key_like, key_name_pattern, may_name_key_or_array)
 
 if TYPE_CHECKING:
     from ...semantic.source_file import SourceFile
@@ -209,17 +209,26 @@ class KeyFlowFacts:
         a `def`, a lambda, `functools.partial` of one, a method through its class, an instance or
         `self`), also through the wrapper of a transform that hands the call's arguments on
         (`jax.jit(f)(...)`, or a name bound once to `jax.pmap(partial(f, a), …)`)."""
-        if depth > 4:
-            return None
-        if isinstance(func, cst.Name):
+        return self.traced.callee_through_wrappers(func, scope, call, depth)
+
+    def drawing_initializer(self, func: cst.BaseExpression, scope: Scope) -> str | None:
+        """The factory of `jax.nn.initializers` whose initializer `func` is, where it draws from its
+        key: `glorot_normal()(key, shape)`, or a name bound once to `glorot_normal()`."""
+        made, owner = (func, scope) if type(func) is cst.Call else (None, None)
+        if type(func) is cst.Name:
             found = scope.lookup(func.value)
             if found is not None and len(found[1].nodes) == 1:
-                value = self.traced.assigned_calls.get(id(found[1].nodes[0]))
-                if value is not None and self._passes_through(value, found[0]):
-                    return self.callee(value.args[0].value, found[0], depth + 1)
-        elif isinstance(func, cst.Call) and self._passes_through(func, scope):
-            return self.callee(func.args[0].value, scope, depth + 1)
-        return self.traced.callee(func, scope, call=call)
+                made, owner = self.traced.assigned_calls.get(id(found[1].nodes[0])), found[0]
+        if made is None:
+            return None
+        factory = self.ctx.names.qualified_name(made.func, owner)
+        return factory if factory in DRAWING_INITIALIZERS else None
+
+    def discarded(self, node: cst.Call, statement: cst.BaseSmallStatement) -> bool:
+        """Whether `statement` throws away what the call `node` returns: an expression statement of
+        the call (waited for or not) whose value a notebook does not show."""
+        return type(statement) is cst.Expr and discarded_call(statement.value) is node \
+            and not self.ctx.displayed(statement)
 
     def compiled(self, func: cst.BaseExpression, reached: Callee | None, scope: Scope) -> bool:
         """Whether calling `func` runs a function compiled by `jax.jit` (or another of its family):
@@ -244,11 +253,6 @@ class KeyFlowFacts:
             if use is not None and use.transform in JIT_FAMILY:
                 return True
         return False
-
-    def _passes_through(self, call: cst.Call, scope: Scope) -> bool:
-        """`jax.jit(f)`, `jax.vmap(f, …)`: a wrapper whose calls pass their arguments to `f`."""
-        return bool(call.args) and call.args[0].keyword is None and not call.args[0].star \
-            and self.ctx.names.qualified_name(call.func, scope) in PASS_THROUGH
 
     # -- deliberate alignment -------------------------------------------------------------------
     def aligned(self, first: Consumption, again: Consumption, kind: str) -> bool:

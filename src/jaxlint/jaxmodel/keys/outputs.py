@@ -31,7 +31,6 @@ from ...semantic.scopes import Scope
 from ...syntax.walk import COMPREHENSIONS, walk
 from ..jax_names import PARTIAL
 from ..name_origins import NameOrigins
-from .policy import discarded_call
 from .state import Consumption, KeyFacts
 from .tables import KEY_ATTRIBUTES
 
@@ -209,7 +208,9 @@ class ConsumptionOutputs:
         outputs: whether nothing reads them on the way there (a read that only a path around that
         use reaches sees no number that use repeats)."""
         statement = consumption.statement
-        if scope is None or type(scope.node) is not cst.FunctionDef or statement is None or not consumption.certain:
+        if statement is None or not consumption.certain:
+            return False
+        if type(statement) is not cst.Expr and (scope is None or type(scope.node) is not cst.FunctionDef):
             return False  # a module's or a class's names are read from elsewhere (`module.x`, `self.x`)
         if consumption.direct:
             positions: Positions | None = frozenset({()})
@@ -222,7 +223,7 @@ class ConsumptionOutputs:
         node = consumption.node
         kind = type(statement)
         if kind is cst.Expr:
-            return discarded_call(statement.value) is node
+            return self.facts.discarded(node, statement)  # thrown away, at any level
         if kind is cst.Assign and statement.value is node:
             targets = [t.target for t in statement.targets]
         elif kind is cst.AnnAssign and statement.value is node:

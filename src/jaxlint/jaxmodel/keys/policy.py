@@ -59,16 +59,20 @@ def tests_remainder(test: cst.BaseExpression) -> bool:
 
 def same_run_again(first: Consumption, again: Consumption) -> bool:
     """The same key handed twice to the same function (as written), one jaxlint cannot see into
-    (`mcmc.run(key, ...)` for two models, `solve(key, ...)` for two solvers) or a model initialiser
-    (`model.init(key, x)` for the online and the target network): the same computation run again from
-    the same randomness, which is how runs are made comparable or two models made to start equal."""
+    (`mcmc.run(key, ...)` for two models, `solve(key, ...)` for two solvers), or the same model
+    initialised twice (`model.init(key, x)` for the online and the target network, as written both
+    times): the same computation run again from the same randomness, which is how runs are made
+    comparable or two models made to start equal. An initialiser given other arguments the second
+    time (`init_layer(key, 8, 8)` after `init_layer(key, 4, 8)`) makes another layer from the same
+    numbers: the layers' weights repeat one another."""
     if first.direct or again.direct:
         return False
     code = cst.Module([]).code_for_node
     if code(first.node.func) != code(again.node.func):
         return False
-    unknown = first.via is None and again.via is None
-    return unknown or bool(INIT_NAME.match(last_name(again.node.func) or ""))
+    if first.via is None and again.via is None:
+        return True
+    return bool(INIT_NAME.match(last_name(again.node.func) or "")) and code(first.node) == code(again.node)
 
 
 def alternatives_on_the_same_inputs(first: Consumption, again: Consumption) -> bool:

@@ -69,7 +69,8 @@ class Reuse:
     loop: cst.CSTNode | None = None
     #: "again" (two uses in a row), "loop" (Python loop or comprehension), "leaves" (a function mapped
     #: over a pytree draws from a closed-over key once per leaf), "carry" (a lax loop body draws from a
-    #: key of its carry and returns it unchanged, `node` being the lax call)
+    #: key of its carry and returns it unchanged, `node` being the lax call), "lax" (a lax loop body
+    #: draws from a key of the code around it, the same in every iteration)
     kind: str = "again"
 
 
@@ -140,6 +141,10 @@ class KeyFacts(Protocol):
     def callee(self, func: cst.BaseExpression, scope: Scope, depth: int = 0) -> Callee | None: ...
 
     def compiled(self, func: cst.BaseExpression, reached: Callee, scope: Scope) -> bool: ...
+
+    def discarded(self, node: cst.Call, statement: cst.BaseSmallStatement) -> bool: ...
+
+    def drawing_initializer(self, func: cst.BaseExpression, scope: Scope) -> str | None: ...
 
     def aligned(self, first: Consumption, again: Consumption, kind: str) -> bool: ...
 

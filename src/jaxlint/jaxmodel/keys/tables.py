@@ -8,7 +8,7 @@ import re
 import libcst as cst
 
 from ...model.settings import DEFAULT_KEY_NAMES
-from ..transforms import FRAMEWORKS, LAX_BODIES, LAX_BRANCHES, MODES
+from ..transforms import FRAMEWORKS
 
 
 
@@ -23,6 +23,16 @@ MANAGED_KEY_FUNCTIONS = FRAMEWORKS.managed_rng_functions - {"numpyro.sample"}
 #: Methods that give a fresh key on every call, by name: Linen's `self.make_rng("dropout")`.
 MANAGED_KEY_METHODS = frozenset(m.rpartition(".")[2] for m in FRAMEWORKS.managed_rng_methods
                                 if m.startswith("flax.linen."))
+#: Linen's `module.init(key, x)`: the methods that draw the module's parameters from the key they are given.
+LINEN_DRAWING_METHODS = FRAMEWORKS.linen_drawing_methods
+#: Factories of `jax.nn.initializers` (re-exported by Flax) whose initializer draws from the key it is
+#: called with: `init = glorot_normal(); w = init(key, shape)` is a draw (`zeros`, `ones` and
+#: `constant(v)` ignore the key).
+DRAWING_INITIALIZERS = frozenset(
+    f"{module}.{name}" for module in ("jax.nn.initializers", "flax.linen.initializers", "flax.nnx.initializers")
+    for name in ("delta_orthogonal", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform",
+                 "kaiming_normal", "kaiming_uniform", "lecun_normal", "lecun_uniform", "normal", "orthogonal",
+                 "truncated_normal", "uniform", "variance_scaling", "xavier_normal", "xavier_uniform"))
 #: `jax.random` functions that return fresh keys from a key.
 KEY_DERIVERS = frozenset({"jax.random.split", "jax.random.fold_in", "jax.random.clone"})
 #: `jax.random` functions that read a key without consuming it.
@@ -51,14 +61,10 @@ INSPECTING_NAME = re.compile(r"^_*(assert|is_|has_)")
 INIT_NAME = re.compile(r"^_*(init|initiali[sz]e)(_|$)|_init$")
 #: Methods of a jitted function that trace or compile it for the arguments given, without running it.
 AHEAD_OF_TIME = frozenset({"lower", "trace"})
-#: Transforms whose wrapped function receives the arguments it is called with (`jax.jit(step)(state, key)`).
-PASS_THROUGH = frozenset({name for name in MODES if name not in ("jax.make_jaxpr", "jax.eval_shape")})
 #: How many times one function is interpreted while summaries settle (a bound on recursive cycles).
 MAX_SUMMARY_RUNS = 4
 #: Test files: `test_*.py`, `*_test.py`, `conftest.py`.
 TEST_FILE = re.compile(r"(^test_.*|_test|^conftest|^tests)\.pyi?$")
-#: lax loops (their body runs again and again): a key in their initial carry is consumed by the loop.
-LAX_LOOPS = frozenset(LAX_BODIES) - LAX_BRANCHES - {"jax.lax.associative_scan"}
 #: lax loops with a carry: (position and keyword of the body, of the initial carry; index of the
 #: carry among the body's parameters; whether the body returns `(carry, output)` rather than the carry)
 CARRY_LOOPS = {
