@@ -41,6 +41,12 @@ def confirm(subject: Subject) -> Outcome:
         if type(error).__name__ == "KeyReuseError" and raised_on(error, subject.path, span, within):
             line = raised_at(error, subject.path, within)
             return Outcome("confirmed", f"KeyReuseError at line {line} (jax.debug_key_reuse; {inputs.description})")
+        loop = _loop_running(subject, raised_at(error, subject.path, within)) \
+            if type(error).__name__ == "KeyReuseError" else None
+        if loop is not None:
+            return Outcome("confirmed", f"KeyReuseError at line {loop}, the lax loop whose body draws at line "
+                                        f"{subject.line} (jax.debug_key_reuse checks a loop's body at the loop; "
+                                        f"{inputs.description})")
         failed.append((inputs, error))
     if clean:
         subject.inputs = clean[0][0]  # for the behaviour confirmer that may run next: inputs that work
@@ -62,3 +68,16 @@ def legacy_keys(subject: Subject) -> bool:
         return "PRNGKey" in subject.source
     first, last = subject.function_lines
     return "PRNGKey" in "\n".join(subject.source.splitlines()[first - 1:last])
+
+
+def _loop_running(subject: Subject, line: int | None) -> int | None:
+    """`line` when it calls a lax loop (`lax.fori_loop`, `scan`, `while_loop`) after the flagged
+    line, in the same function: a body drawing from a key of the code around it is checked when
+    the loop traces it, and the checker's error points at the loop, not at the draw."""
+    if line is None or line <= subject.line or subject.function_lines is None:
+        return None
+    first, last = subject.function_lines
+    if not first <= subject.line < line <= last:
+        return None
+    text = subject.source.splitlines()[line - 1]
+    return line if any(f"{name}(" in text for name in ("fori_loop", "scan", "while_loop")) else None
