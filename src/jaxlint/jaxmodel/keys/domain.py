@@ -144,6 +144,21 @@ class KeyDomain:
     def assigned(self, name: str, value, source: cst.BaseExpression | None) -> None:
         pass
 
+    def store(self, target: cst.BaseExpression, value, flow: FlowInterpreter) -> None:
+        """`self.key = key`, `self.rng, sub = jax.random.split(self.rng)`: the object's key is
+        replaced; followed as a name of its own (`self.rng`) within the method."""
+        flow.eval(target.value)
+        if type(target) is cst.Subscript:
+            for element in target.slice:
+                if type(element.slice) is cst.Index:
+                    flow.eval(element.slice.value)
+        location = self._own_attribute(target)
+        if location is None or flow.env is None:
+            return
+        if type(value) is KeyState:
+            value = KEY if value.known else READ
+        flow.env[location] = KeyState(known=True) if value is KEY or value is KEYS else READ
+
     def bound(self, name: str, value, target: cst.CSTNode | None, flow: FlowInterpreter):
         """What a name holds once bound: a fresh key state for a key (a name bound to another name's
         key starts fresh: the two are not followed as one), READ for anything else."""
@@ -370,6 +385,7 @@ class KeyDomain:
             return []
         tracked = [(arg, arg.value.value) for arg in node.args
                    if type(arg.value) is cst.Name and type(state.get(arg.value.value)) is KeyState and not arg.star]
+        tracked += self._own_keys(node, state)
         if callee is not None and (callee.startswith("jax.random.") or callee in DRAWING_INITIALIZERS):
             if callee in NON_CONSUMING_RANDOM:
                 return []
@@ -422,6 +438,33 @@ class KeyDomain:
         if not self.facts.unknown_calls_consume:
             return []
         return [(n, False, False, None, None) for _, n in tracked]
+
+    def _own_attribute(self, expr: cst.BaseExpression) -> str | None:
+        """`self.rng` in a method (`self` its first parameter): the object's attribute, as the name
+        the domain follows it by; None for anything else."""
+        if type(expr) is not cst.Attribute or type(expr.value) is not cst.Name or type(self.owner) is not cst.FunctionDef:
+            return None
+        params = self.owner.params.params
+        if not params or params[0].name.value != expr.value.value or expr.value.value != "self" \
+                or self.scope.lookup("self") is None or self.scope.lookup("self")[0] is not self.scope:
+            return None
+        return f"self.{expr.attr.value}"
+
+    def _own_keys(self, node: cst.Call, state: "State") -> list[tuple[cst.Arg, str]]:
+        """The arguments that are the object's own key (`jax.random.normal(self.rng, shape)`): one
+        stored in the method (`self.rng = ...`), or named like a key (`self.key`, `self.rng`), then
+        followed for sure consumers only, as a parameter named like one is."""
+        found = []
+        for arg in node.args:
+            location = self._own_attribute(arg.value) if not arg.star else None
+            if location is None:
+                continue
+            held = state.get(location)
+            if held is None and self.facts.key_name.match(location[5:]) and location[5:] not in self.not_keys:
+                held = state[location] = KeyState(known=False)
+            if type(held) is KeyState:
+                found.append((arg, location))
+        return found
 
     def _taken_while_tracing(self, node: cst.Call, state: "State") -> list[tuple[cst.Arg, str]]:
         """`jax.random.randint(next(keys), …)` in a lax loop body, `keys` a generator of the code
