@@ -24,7 +24,17 @@ class PrngKeyReuse(Rule):
             name = reuse.name
             fresh = "subkey" if name != "subkey" else "next_subkey"
             split = f"`{name}, {fresh} = jax.random.split({name})`"
-            if reuse.kind == "carry":
+            if reuse.kind in ("again", "loop") and _taken_from_outside(reuse.first):
+                function = self._code(reuse.node.func)
+                if reuse.kind == "loop":
+                    repeat = f"the loop ({self._label(facts, reuse.loop)}) calls it in every iteration"
+                else:
+                    repeat = f"this call repeats the one at {self._label(facts, reuse.first.node)}"
+                self.report(reuse.node, (
+                    f"`{function}` draws from `{name}`, which it takes from the code around it, so every call "
+                    f"draws the same numbers: {repeat}; pass the key in as an argument and split a fresh one "
+                    f"per call ({split})"), related=_first_use(facts, reuse) if reuse.kind == "again" else ())
+            elif reuse.kind == "carry":
                 self.report(reuse.node, (
                     f"key `{name}` is consumed at {self._consumed_at(facts, reuse.first)} in the body of "
                     f"`{self._code(reuse.node.func)}` and returned unchanged in its carry: every iteration consumes "
@@ -91,6 +101,14 @@ class PrngKeyReuse(Rule):
 
     def _code(self, node: cst.CSTNode) -> str:
         return self.analysis.module.code_for_node(node)
+
+
+def _taken_from_outside(first: Consumption) -> bool:
+    """A key drawn from by the function called, which takes it from the code around it (a global)."""
+    drawn = first
+    while drawn.via is not None:
+        drawn = drawn.via
+    return drawn is not first and drawn.outside
 
 
 def _first_use(facts: KeyFlowFacts, reuse: Reuse) -> tuple[tuple[int, str], ...]:

@@ -383,6 +383,10 @@ class KeyDomain:
         state = flow.env
         if state is None:
             return []
+        if self.facts.draws_from_outside:
+            for name, _, draw in self.facts.outside_draws(self.scope.node):
+                if draw.node is node and type(state.get(name)) is not KeyState:
+                    state[name] = KeyState()  # a global's or an enclosing function's key: sure draws only
         tracked = [(arg, arg.value.value) for arg in node.args
                    if type(arg.value) is cst.Name and type(state.get(arg.value.value)) is KeyState and not arg.star]
         tracked += self._own_keys(node, state)
@@ -401,9 +405,11 @@ class KeyDomain:
                     names += [e.value.value for e in arg.value.elements
                               if isinstance(e.value, cst.Name) and type(state.get(e.value.value)) is KeyState]
             return [(n, False, False, None, None) for n in names]
-        if not tracked:
+        if not tracked and not self.facts.draws_from_outside:
             return []
         reached = self.facts.callee(node.func, self.scope, call=node)
+        if not tracked and reached is None:
+            return []
         if not self.facts.strict and self._warm_up(node, reached, flow):
             return []
         if reached is not None:
@@ -423,7 +429,7 @@ class KeyDomain:
                 if id(value) in given and isinstance(value, cst.Name) and type(state.get(value.value)) is KeyState:
                     inner = summary.consumed[param]
                     result.append((value.value, inner.certain, False, inner, (reached.function, param)))
-            return result
+            return result + self._drawn_from_outside(reached.function, state)
         if callee is not None and (callee.startswith(NON_CONSUMING_PREFIXES) or callee in NON_CONSUMING_RANDOM
                                    or callee in STORING_CALLS):
             return []
@@ -438,6 +444,22 @@ class KeyDomain:
         if not self.facts.unknown_calls_consume:
             return []
         return [(n, False, False, None, None) for _, n in tracked]
+
+    def _drawn_from_outside(self, function: FunctionNode, state: "State") -> list:
+        """The keys a function of the module called here draws from where it takes them from the
+        code around it (`KEY` of `def sample(x): return jax.random.normal(KEY, x.shape)`): every
+        call draws from that same key again, as if it were handed in."""
+        found = []
+        for name, owner, draw in self.facts.outside_draws(function):
+            seen = self.scope.lookup(name)
+            if seen is None or seen[0] is not owner:
+                continue  # a name of its own here: another key
+            if type(state.get(name)) is not KeyState:
+                if name in state:
+                    continue  # rebound here to something else
+                state[name] = KeyState()  # for sure draws only, as every call makes this one
+            found.append((name, draw.certain, False, draw, None))
+        return found
 
     def _own_attribute(self, expr: cst.BaseExpression) -> str | None:
         """`self.rng` in a method (`self` its first parameter): the object's attribute, as the name

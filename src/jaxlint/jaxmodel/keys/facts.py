@@ -13,15 +13,19 @@ from ...semantic.model import SemanticModel
 from ...semantic.scopes import Scope
 from ...semantic.source_file import CELL_BOUNDARY
 from ...syntax.positions import node_spans
-from ...syntax.walk import last_name, target_names
+from ...syntax.walk import COMPREHENSIONS, last_name, target_names, walk
 from ..calls import Callee
 from ..traced import TracedFunctions
 from .domain import KeyDomain, dotted_expression, parameter_count
 from .outputs import ConsumptionOutputs
 from .policy import discarded_call, drawn_by, index_draw_arguments, index_draws, is_test_file
 from .state import Consumption, KeyState, Reuse, Summary, carry_marker, same_summary
-from .tables import (ALIGNING_DRAWS, DRAWING_INITIALIZERS, KEY_ANNOTATIONS, KEY_ATTRIBUTES, KEY_SOURCE_NAMES, MAX_SUMMARY_RUNS,
+from .tables import (ALIGNING_DRAWS, DRAWING_INITIALIZERS, KEY_ANNOTATIONS, KEY_ATTRIBUTES, KEY_DERIVERS, KEY_MAKERS,
+    KEY_SOURCE_NAMES, MAX_SUMMARY_RUNS, NON_CONSUMING_RANDOM,
     key_like, key_name_pattern, may_name_key_or_array)
+
+#: Expressions that may leave some of what they hold unevaluated.
+_CONDITIONAL = frozenset({cst.IfExp, cst.BooleanOperation, cst.Lambda, *COMPREHENSIONS})
 
 if TYPE_CHECKING:
     from ...semantic.source_file import SourceFile
@@ -57,6 +61,8 @@ class KeyFlowFacts:
         self._settling_runs: dict[int, KeyDomain] = {}
         self._shared_entries: dict[int, dict | None] = {}
         self._outputs: ConsumptionOutputs | None = None
+        self._outside: dict[int, list] | None = None
+        self._drawer_names: frozenset[str] | None = None
         self._compute()
 
     @property
@@ -154,6 +160,10 @@ class KeyFlowFacts:
         annotation, or a call that makes or splits a key (else its interpretation finds nothing)."""
         if self.lines.may_hold_keys(function, self.key_name):
             return True
+        if self.draws_from_outside and (id(function) in self._outside_draws()
+                                        or not self.lines.identifiers.get(id(function), set()).isdisjoint(
+                                            self._outside_drawer_names())):
+            return True
         params = function.params
         return any(param.annotation is not None and self.key_annotated(param)
                    for param in (*params.posonly_params, *params.params, *params.kwonly_params))
@@ -210,6 +220,94 @@ class KeyFlowFacts:
         `self`), also through the wrapper of a transform that hands the call's arguments on
         (`jax.jit(f)(...)`, or a name bound once to `jax.pmap(partial(f, a), …)`)."""
         return self.traced.callee_through_wrappers(func, scope, call, depth)
+
+    @property
+    def draws_from_outside(self) -> bool:
+        """Whether a function of the file draws from a key it takes from the code around it."""
+        return bool(self._outside_draws())
+
+    def outside_draws(self, function: FunctionNode | None) -> list[tuple[str, Scope, Consumption]]:
+        """The `jax.random` draws a function makes from a key of the code around it, which every
+        call draws from again: a global bound once to a key (`KEY = jax.random.key(0)`), or a name
+        of an enclosing function bound once to one or a parameter taken for a key. Each with the
+        name, the scope that binds it and the draw. A name the function declares `global` or
+        `nonlocal` (and may replace) is left out."""
+        return self._outside_draws().get(id(function), []) if function is not None else []
+
+    def _outside_draws(self) -> dict[int, list[tuple[str, Scope, Consumption]]]:
+        if self._outside is not None:
+            return self._outside
+        found: dict[int, list[tuple[str, Scope, Consumption]]] = {}
+        resolve = self.ctx.names.qualified_name
+        for call, scope, _ in SemanticModel.of(self.ctx).sites_of(cst.Call):
+            if not call.args or type(call.args[0].value) is not cst.Name or call.args[0].keyword is not None:
+                continue
+            draw = resolve(call.func, scope)
+            if draw is None or not draw.startswith("jax.random.") or draw in NON_CONSUMING_RANDOM:
+                continue
+            inner = scope
+            while inner is not None and inner.kind == "comprehension":
+                inner = inner.parent
+            if inner is None or inner.kind != "function" or type(inner.node) is not cst.FunctionDef:
+                continue
+            name = call.args[0].value.value
+            if name in inner.globals or name in inner.nonlocals:
+                continue
+            held = scope.lookup(name)
+            if held is None or held[0] is inner or held[0].kind == "comprehension" \
+                    or not self._bound_to_a_key(name, *held):
+                continue
+            consumption = Consumption(call, self.order(call), id(call) in self._every_call_runs(inner.node),
+                                      direct=True, draw=draw, within=inner.node, outside=True)
+            found.setdefault(id(inner.node), []).append((name, held[0], consumption))
+        self._outside = found
+        return found
+
+    def _every_call_runs(self, function: cst.FunctionDef) -> set[int]:
+        """The calls of a function that run whenever it runs to its end: in the statements of its
+        body's top level, outside a conditional expression, a short-circuit, a lambda or a
+        comprehension (a draw under `if random_color:` may never be made)."""
+        found: set[int] = set()
+
+        def enter(node: cst.CSTNode, _field: str) -> bool:
+            if type(node) in _CONDITIONAL:
+                return False
+            if type(node) is cst.Call:
+                found.add(id(node))
+            return True
+
+        for statement in function.body.body if type(function.body) is cst.IndentedBlock else ():
+            if type(statement) is cst.SimpleStatementLine:
+                walk(statement, enter, None)
+        return found
+
+    def _outside_drawer_names(self) -> frozenset[str]:
+        """The names that call a function drawing from a key of the code around it: its own, and a
+        module's name bound to a transform of it (`step = jax.jit(_step)`)."""
+        if self._drawer_names is None:
+            names = {function.name.value for function in self.functions
+                     if id(function) in self._outside_draws() and type(function) is cst.FunctionDef}
+            for statement in self.ctx.module.body:
+                for small in getattr(statement, "body", ()) if type(statement) is cst.SimpleStatementLine else ():
+                    if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name \
+                            and type(small.value) is cst.Call and small.value.args \
+                            and type(small.value.args[0].value) is cst.Name and small.value.args[0].value.value in names:
+                        names.add(small.targets[0].target.value)
+            self._drawer_names = frozenset(names)
+        return self._drawer_names
+
+    def _bound_to_a_key(self, name: str, owner: Scope, binding) -> bool:
+        """A name its scope binds once, to a new key (`jax.random.key(0)`, a `split`, `fold_in`), or a
+        parameter taken for a key (named or annotated as one)."""
+        if len(binding.nodes) != 1:
+            return False
+        node, statement = binding.nodes[0], binding.statements[0]
+        if type(node) is cst.Param:
+            return bool(self.key_name.match(name)) or (node.annotation is not None and self.key_annotated(node))
+        if type(statement) is not cst.Assign or type(statement.value) is not cst.Call:
+            return False
+        made = self.ctx.names.qualified_name(statement.value.func, owner)
+        return made in KEY_MAKERS or made in KEY_DERIVERS
 
     def drawing_initializer(self, func: cst.BaseExpression, scope: Scope) -> str | None:
         """The factory of `jax.nn.initializers` whose initializer `func` is, where it draws from its

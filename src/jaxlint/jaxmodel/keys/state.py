@@ -44,6 +44,8 @@ class Consumption:
     #: of another module's function: where its return value carries what it makes from the key
     #: (`outputs.returned_positions`); None when not known
     returned: "frozenset[tuple[int, ...]] | None" = None
+    #: a draw from a key the function takes from the code around it (a global, a closed-over name)
+    outside: bool = False
 
 
 @dataclass(frozen=True)
@@ -145,6 +147,11 @@ class KeyFacts(Protocol):
     def discarded(self, node: cst.Call, statement: cst.BaseSmallStatement) -> bool: ...
 
     def drawing_initializer(self, func: cst.BaseExpression, scope: Scope) -> str | None: ...
+
+    def outside_draws(self, function: FunctionNode | None) -> "list[tuple[str, Scope, Consumption]]": ...
+
+    @property
+    def draws_from_outside(self) -> bool: ...
 
     def aligned(self, first: Consumption, again: Consumption, kind: str) -> bool: ...
 
