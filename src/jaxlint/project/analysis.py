@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterable
 
 import libcst as cst
 
-from ..jaxmodel.external import ExternalFunction, FunctionRef, KeyUse, Seed
+from ..jaxmodel.external import TABLE_PREFIXES, ExternalFunction, FunctionRef, KeyUse, Seed
 from ..jaxmodel.keys.facts import KeyFlowFacts
 from ..jaxmodel.keys.tables import ALIGNING_DRAWS
 from ..jaxmodel.name_origins import NameOrigins
@@ -35,7 +35,6 @@ from ..jaxmodel.signatures import assigned_lambda
 from ..jaxmodel.traced import TracedFunctions
 from ..jaxmodel.values import Kind, Value
 from ..model.settings import may_use_jax
-from ..jaxmodel.external import TABLE_PREFIXES
 from ..semantic.exports import module_exports
 from ..semantic.scopes import Scope, StarExports
 from ..semantic.source_file import SourceFile
@@ -391,9 +390,10 @@ class Project:
     # Each question about a module's functions has a name (`f:losses.clipped_loss` for the function
     # a name reaches, `r:clipped_loss:SIGNATURE` for what a call returns, `k:` for the keys it
     # consumes, `a:` whether it returns an array, `w:` what its decorator makes of a call, `s:` what
-    # a star import of the module binds) and a JSON answer. The index records each answer with the answers its computation could have used
-    # (every question its module's analysis had asked by then); a recorded answer stands while its
-    # module's text and those answers are unchanged, else it is computed again.
+    # a star import of the module binds) and a JSON answer. The index records each answer with the
+    # answers its computation could have used (every question its module's analysis had asked by
+    # then); a recorded answer stands while its module's text and those answers are unchanged, else
+    # it is computed again.
 
     def function_at(self, asker: ModuleFile, dotted: str, depth: int = 0, bound: bool = False) -> ExternalFunction | None:
         """The function `dotted` reaches; `bound`: a method of the class it names, called on an

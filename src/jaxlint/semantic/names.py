@@ -41,6 +41,10 @@ class NameResolver:
     another) or that is bound to a computed value resolves to None: rules then stay silent. An
     import fallback (`try: import jax.numpy as jnp` / `except ImportError: import numpy as jnp`)
     is not a disagreement: the code is checked with the meaning the `try` body gives the name.
+
+    A module-level name is also bound by the module's star imports (`Scope.star_imports`): a name
+    one of them binds joins the name's other bindings, and one that may bind names not known makes
+    every name bound before it, and every builtin, resolve to None.
     """
 
     def __init__(self) -> None:
