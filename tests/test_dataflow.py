@@ -452,3 +452,16 @@ def test_unreachable_code_changes_no_live_path():
     assert result.exit is None  # nothing leaves `while True:` without a break
     y_value = module.body[-1].body[0].value
     assert result.value_at(y_value) == {"0", "1"}  # the dead `x = 2` and `break` reach nothing
+
+
+def test_a_star_import_may_rebind_every_name_bound_before_it():
+    """Which names `from m import *` binds is not in the code: those bound before may be rebound
+    (as an import binds them), those bound after it are not."""
+    _, result = run("""
+        x = 1
+        from m import *
+        y = 2
+    """)
+    assert result.exit["x"] == {"opaque"}
+    assert result.exit["y"] == {"2"}
+    assert "z" not in result.exit

@@ -22,6 +22,8 @@ MANY = ("import jax\nimport jax.numpy as np\n\n\ndef f(t):\n    a = jax.tree_map
         "    b = jax.tree_map(np.sin, t)\n    return jax.tree_map(np.add, a, b)\n")
 HELPER = "def helper(x):\n    if x > 0:\n        return x\n    return -x\n"
 CALLER = "import jax\n\nfrom pkg.mod import helper\n\n\n@jax.jit\ndef step(x):\n    return helper(x)\n"
+STAR_USER = ("from starpkg import *\n\n\ndef sample(seed):\n    key = jr.key(seed)\n"
+             "    return jr.normal(key, (3,)) + jr.normal(key, (3,))\n")
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 
 
@@ -34,6 +36,8 @@ def workspace(tmp_path_factory):
     (root / "pkg" / "__init__.py").write_text("")
     (root / "pkg" / "mod.py").write_text(HELPER)
     (root / "app.py").write_text(CALLER)
+    (root / "starpkg").mkdir()
+    (root / "starpkg" / "__init__.py").write_text("import jax\nimport jax.random as jr\n")
     (root / "broken_config").mkdir()
     (root / "broken_config" / "pyproject.toml").write_text("[tool.jaxlint]\nselekt = ['JAX1']\n")
     return root
@@ -171,6 +175,14 @@ def test_a_function_traced_from_another_module_names_the_caller(server, workspac
     (related,) = finding["relatedInformation"]
     assert related["location"]["uri"] == (workspace / "app.py").as_uri()
     assert related["location"]["range"]["start"]["line"] == 7
+    document.close()
+
+
+@pytest.mark.system  # the server as a process of its own
+def test_names_a_star_import_of_the_workspace_binds_are_known(server, workspace):
+    """`from starpkg import *` gives the buffer `jax` and `jr` as it gives the saved file."""
+    document = Document(server, workspace / "star_user.py", STAR_USER)
+    assert codes(server.diagnostics(document.uri)) == [("JAX101", 5)]
     document.close()
 
 

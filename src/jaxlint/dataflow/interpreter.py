@@ -333,7 +333,14 @@ class FlowInterpreter(Generic[V]):
             # `del x` unbinds `x` (a later read would fail); `del x[k]`, `del obj.attr` change an object
             self.bind(node.target, self.domain.opaque(node))
         elif kind is cst.Import or kind is cst.ImportFrom:
-            if type(node.names) is not cst.ImportStar:
+            if type(node.names) is cst.ImportStar:
+                # which names `from m import *` binds is not in the code: any name bound before it
+                # may be rebound, as an import rebinds it (names bound only by it are unbound here)
+                if self.env is not None:
+                    value = self.domain.opaque(node)
+                    for name in [name for name in self.env if name != PATH_STATE]:
+                        self.bind_name(name, value, None, node)
+            else:
                 for alias in node.names:
                     local = alias.asname.name if alias.asname else alias.name
                     while type(local) is cst.Attribute:  # `import a.b` binds `a`

@@ -9,7 +9,7 @@ from typing import Callable, Iterable, Iterator, Protocol
 import libcst as cst
 
 from ..model.result import FileResult  # noqa: F401 (re-exported: the engine's callers import it from here)
-from ..model.settings import PARSE_ERROR_CODE, RELEVANT_WORDS, UNUSED_NOQA_CODE, Settings
+from ..model.settings import PARSE_ERROR_CODE, UNUSED_NOQA_CODE, Settings, may_use_jax
 from ..analysis import FileAnalysis
 from ..rulebase.report import Report, Reporter, RuleContext
 from ..semantic.model import SemanticModel
@@ -105,7 +105,7 @@ def check_source(source: str, path: str, settings: Settings, enabled: Iterable[s
             message, line, column = tree
             return [parse_error(path, f"cannot parse: {message}", line, column)] if PARSE_ERROR in enabled else []
         # a module the project analysed may be traced by an importer even if it never names JAX
-        if not any(word in source for word in RELEVANT_WORDS) and not (project is not None and project.analysed(path)):
+        if not may_use_jax(source) and not (project is not None and project.analysed(path)):
             # no rule can report here; a `# noqa: JAX...` comment still can be stale
             return _kept([], source, path, apply_noqa, enabled)
         if deep:

@@ -10,7 +10,7 @@ from functools import lru_cache
 from typing import Iterator
 
 from .. import __version__
-from ..model.settings import RELEVANT_WORDS
+from ..model.settings import may_use_jax
 
 
 class JaxlintChecker:
@@ -23,7 +23,7 @@ class JaxlintChecker:
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         source = "".join(self.lines)
-        if not any(word in source for word in RELEVANT_WORDS):
+        if not may_use_jax(source):
             return
         try:
             from ..api import NotAnalysed, RuleFailure, lint_source

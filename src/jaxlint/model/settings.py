@@ -6,13 +6,23 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
 #: A file that mentions none of these cannot hold a finding: it is only syntax-checked (every
-#: front end skips the analysis for it before importing the engine).
+#: front end skips the analysis for it before importing the engine), unless it star-imports.
 RELEVANT_WORDS = ("jax", "equinox", "flax")
+#: `from m import *`: the names it binds (`jnp`, `jit`) may be JAX's without the file naming JAX
+_STAR_IMPORT = re.compile(r"\bimport\s*\*")
+
+
+def may_use_jax(text: str) -> bool:
+    """Whether a text may hold a finding: it mentions JAX or a library built on it
+    (`RELEVANT_WORDS`), or star-imports a module that may give it JAX's names."""
+    return any(word in text for word in RELEVANT_WORDS) or (
+        "*" in text and _STAR_IMPORT.search(text) is not None)
 #: Reported whatever the selection: a file that does not parse has not been checked at all.
 PARSE_ERROR_CODE = "JAX000"
 #: `# noqa` codes that suppress nothing (or name no jaxlint rule): reported only when selected by

@@ -27,15 +27,16 @@ from typing import Any, Callable, Iterable
 
 import libcst as cst
 
-from ..jaxmodel.external import ExternalFunction, FunctionRef, KeyUse, Seed
+from ..jaxmodel.external import TABLE_PREFIXES, ExternalFunction, FunctionRef, KeyUse, Seed
 from ..jaxmodel.keys.facts import KeyFlowFacts
 from ..jaxmodel.keys.tables import ALIGNING_DRAWS
 from ..jaxmodel.name_origins import NameOrigins
 from ..jaxmodel.signatures import assigned_lambda
 from ..jaxmodel.traced import TracedFunctions
 from ..jaxmodel.values import Kind, Value
-from ..model.settings import RELEVANT_WORDS
-from ..semantic.scopes import Scope
+from ..model.settings import may_use_jax
+from ..semantic.exports import module_exports
+from ..semantic.scopes import Scope, StarExports
 from ..semantic.source_file import SourceFile
 from .encoding import (key_uses_from_json, key_uses_to_json, parameters_code, parameters_from_code, seed_from_json,
                        seed_to_json, seeds_key, signature_from_key, signature_key, value_from_json, value_to_json)
@@ -44,6 +45,8 @@ from .layout import ImportedName, ModuleFile, ProjectLayout, shown_path
 
 #: The question whose answer is the paths of the modules that import a module.
 IMPORTERS = "i:"
+#: The question whose answer is what `from <module> import *` binds.
+STAR_EXPORTS = "s:"
 #: How many re-exports (`from .losses import f` in a package's `__init__`) a name is followed through.
 MAX_REEXPORTS = 4
 #: How many times each module of an import cycle may be analysed further for new seeds (bounds it).
@@ -260,7 +263,7 @@ class Project:
         """Whether a module can trace anything of its own: it mentions JAX or a library built on it
         (a module that does not, and is given no seed, is checked alone and gives no seed)."""
         text = self._read_text(module)
-        return text is not None and any(word in text for word in RELEVANT_WORDS)
+        return text is not None and may_use_jax(text)
 
     def _analyse(self, module: ModuleFile) -> list[tuple[str, Seed]]:
         """The seeds a module gives, from its analysis with the seeds it has received."""
@@ -386,10 +389,11 @@ class Project:
     # -- questions from stand-ins ---------------------------------------------------------------
     # Each question about a module's functions has a name (`f:losses.clipped_loss` for the function
     # a name reaches, `r:clipped_loss:SIGNATURE` for what a call returns, `k:` for the keys it
-    # consumes, `a:` whether it returns an array, `w:` what its decorator makes of a call) and a
-    # JSON answer. The index records each answer with the answers its computation could have used
-    # (every question its module's analysis had asked by then); a recorded answer stands while its
-    # module's text and those answers are unchanged, else it is computed again.
+    # consumes, `a:` whether it returns an array, `w:` what its decorator makes of a call, `s:` what
+    # a star import of the module binds) and a JSON answer. The index records each answer with the
+    # answers its computation could have used (every question its module's analysis had asked by
+    # then); a recorded answer stands while its module's text and those answers are unchanged, else
+    # it is computed again.
 
     def function_at(self, asker: ModuleFile, dotted: str, depth: int = 0, bound: bool = False) -> ExternalFunction | None:
         """The function `dotted` reaches; `bound`: a method of the class it names, called on an
@@ -436,6 +440,19 @@ class Project:
 
     def wrapper(self, asker: ModuleFile, ref: FunctionRef) -> str | None:
         return self._ask_ref(asker, ref, "w:" + ref.qualname)
+
+    def star_exports(self, asker: ModuleFile, dotted: str) -> StarExports | None:
+        """What `from dotted import *` binds, where `dotted` is a module of the project
+        (`ModuleView.star_exports`); None for any other module, or one that cannot be read."""
+        if f"{dotted}.".startswith(TABLE_PREFIXES):
+            return None  # JAX's and NumPy's names are the table's, even in their own repositories
+        module = self.layout.find(asker, dotted)
+        if module is None or module.notebook or (module.name == asker.name and not asker.notebook):
+            return None
+        data = self.ask(asker, module, STAR_EXPORTS)
+        if not isinstance(data, dict):
+            return None
+        return StarExports(dict(data["names"]), frozenset(data["maybe"]), bool(data["open"]))
 
     def returned(self, asker: ModuleFile, ref: FunctionRef, signature) -> Value | None:
         return value_from_json(self._ask_ref(asker, ref, f"r:{ref.qualname}:{signature_key(signature)}"))
@@ -538,7 +555,30 @@ class Project:
             return traced._decorator_wrapper(function) if function is not None else None
         if kind == "n":
             return self._mentions(module, rest)
+        if kind == "s":
+            return self._module_exports(module)
         return None
+
+    def _module_exports(self, module: ModuleFile) -> dict | None:
+        """What `from <module> import *` binds (`semantic.exports`), each name's object named as the
+        project names it; None when the module cannot be read, or when its own bindings are being
+        recorded (star imports in a cycle)."""
+        file = self.file(module)
+        if file is None or file.module_scope.recorded is False:
+            return None
+        found = module_exports(file, module.name if module.is_package else None)
+        names: dict[str, str | None] = {}
+        for name, target in found.names.items():
+            if target is None:
+                names[name] = f"{module.name}.{name}"
+            elif f"{target}.".startswith(TABLE_PREFIXES):
+                names[name] = target
+            else:  # a sibling imported as a script imports it (`from util import f`): its project name
+                names[name] = self.layout.dotted_for(module, target)
+        for name in found.unbound:  # a submodule `__all__` lists: the star import loads it
+            submodule = f"{module.name}.{name}"
+            names[name] = submodule if module.is_package and submodule in self.layout.by_name else None
+        return {"names": names, "maybe": sorted(found.maybe), "open": found.open}
 
     def _importer_paths(self, module: ModuleFile) -> list[str]:
         """The paths of the project's modules (and notebooks) that import `module`, sorted."""
@@ -574,6 +614,10 @@ class Project:
             return None
         scope = file.module_scope
         binding = scope.bindings.get(attributes[0])
+        if binding is None and scope.star_imports:  # `from .losses import *` in `__init__`
+            target = file.names.name(attributes[0], scope)
+            return self.function_at(module, ".".join([target, *attributes[1:]]), depth + 1, bound) \
+                if target is not None else None
         if binding is None or len(binding.nodes) != 1:
             return None
         node = binding.nodes[0]
@@ -609,6 +653,9 @@ class Project:
         if file is None or "." in name:
             return None
         binding = file.module_scope.bindings.get(name)
+        if binding is None and file.module_scope.star_imports:  # `from .state import *` in `__init__`
+            target = file.names.name(name, file.module_scope)
+            return self.pytree_attributes(module, target, depth + 1) if target is not None else None
         if binding is None or len(binding.nodes) != 1:
             return None
         if binding.is_import_only:  # a re-export: `from .state import TrainState` in `__init__`
@@ -685,6 +732,9 @@ class ModuleView:
 
     def pytree_attributes(self, dotted: str) -> tuple[tuple[str, Kind], ...] | None:
         return self.project.pytree_attributes(self.module_file, dotted)
+
+    def star_exports(self, module: str) -> StarExports | None:
+        return self.project.star_exports(self.module_file, module)
 
     def seeds(self) -> list[Seed]:
         return self.project.seeds_of(self.module_file)

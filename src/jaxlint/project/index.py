@@ -7,7 +7,7 @@ One JSON file per project (its source roots), beside the result cache. Per modul
 * `imports`: the project modules it imports (the import graph);
 * `answers`: what its functions told other modules (the function a name reaches and its
   parameters, what a call returns for a given signature, which parameters it consumes as keys,
-  whether it returns an array), each with the answers of other modules its computation could
+  whether it returns an array) and what a star import of it binds, each with the answers of other modules its computation could
   have used (`deps`);
 * `seeds`: per `context` (its text and the seeds it receives), the seeds it gives other modules
   (functions it traces there, with their chains) and the answers its analysis used. Modules that

@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, NamedTuple
 import libcst as cst
 
 from ..syntax.walk import COMPREHENSIONS
-from .scopes import ALIAS, LOCAL, Binding as ScopeBinding, Scope, catches_missing_api, dotted_name, import_module_name
+from .scopes import (ALIAS, LOCAL, Binding as ScopeBinding, Scope, StarImport, catches_missing_api, dotted_name,
+                     import_module_name)
+from .star_imports import star_exports
 
 if TYPE_CHECKING:
     from .walk_state import WalkState
@@ -248,6 +250,8 @@ class BindingRecorder:
             full = dotted_name(alias.name)
             if full is None:
                 continue
+            if scope.kind == "module":
+                scope.imported_modules.add(full)
             if alias.asname is not None and type(alias.asname.name) is cst.Name:
                 self._add(scope, alias.asname.name.value, BindingKind.IMPORT, alias, node, full)
             else:
@@ -256,10 +260,16 @@ class BindingRecorder:
                 self._add(scope, root, BindingKind.IMPORT, alias, node, root)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if type(node.names) is cst.ImportStar:
-            return
         scope = self.state.scope
         module = import_module_name(node, self._package if node.relative else None)
+        if scope.kind == "module" and module is not None:
+            scope.imported_modules.add(module)
+        if type(node.names) is cst.ImportStar:
+            # only a module's top level may star-import (CPython rejects it elsewhere)
+            if scope.kind == "module":
+                scope.star_imports.append(
+                    StarImport(node, module, len(self.bindings), star_exports(self.state.file, module)))
+            return
         for alias in node.names:
             if type(alias.name) is not cst.Name:
                 continue

@@ -41,6 +41,10 @@ class NameResolver:
     another) or that is bound to a computed value resolves to None: rules then stay silent. An
     import fallback (`try: import jax.numpy as jnp` / `except ImportError: import numpy as jnp`)
     is not a disagreement: the code is checked with the meaning the `try` body gives the name.
+
+    A module-level name is also bound by the module's star imports (`Scope.star_imports`): a name
+    one of them binds joins the name's other bindings, and one that may bind names not known makes
+    every name bound before it, and every builtin, resolve to None.
     """
 
     def __init__(self) -> None:
@@ -92,10 +96,42 @@ class NameResolver:
 
     def name(self, name: str, scope: Scope) -> str | None:
         found = scope.lookup(name)
+        if found is not None and found[0].kind != "module":
+            return self.binding_target(found[1], found[0])
+        root = scope.module_scope()
+        if root.star_imports:
+            return self._through_star_imports(name, found[1] if found is not None else None, root)
         if found is None:
             return f"builtins.{name}" if name in BUILTIN_NAMES else None
-        owner, binding = found
-        return self.binding_target(binding, owner)
+        return self.binding_target(found[1], found[0])
+
+    def _through_star_imports(self, name: str, binding: Binding | None, root: Scope) -> str | None:
+        """A module-level name where the module star-imports: what its own bindings and its star
+        imports bind to it, when they agree. A star import of a module whose names are not all known
+        may rebind any name bound before it and shadow any builtin; one that binds the name only in
+        some versions of a library (`max` in NumPy 2, not in NumPy 1) may leave the builtin."""
+        targets = set()
+        first = None
+        if binding is not None:
+            target = self.binding_target(binding, root)
+            if target is None:
+                return None
+            targets.add(target)
+            first = min((b.order for b in binding.recorded), default=None)
+        bound = binding is not None
+        for star in root.star_imports:
+            exports = star.exports
+            if name in exports.names:
+                target = exports.names[name]
+                if target is None:
+                    return None
+                targets.add(target)
+                bound = bound or name not in exports.maybe
+            elif exports.open and (first is None or first < star.order):
+                return None
+        if not bound and name in BUILTIN_NAMES:
+            targets.add(f"builtins.{name}")
+        return targets.pop() if len(targets) == 1 else None
 
     def binding_target(self, binding: Binding, owner: Scope) -> str | None:
         key = binding

@@ -66,6 +66,38 @@ def _kind(node: ScopeNode) -> str:
     return _KINDS.get(type(node), "function")
 
 
+@dataclass(frozen=True)
+class StarExports:
+    """What `from m import *` binds: `m.__all__`, else every name of `m`'s namespace that does not
+    start with `_` (the modules it imported and the names it star-imported included)."""
+
+    #: name -> the qualified name of what it holds there (`jr` -> `jax.random`), or None where that
+    #: is not known (the name is still bound, to something unknown)
+    names: dict[str, "str | None"] = field(default_factory=dict)
+    #: names bound only by some versions of a library or on some paths of the module: where one is
+    #: not bound, the name keeps what it held before
+    maybe: frozenset[str] = frozenset()
+    #: other names may be bound too: the module's exports are not all known (`m` cannot be read,
+    #: its `__all__` is computed, or it star-imports such a module itself)
+    open: bool = False
+
+
+#: a star import of a module whose names are not known: any name may be bound by it
+UNKNOWN_EXPORTS = StarExports(open=True)
+
+
+@dataclass(frozen=True)
+class StarImport:
+    """One `from m import *` of a module's top level, with what it binds."""
+
+    node: cst.ImportFrom
+    #: the absolute module it names; None for a relative import whose package is not known
+    module: str | None
+    #: how many bindings of the file come before it (`Binding.order`)
+    order: int
+    exports: StarExports
+
+
 #: what the walk records for one scope node: its bindings by name, its `global` and `nonlocal` names
 ScopeRecord = tuple[dict[str, Binding], set[str], set[str]]
 
@@ -99,6 +131,12 @@ class Scope:
             self.recorded: bool | None = None
             #: (module scope only) runs that walk; set by the file the scope belongs to
             self.recorder: Callable[[], object] | None = None
+            #: (module scope only) its `from m import *` statements, in source order: the names they
+            #: bind are not bindings of the scope (`bindings`), they are resolved through these
+            self.star_imports: list[StarImport] = []
+            #: (module scope only) the absolute names of the modules its top-level imports load
+            #: (`from .util import f` loads `pkg.util`, which becomes an attribute of `pkg`)
+            self.imported_modules: set[str] = set()
         record = root.records.get(id(node))
         if record is None:
             record = root.records[id(node)] = ({}, set(), set())
