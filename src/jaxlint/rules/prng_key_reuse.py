@@ -30,6 +30,14 @@ class PrngKeyReuse(Rule):
                     repeat = f"the loop ({self._label(facts, reuse.loop)}) calls it in every iteration"
                 else:
                     repeat = f"this call repeats the one at {self._label(facts, reuse.first.node)}"
+                if "." in name:  # `agent.key`, drawn from by `agent.act(...)`
+                    attribute = name.rpartition(".")[2]
+                    self.report(reuse.node, (
+                        f"`{function}` draws from `{name}`, the object's key, and never replaces it, so every "
+                        f"call draws the same numbers: {repeat}; split it in the method "
+                        f"(`self.{attribute}, key = jax.random.split(self.{attribute})`, then draw from `key`), "
+                        f"or pass a key in"), related=_first_use(facts, reuse) if reuse.kind == "again" else ())
+                    continue
                 self.report(reuse.node, (
                     f"`{function}` draws from `{name}`, which it takes from the code around it, so every call "
                     f"draws the same numbers: {repeat}; pass the key in as an argument and split a fresh one "

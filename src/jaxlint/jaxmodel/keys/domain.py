@@ -48,6 +48,8 @@ class KeyDomain:
         self.inlined: set[int] = set()
         #: ids of the lax loop bodies among them: traced once, whatever Python runs there runs once
         self.traced_bodies: set[int] = set()
+        #: keys of objects are followed (`agent.key`, drawn from by `agent.act(x)`)
+        self.object_keys = False
         #: for a lax loop body: (its carry parameter, whether it returns `(carry, output)`)
         self.carry: tuple[str, bool] | None = None
         #: (carry position or None for the whole carry, name, consumption) of carry keys drawn
@@ -153,6 +155,9 @@ class KeyDomain:
                 if type(element.slice) is cst.Index:
                     flow.eval(element.slice.value)
         location = self._own_attribute(target)
+        if location is None and type(target) is cst.Attribute and type(target.value) is cst.Name and flow.env:
+            other = f"{target.value.value}.{target.attr.value}"  # `agent.key = ...`: that object's key
+            location = other if other in flow.env else None
         if location is None or flow.env is None:
             return
         if type(value) is KeyState:
@@ -162,6 +167,10 @@ class KeyDomain:
     def bound(self, name: str, value, target: cst.CSTNode | None, flow: FlowInterpreter):
         """What a name holds once bound: a fresh key state for a key (a name bound to another name's
         key starts fresh: the two are not followed as one), READ for anything else."""
+        if self.object_keys and flow.env:
+            # another object under this name: the keys followed on the one it held are not its
+            for location in [held for held in flow.env if held.startswith(name + ".")]:
+                del flow.env[location]
         if type(value) is KeyState:
             value = KEY if value.known else READ
         if value is KEY or value is KEYS:
@@ -429,7 +438,7 @@ class KeyDomain:
                 if id(value) in given and isinstance(value, cst.Name) and type(state.get(value.value)) is KeyState:
                     inner = summary.consumed[param]
                     result.append((value.value, inner.certain, False, inner, (reached.function, param)))
-            return result + self._drawn_from_outside(reached.function, state)
+            return result + self._drawn_from_outside(reached, node, state)
         if callee is not None and (callee.startswith(NON_CONSUMING_PREFIXES) or callee in NON_CONSUMING_RANDOM
                                    or callee in STORING_CALLS):
             return []
@@ -445,12 +454,22 @@ class KeyDomain:
             return []
         return [(n, False, False, None, None) for _, n in tracked]
 
-    def _drawn_from_outside(self, function: FunctionNode, state: "State") -> list:
+    def _drawn_from_outside(self, reached, node: cst.Call, state: "State") -> list:
         """The keys a function of the module called here draws from where it takes them from the
         code around it (`KEY` of `def sample(x): return jax.random.normal(KEY, x.shape)`): every
         call draws from that same key again, as if it were handed in."""
         found = []
-        for name, owner, draw in self.facts.outside_draws(function):
+        for name, owner, draw in self.facts.outside_draws(reached.function):
+            if owner is None:  # `self.key` of the method called: the object's, as the call names it
+                receiver = node.func.value if type(node.func) is cst.Attribute else node.func
+                if type(receiver) is not cst.Name or not reached.receiver:
+                    continue
+                location = f"{receiver.value}.{name[5:]}"
+                if type(state.get(location)) is not KeyState:
+                    state[location] = KeyState()
+                    self.object_keys = True
+                found.append((location, draw.certain, False, draw, None))
+                continue
             seen = self.scope.lookup(name)
             if seen is None or seen[0] is not owner:
                 continue  # a name of its own here: another key

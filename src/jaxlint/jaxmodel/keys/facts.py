@@ -240,7 +240,8 @@ class KeyFlowFacts:
         found: dict[int, list[tuple[str, Scope, Consumption]]] = {}
         resolve = self.ctx.names.qualified_name
         for call, scope, _ in SemanticModel.of(self.ctx).sites_of(cst.Call):
-            if not call.args or type(call.args[0].value) is not cst.Name or call.args[0].keyword is not None:
+            if not call.args or type(call.args[0].value) not in (cst.Name, cst.Attribute) \
+                    or call.args[0].keyword is not None:
                 continue
             draw = resolve(call.func, scope)
             if draw is None or not draw.startswith("jax.random.") or draw in NON_CONSUMING_RANDOM:
@@ -249,6 +250,13 @@ class KeyFlowFacts:
             while inner is not None and inner.kind == "comprehension":
                 inner = inner.parent
             if inner is None or inner.kind != "function" or type(inner.node) is not cst.FunctionDef:
+                continue
+            if type(call.args[0].value) is cst.Attribute:
+                attribute = self._kept_on_the_object(call.args[0].value, inner)
+                if attribute is not None:
+                    consumption = Consumption(call, self.order(call), id(call) in self._every_call_runs(inner.node),
+                                              direct=True, draw=draw, within=inner.node, outside=True)
+                    found.setdefault(id(inner.node), []).append((f"self.{attribute}", None, consumption))
                 continue
             name = call.args[0].value.value
             if name in inner.globals or name in inner.nonlocals:
@@ -262,6 +270,35 @@ class KeyFlowFacts:
             found.setdefault(id(inner.node), []).append((name, held[0], consumption))
         self._outside = found
         return found
+
+    def _kept_on_the_object(self, key: cst.Attribute, method: Scope) -> str | None:
+        """`X` of `jax.random.normal(self.X, ...)` in a method that never replaces `self.X`, `X` named
+        like a key: every call of the method draws from the object's same key."""
+        function = method.node
+        params = function.params.params
+        if type(key.value) is not cst.Name or key.value.value != "self" or not params \
+                or params[0].name.value != "self" or method.parent is None or method.parent.kind != "class":
+            return None
+        attribute = key.attr.value
+        if not self.key_name.match(attribute):
+            return None
+        stored = [False]
+
+        def enter(node: cst.CSTNode, _field: str) -> bool:
+            targets = ()
+            if type(node) is cst.Assign:
+                targets = [t.target for t in node.targets]
+            elif type(node) in (cst.AugAssign, cst.AnnAssign):
+                targets = [node.target]
+            for target in targets:
+                for part in ([target] if type(target) is not cst.Tuple else [e.value for e in target.elements]):
+                    if type(part) is cst.Attribute and part.attr.value == attribute \
+                            and type(part.value) is cst.Name and part.value.value == "self":
+                        stored[0] = True
+            return not stored[0]
+
+        walk(function.body, enter, None)
+        return None if stored[0] else attribute
 
     def _every_call_runs(self, function: cst.FunctionDef) -> set[int]:
         """The calls of a function that run whenever it runs to its end: in the statements of its
