@@ -171,6 +171,8 @@ class KeyDomain:
             # another object under this name: the keys followed on the one it held are not its
             for location in [held for held in flow.env if held.startswith(name + ".")]:
                 del flow.env[location]
+        if type(value) is KeyState and value.alias is not None:
+            return KeyState(value.consumed, value.known, alias=value.alias) if name not in self.not_keys else READ
         if type(value) is KeyState:
             value = KEY if value.known else READ
         if value is KEY or value is KEYS:
@@ -250,6 +252,13 @@ class KeyDomain:
             return READ
         if kind is cst.Attribute:
             flow.eval(node.value)
+            location = self._own_attribute(node)
+            if location is not None and flow.env is not None:
+                held = flow.env.get(location)
+                if held is None and self.facts.key_name.match(location[5:]) and location[5:] not in self.not_keys:
+                    held = flow.env[location] = KeyState(known=False)
+                if type(held) is KeyState:
+                    return KeyState(held.consumed, held.known, alias=location)  # `rng = self.key`
             return READ
         if kind is cst.IfExp:
             flow.eval(node.test)
@@ -619,6 +628,13 @@ class KeyDomain:
         line = self.facts.order(node)
         consumption = Consumption(node, line, certain, direct, via, draw, self.scope.node,
                                   statement=flow.current_statement, reached=reached)
+        aliased = state.get(held.alias) if held.alias is not None else None
+        if type(aliased) is KeyState:
+            # `rng = self.key`: the two names hold one key; what consumes one consumes the other
+            if aliased.consumed is None and certain:
+                state[held.alias] = KeyState(consumption, aliased.known, aliased.param)
+            elif aliased.consumed is not None and held.consumed is None:
+                held = state[name] = KeyState(aliased.consumed, held.known, held.param, held.alias)
         if held.consumed is not None:
             if self.test_code and not (direct and held.consumed.direct):
                 # tests hand one key to the code under test and to a reference, or twice to check

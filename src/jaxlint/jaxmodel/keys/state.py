@@ -57,6 +57,8 @@ class KeyState:
     known: bool = False
     #: the parameter whose value this still is (for summaries)
     param: str | None = None
+    #: the object's key this name was bound to (`rng = self.key`): using one uses the other
+    alias: str | None = None
 
 
 @dataclass
