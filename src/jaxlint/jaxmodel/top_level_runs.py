@@ -22,6 +22,7 @@ from ..semantic.loops import bound_in
 from ..semantic.model import SemanticModel
 from ..semantic.module_state import ModuleState
 from ..syntax.references import is_binding, is_reference
+from ..syntax.walk import walk
 from .transforms import LAX_BODIES, MODES
 
 if TYPE_CHECKING:
@@ -84,7 +85,34 @@ class TopLevelRuns:
         if uses is False:
             return False
         # traced at its first run and cached from then on: a change between two runs is missed
-        return not uses or not any(uses[0] <= i <= uses[-1] for i in later)
+        if not uses or not any(uses[0] <= i <= uses[-1] for i in later):
+            return True
+        # all of it in one `if __name__ == "__main__":` block: its statements run in order, once
+        return uses[0] == uses[-1] and isinstance(top, cst.FunctionDef) \
+            and self._set_before_run_in_block(name, self._body[uses[0]], self._runners(top))
+
+    def _runners(self, function: cst.FunctionDef, depth: int = 0) -> set[str]:
+        """The names whose use may run `function`: its own, and those of the top-level functions
+        that call it, and of theirs."""
+        names = {function.name.value}
+        start = self._state.statement_index.get(id(function))
+        direct = self._top_level_uses(function.name.value, start) if start is not None else False
+        if isinstance(direct, _DeferredUses) and depth < 3:
+            for caller in direct.callers:
+                names |= self._runners(caller, depth + 1)
+        return names
+
+    @staticmethod
+    def _set_before_run_in_block(name: str, guard: cst.CSTNode, runners: set[str]) -> bool:
+        """In the script block `guard`, every statement binding `name` comes before the first one
+        that mentions a function that may run the reader (calls it, wraps it): it runs with the last
+        value only."""
+        if not isinstance(guard, cst.If) or not _is_main_guard(guard) or guard.orelse is not None:
+            return False
+        statements = guard.body.body
+        bindings = [i for i, statement in enumerate(statements) if name in bound_in(statement)]
+        runs = [i for i, statement in enumerate(statements) if _mentions(statement, runners)]
+        return bool(bindings) and bool(runs) and max(bindings) < min(runs)
 
     def defined_after_script_bindings(self, name: str, guard: cst.If, definition: FunctionNode | None) -> bool:
         """Whether `definition`, a function defined directly in the top-level `if __name__ ==
@@ -308,3 +336,16 @@ def _bound_by(statement: cst.CSTNode) -> set[str]:
                 elif isinstance(target, (cst.Tuple, cst.List)):
                     pending.extend(e.value for e in target.elements)
     return names
+
+
+def _mentions(statement: cst.CSTNode, names: set[str]) -> bool:
+    """Whether one of the names is read anywhere in the statement."""
+    found = [False]
+
+    def enter(node: cst.CSTNode, _field: str) -> bool:
+        if type(node) is cst.Name and node.value in names:
+            found[0] = True
+        return not found[0]
+
+    walk(statement, enter, None)
+    return found[0]

@@ -17,7 +17,7 @@ from ..signatures import CONTAINER_ANNOTATIONS
 from ..transforms import LAX_BODIES, LAX_LOOPS, TREE_MAPS
 from .policy import (alternatives_on_the_same_inputs, in_test_function, over_mapping_values, periodic,
     same_run_again)
-from .state import (CarryElement, Consumption, KEY, KEYS, KeyFacts, KeyState, MAYBE, NOT_KEY, READ, Reuse, State,
+from .state import (CarryElement, Consumption, FAILS, HOLDS, KEY, KEYS, KeyFacts, KeyState, MAYBE, NOT_KEY, READ, Reuse, State,
     carry_marker)
 from .tables import (AHEAD_OF_TIME, ARRAY_ANNOTATION, CARRY_LOOPS, DRAWING_INITIALIZERS, INIT_NAME, INSPECTING_NAME, KEY_ANNOTATIONS,
     KEY_MAKERS, LINEN_DRAWING_METHODS, MANAGED_KEY_FUNCTIONS, MANAGED_KEY_METHODS, NON_CONSUMING_PREFIXES, NON_CONSUMING_RANDOM, STORING_CALLS)
@@ -127,6 +127,11 @@ class KeyDomain:
         else:
             first = a.consumed or b.consumed
         return KeyState(first, a.known and b.known, a.param if a.param == b.param else None)
+
+    @staticmethod
+    def known_truth(value) -> bool | None:
+        """A test the code fixes (`HOLDS`, `FAILS`): the other branch never runs."""
+        return True if value is HOLDS else False if value is FAILS else None
 
     def unbound(self, name: str):
         return READ
@@ -260,6 +265,11 @@ class KeyDomain:
                 if type(held) is KeyState:
                     return KeyState(held.consumed, held.known, alias=location)  # `rng = self.key`
             return READ
+        if kind is cst.Comparison:
+            for child in expressions_below(node):
+                flow.eval(child)
+            truth = self.facts.fixed_truth(node, self.scope)
+            return NOT_KEY if truth is None else HOLDS if truth else FAILS
         if kind is cst.IfExp:
             flow.eval(node.test)
             flow.alternatives(node.body, node.orelse)

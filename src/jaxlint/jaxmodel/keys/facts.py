@@ -15,6 +15,7 @@ from ...semantic.source_file import CELL_BOUNDARY
 from ...syntax.positions import node_spans
 from ...syntax.walk import COMPREHENSIONS, last_name, target_names, walk
 from ..calls import Callee
+from ..name_origins import NameOrigins
 from ..traced import TracedFunctions
 from .domain import KeyDomain, dotted_expression, parameter_count
 from .outputs import ConsumptionOutputs
@@ -345,6 +346,28 @@ class KeyFlowFacts:
             return False
         made = self.ctx.names.qualified_name(statement.value.func, owner)
         return made in KEY_MAKERS or made in KEY_DERIVERS
+
+    def fixed_truth(self, test: cst.Comparison, scope: Scope) -> bool | None:
+        """The outcome of `name == "literal"` (or `!=`, a number) where every binding of `name` that
+        reaches the test assigns one same literal: fixed whatever the path (a loop included)."""
+        if len(test.comparisons) != 1 or type(test.comparisons[0].operator) not in (cst.Equal, cst.NotEqual):
+            return None
+        left, right = test.left, test.comparisons[0].comparator
+        if type(left) is not cst.Name:
+            left, right = right, left
+        if type(left) is not cst.Name or type(right) not in (cst.SimpleString, cst.Integer):
+            return None
+        found = NameOrigins.of(self.ctx).reaching(left, scope)
+        if found is None or not found[1]:
+            return None
+        code = cst.Module([]).code_for_node
+        values = {code(origin.value) if origin.kind == "value" and type(origin.value) in (cst.SimpleString, cst.Integer)
+                  else None for origin in found[1]}
+        if len(values) != 1 or None in values:
+            return None
+        (value,) = values
+        equal = value == code(right)
+        return equal if type(test.comparisons[0].operator) is cst.Equal else not equal
 
     def drawing_initializer(self, func: cst.BaseExpression, scope: Scope) -> str | None:
         """The factory of `jax.nn.initializers` whose initializer `func` is, where it draws from its

@@ -106,6 +106,10 @@ KEY = Marker("key")
 KEYS = Marker("keys")
 #: an element unpacked from a READ: a key for sure consumers when named like one
 MAYBE = Marker("maybe a key")
+#: a test whose outcome the code fixes (`sampler == "NUTS"` with `sampler = "NUTS"` the only binding
+#: that reaches it): only one branch of its `if` ever runs
+HOLDS = Marker("a test that holds")
+FAILS = Marker("a test that fails")
 
 
 @dataclass(frozen=True)
@@ -149,6 +153,8 @@ class KeyFacts(Protocol):
     def discarded(self, node: cst.Call, statement: cst.BaseSmallStatement) -> bool: ...
 
     def drawing_initializer(self, func: cst.BaseExpression, scope: Scope) -> str | None: ...
+
+    def fixed_truth(self, test: cst.Comparison, scope: Scope) -> bool | None: ...
 
     def outside_draws(self, function: FunctionNode | None) -> "list[tuple[str, Scope, Consumption]]": ...
 
