@@ -64,6 +64,8 @@ class KeyFlowFacts:
         self._outputs: ConsumptionOutputs | None = None
         self._outside: dict[int, list] | None = None
         self._drawer_names: frozenset[str] | None = None
+        #: id(function) -> ids of the calls that run whenever it runs to its end
+        self._unconditional: dict[int, set[int]] = {}
         self._compute()
 
     @property
@@ -305,7 +307,10 @@ class KeyFlowFacts:
         """The calls of a function that run whenever it runs to its end: in the statements of its
         body's top level, outside a conditional expression, a short-circuit, a lambda or a
         comprehension (a draw under `if random_color:` may never be made)."""
-        found: set[int] = set()
+        found = self._unconditional.get(id(function))
+        if found is not None:
+            return found
+        found = self._unconditional[id(function)] = set()
 
         def enter(node: cst.CSTNode, _field: str) -> bool:
             if type(node) in _CONDITIONAL:
