@@ -146,6 +146,23 @@ def test_editing_a_helper_updates_the_module_that_imports_it(tmp_path, monkeypat
     assert (48, "JAX101") in {(f.start.line, f.code) for f in edited.findings}
 
 
+def test_a_settings_default_changed_in_its_module_changes_the_loop_that_reads_it(tmp_path, monkeypatch):
+    """A loop bound that is another module's dataclass default: the message names that module's
+    line, and a run after the default is lowered below the threshold, on a warm index and cache,
+    no longer reports it."""
+    project = tmp_path / "src_layout"
+    shutil.copytree(PROJECTS / "src_layout", project)
+    monkeypatch.chdir(project)
+    first = run(RunOptions(paths=["src/shapes/rollout.py"]))
+    (finding,) = first.findings
+    assert (finding.start.line, finding.code) == (12, "JAX205")
+    assert "150 is the default of `RunSettings.rollout_steps` at src/shapes/settings.py:7" in finding.message
+    settings = project / "src/shapes/settings.py"
+    settings.write_text(settings.read_text(encoding="utf-8").replace("rollout_steps: int = 150",
+                                                                     "rollout_steps: int = 15"), encoding="utf-8")
+    assert run(RunOptions(paths=["src/shapes/rollout.py"])).findings == []
+
+
 def test_a_warm_index_spares_the_modules_that_did_not_change(tmp_path, monkeypatch):
     """After a run over the project, a run over one changed file analyses that file alone: what
     its importers give it and what the modules it calls return come from the project index."""

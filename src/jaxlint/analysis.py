@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from .jaxmodel.configured import ConfiguredIntegers
 from .jaxmodel.guards import VersionGuards
 from .jaxmodel.jax_names import JaxNames
 from .jaxmodel.keys.facts import KeyFlowFacts
@@ -182,6 +183,13 @@ class FileAnalysis:
         """Where a name's value comes from (an array, a jitted function, a cache): answered per name
         asked, from the reaching bindings of its scope."""
         return NameOrigins.of(self.file)
+
+    @property
+    def configured(self) -> ConfiguredIntegers:
+        """The integers a configuration read gives (a dataclass field's default, a command-line
+        option's): answered per expression asked, from the bindings of the names in it (a project
+        question for an object of another module)."""
+        return ConfiguredIntegers.of(self.file)
 
     @property
     def version_guards(self) -> VersionGuards:

@@ -110,6 +110,27 @@ class KeyUse:
 
 
 @dataclass(frozen=True)
+class ConfiguredInteger:
+    """An integer the configuration gives, and where it comes from."""
+
+    value: int
+    #: what gives it, as a message says it: "the default of `Config.num_steps`"
+    what: str
+    line: int
+    #: the file that says it, as a message names it; None: the file being checked
+    path: str | None = None
+    #: a default the command line may change
+    command_line: bool = False
+
+    def to_json(self) -> list:
+        return [self.value, self.what, self.line, self.path, self.command_line]
+
+    @classmethod
+    def from_json(cls, data: list | None) -> "ConfiguredInteger | None":
+        return cls(*data) if data else None
+
+
+@dataclass(frozen=True)
 class ExternalFunction:
     """A function of another module: its reference and its parameters (a libcst `Parameters`,
     shared with that module's tree or parsed from a stored signature)."""
@@ -156,6 +177,11 @@ class ProjectView(Protocol):
         package's re-export), as `Value.attributes`, where it is a dataclass pytree: its leaf fields
         traced, the others not known. None for another class, or a name that is not a class of
         another module of the project."""
+
+    def configured(self, dotted: str, how: str, field: str) -> ConfiguredInteger | None:
+        """The integer `field` of the object `dotted` names in another module gives (`how`: read as
+        it is, or made by calling it; `configured.ConfiguredIntegers.exported`), with where it is
+        said; None when it is not a configuration value known there."""
 
     def seeds(self) -> list[Seed]:
         """The functions of this module that functions of other modules trace."""

@@ -75,6 +75,16 @@ NUMPY_CONSTRUCTORS = frozenset(f"numpy.{name}" for name in (
     "ones_like", "full_like", "stack", "concatenate", "random.rand", "random.randn", "random.normal",
     "random.uniform", "random.randint",
 ))
+#: NumPy functions whose result is a NumPy array whatever they are given (never a scalar, a JAX
+#: array or a subclass): the constructors above less the random draws, which give a Python scalar
+#: when no size is asked.
+NUMPY_ARRAY_MAKERS = frozenset(name for name in NUMPY_CONSTRUCTORS if not name.startswith("numpy.random.")) | {
+    "numpy.identity", "numpy.empty_like", "numpy.logspace", "numpy.geomspace", "numpy.vstack", "numpy.hstack",
+}
+#: Methods of a NumPy array that return a NumPy array again: not its reductions, which give NumPy
+#: scalars.
+NUMPY_ARRAY_METHODS = ARRAY_METHODS - {"sum", "mean", "max", "min", "prod", "std", "var", "argmax", "argmin", "dot",
+                                       "block_until_ready"}
 #: Attributes of an array that are arrays again (`x.at` is an indexer, not an array).
 ARRAY_VALUED_ATTRIBUTES = ARRAY_ATTRIBUTES - {"at"}
 SEQUENCE_DISPLAYS = (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)
@@ -186,6 +196,28 @@ class NameOrigins:
             return self._all_arrays(self._instance_attribute(expr, scope), depth)
         if isinstance(expr, cst.Name):
             return self._name_is_array(expr, scope, depth)
+        return False
+
+    def certain_numpy_array(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> bool:
+        """Whether the expression holds a NumPy array on every path: made by a NumPy constructor
+        (`np.arange(10)`, `np.asarray(rows)`), reshaped or cast from one, or a name bound only to
+        those where it is read (a table at the module's top level, read by a function). Attributes
+        are never taken: a pytree's field holding a NumPy array is a tracer under a trace."""
+        if depth > _MAX_DEPTH:
+            return False
+        if type(expr) is cst.Call:
+            func = expr.func
+            if type(func) is cst.Attribute and func.attr.value in NUMPY_ARRAY_METHODS:
+                return self.certain_numpy_array(func.value, scope, depth + 1)
+            return self.ctx.names.qualified_name(func, scope) in NUMPY_ARRAY_MAKERS
+        if type(expr) is cst.Name:
+            found = self.reaching(expr, scope)
+            if found is None:
+                return False
+            owner, origins = found
+            values = [o for o in origins if o.kind != "annotation"]
+            return bool(values) and all(
+                o.kind == "value" and self.certain_numpy_array(o.value, owner, depth + 1) for o in values)
         return False
 
     def _traced_param(self, expr: cst.BaseExpression, scope: Scope) -> bool:

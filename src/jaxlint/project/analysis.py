@@ -27,7 +27,8 @@ from typing import Any, Callable, Iterable
 
 import libcst as cst
 
-from ..jaxmodel.external import TABLE_PREFIXES, ExternalFunction, FunctionRef, KeyUse, Seed
+from ..jaxmodel.configured import ConfiguredIntegers
+from ..jaxmodel.external import TABLE_PREFIXES, ConfiguredInteger, ExternalFunction, FunctionRef, KeyUse, Seed
 from ..jaxmodel.keys.facts import KeyFlowFacts
 from ..jaxmodel.keys.tables import ALIGNING_DRAWS
 from ..jaxmodel.name_origins import NameOrigins
@@ -390,10 +391,11 @@ class Project:
     # Each question about a module's functions has a name (`f:losses.clipped_loss` for the function
     # a name reaches, `r:clipped_loss:SIGNATURE` for what a call returns, `k:` for the keys it
     # consumes, `a:` whether it returns an array, `w:` what its decorator makes of a call, `s:` what
-    # a star import of the module binds) and a JSON answer. The index records each answer with the
-    # answers its computation could have used (every question its module's analysis had asked by
-    # then); a recorded answer stands while its module's text and those answers are unchanged, else
-    # it is computed again.
+    # a star import of the module binds, `v:` the integer a configuration object gives,
+    # `v:Config:bare:num_steps`) and a JSON answer. The index records each answer with the answers
+    # its computation could have used (every question its module's analysis had asked by then); a
+    # recorded answer stands while its module's text and those answers are unchanged, else it is
+    # computed again.
 
     def function_at(self, asker: ModuleFile, dotted: str, depth: int = 0, bound: bool = False) -> ExternalFunction | None:
         """The function `dotted` reaches; `bound`: a method of the class it names, called on an
@@ -437,6 +439,16 @@ class Project:
         module, name = owner
         data = self.ask(asker, module, f"c:{name}:{depth}")
         return tuple((field, Kind(kind)) for field, kind in data) if data is not None else None
+
+    def configured(self, asker: ModuleFile, dotted: str, how: str, field: str,
+                   depth: int = 0) -> ConfiguredInteger | None:
+        """The integer `field` of the object `dotted` names in another module of the project gives
+        (`ProjectView.configured`)."""
+        owner = self._defining_module(asker, dotted, depth)
+        if owner is None:
+            return None
+        module, name = owner
+        return ConfiguredInteger.from_json(self.ask(asker, module, f"v:{name}:{how}:{field}"))
 
     def wrapper(self, asker: ModuleFile, ref: FunctionRef) -> str | None:
         return self._ask_ref(asker, ref, "w:" + ref.qualname)
@@ -550,6 +562,9 @@ class Project:
             name, _, depth = rest.rpartition(":")
             found = self._pytree_class_attributes(module, name, int(depth))
             return [[attribute, int(kind)] for attribute, kind in found] if found is not None else None
+        if kind == "v":
+            name, how, field = rest.split(":")
+            return self._configured(module, name, how, field)
         if kind == "w":
             traced, function = self._function(module, rest)
             return traced._decorator_wrapper(function) if function is not None else None
@@ -664,6 +679,19 @@ class Project:
         traced = self.traced(module.name)
         return traced.pytree_class_attributes(name) if traced is not None else None
 
+    def _configured(self, module: ModuleFile, name: str, how: str, field: str) -> list | None:
+        """What a module's top-level `name` gives as `field` (read, or called), with the place it
+        is said named by the module's path."""
+        file = self.file(module)
+        if file is None or "." in name:
+            return None
+        found = ConfiguredIntegers.of(file).exported(name, how, field)
+        if found is None:
+            return None
+        if found.path is None:
+            found = ConfiguredInteger(found.value, found.what, found.line, shown_path(file.path), found.command_line)
+        return found.to_json()
+
     def _returned(self, module: ModuleFile, qualname: str, signature) -> Value | None:
         traced, function = self._function(module, qualname)
         return traced.summaries.get(function, signature) if function is not None else None
@@ -735,6 +763,9 @@ class ModuleView:
 
     def star_exports(self, module: str) -> StarExports | None:
         return self.project.star_exports(self.module_file, module)
+
+    def configured(self, dotted: str, how: str, field: str) -> ConfiguredInteger | None:
+        return self.project.configured(self.module_file, dotted, how, field)
 
     def seeds(self) -> list[Seed]:
         return self.project.seeds_of(self.module_file)

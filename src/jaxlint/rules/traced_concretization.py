@@ -160,19 +160,31 @@ class TracedConcretization(Rule):
             self._method(node, func, positional, where, abstract)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
-        """`LAYERS[i]` / `sizes[:n]`: a Python list or tuple indexed with a traced value."""
+        """`LAYERS[i]` / `sizes[:n]`: a Python list or tuple indexed with a traced value; `table[i]`:
+        a NumPy array indexed with one."""
         info = self.analysis.trace_info(at=self.walk)
         if info is None or not info.abstract:
             return
-        if not self.analysis.literals.is_python_sequence(node.value, self.walk.scope):
+        scope = self.walk.scope
+        if self.analysis.literals.is_python_sequence(node.value, scope):
+            if any(self._traced(part) for part in _index_parts(node)):
+                self.report(node, (
+                    f"a Python list or tuple indexed with a traced value inside a function traced by `{info.label}`: "
+                    f"Python needs a concrete integer index (TracerIntegerConversionError); stack the items into an "
+                    f"array (`jnp.asarray(...)`, `jnp.stack(...)`) and index that, or use `jax.lax.switch` to pick "
+                    f"between functions"))
             return
-        if not any(self.analysis.value(part, at=self.walk).traced is MUST for part in _index_parts(node)):
+        traced_index = any(self._traced(part) for part in _index_values(node))
+        if not traced_index and not any(self._traced(bound) for bound in _slice_bounds(node)):
             return
+        if not self.analysis.name_origins.certain_numpy_array(node.value, scope):
+            return
+        # NumPy converts an index array with `__array__` and a slice bound with `__index__`: a tracer has neither
+        error = "TracerArrayConversionError" if traced_index else "TracerIntegerConversionError"
         self.report(node, (
-            f"a Python list or tuple indexed with a traced value inside a function traced by `{info.label}`: "
-            f"Python needs a concrete integer index (TracerIntegerConversionError); stack the items into an "
-            f"array (`jnp.asarray(...)`, `jnp.stack(...)`) and index that, or use `jax.lax.switch` to pick "
-            f"between functions"))
+            f"a NumPy array indexed with a traced value inside a function traced by `{info.label}`: NumPy needs "
+            f"concrete indices ({error}); make the table a JAX array once, outside the function "
+            f"(`jnp.asarray(...)`), which takes traced indices"))
 
     # -- helpers ---------------------------------------------------------------------------------
     def _traced(self, expr: cst.BaseExpression) -> bool:
@@ -246,11 +258,22 @@ class TracedConcretization(Rule):
 
 
 def _index_parts(node: cst.Subscript):
+    yield from _index_values(node)
+    yield from _slice_bounds(node)
+
+
+def _index_values(node: cst.Subscript):
+    """The indices of a subscript that are not slices (`i` and `j` in `x[i, 1:n, j]`)."""
+    for element in node.slice:
+        if type(element.slice) is cst.Index:
+            yield element.slice.value
+
+
+def _slice_bounds(node: cst.Subscript):
+    """The bounds and steps written in a subscript's slices (`1` and `n` in `x[i, 1:n]`)."""
     for element in node.slice:
         part = element.slice
-        if isinstance(part, cst.Index):
-            yield part.value
-        elif isinstance(part, cst.Slice):
+        if type(part) is cst.Slice:
             for bound in (part.lower, part.upper, part.step):
                 if bound is not None:
                     yield bound

@@ -73,9 +73,11 @@ class ValueDependentShape(Rule):
             f"pass a static `size=` (and `fill_value=`), or keep the shape with `jnp.where(mask, x, 0)`"))
 
     def _indexable(self, expr: cst.BaseExpression) -> bool:
-        """A JAX array (traced or not) or a traced pytree: indexed by JAX's rules."""
+        """A JAX array (traced or not) or a traced pytree: indexed by JAX's rules. A JAX array the
+        function closes over (a table made at the module's top level) is one too."""
         value = self.analysis.value(expr, at=self.walk)
-        return value.traced is MUST or value.array is MUST
+        return (value.traced is MUST or value.array is MUST
+                or self.analysis.name_origins.certain_array(expr, self.walk.scope))
 
     def _traced_array(self, expr: cst.BaseExpression) -> bool:
         value = self.analysis.value(expr, at=self.walk)
