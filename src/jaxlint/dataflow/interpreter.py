@@ -113,8 +113,11 @@ class Domain(Protocol[V]):
 #:                                 it (default: `unbound`); a domain whose join can leave such a
 #:                                 path out (reading the name there raises NameError) returns its
 #:                                 bottom
+#:   enter_statement(node, flow)   a statement (simple or compound, of any block) is about to run
+#:   leave_statement(node, flow)   a statement has run, on the paths that go on after it (a domain
+#:                                 defines both hooks or neither)
 OPTIONAL_HOOKS = ("truth", "store", "exit_with", "enter_handler", "known_truth", "bound", "returning",
-                  "join_path", "narrowed", "iterates", "absent")
+                  "join_path", "narrowed", "iterates", "absent", "enter_statement", "leave_statement")
 
 
 @dataclass
@@ -177,7 +180,8 @@ class FlowInterpreter(Generic[V]):
         #: for each function applied in place (`apply_in_place`): the states its `return`s leave in
         self._applied: list[list[dict]] = []
         (self._truth, self._store, self._exit_with, self._enter_handler, self._known_truth, self._bound,
-         self._returning, join_path, self._narrowed, self._iterates, absent) = (
+         self._returning, join_path, self._narrowed, self._iterates, absent, self._enter_statement,
+         self._leave_statement) = (
             getattr(domain, hook, None) for hook in OPTIONAL_HOOKS)
         self._join_path = join_path or domain.join
         self._absent = absent or domain.unbound
@@ -253,6 +257,15 @@ class FlowInterpreter(Generic[V]):
         self._dead = dead
 
     def statement(self, node: cst.CSTNode) -> None:
+        if self._enter_statement is None:
+            self._statement(node)
+            return
+        self._enter_statement(node, self)
+        self._statement(node)
+        if self.env is not None:
+            self._leave_statement(node, self)
+
+    def _statement(self, node: cst.CSTNode) -> None:
         if self._tries and not self._dead:
             self._note_may_raise()
         kind = type(node)
