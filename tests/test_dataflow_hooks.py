@@ -186,3 +186,17 @@ def test_statements_are_entered_and_left_in_order_on_the_paths_that_go_on():
         ("leave", "if x:", ["1"]),  # the path that skips the branch goes on
         ("enter", "x = 4", ["1"]), ("leave", "x = 4", ["4"]),
     ]
+
+
+def test_a_body_on_its_compound_statements_line_runs():
+    domain, result = run("""
+        x = 1
+        for i in (2,): x = 2
+        if x: y = 3
+        while x: x = 4; break
+        def f(): return 5
+        with open(p): z = 6
+    """, Statements())
+    assert sorted(result.exit["x"]) == ["1", "2", "4"] and sorted(result.exit["y"]) == ["3"]
+    assert sorted(result.exit["z"]) == ["6"]
+    assert ("enter", "x = 4; break", ["1", "2"]) in domain.log

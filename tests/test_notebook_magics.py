@@ -146,7 +146,8 @@ def test_positions_inside_a_magic_line_are_the_cells(tmp_path, monkeypatch):
             "step(x)", "step(z)", "jax.random.normal(key, (3,))", "jax.tree_map"), (cell, line, column)
     assert (2, 1, 11, 1, 18) in spans("JAX504")  # `%time y = step(x)`: `step(x)` from column 11
     assert (5, 2, 15, 2, 22) in spans("JAX504")  # indented under a `for`
-    assert spans("JAX602") == [(9, 1, 30, 1, 42)]
+    assert (6, 1, 33, 1, 40) in spans("JAX504")  # `%time for size in range(2): y = step(x)`
+    assert spans("JAX602") == [(10, 1, 30, 1, 42)]
 
 
 def test_fix_on_a_magic_line_keeps_the_magic(tmp_path, monkeypatch):

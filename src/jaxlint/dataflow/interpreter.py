@@ -233,6 +233,11 @@ class FlowInterpreter(Generic[V]):
 
     # -- statements -----------------------------------------------------------------------------
     def block(self, body: cst.CSTNode | Sequence[cst.CSTNode]) -> None:
+        if type(body) is cst.SimpleStatementSuite:
+            # a body on its compound statement's line (`for x in xs: y = f(x)`, `def f(): return 1`)
+            # holds small statements, which run as the statement line they make up
+            self.statement(body)
+            return
         if type(body) in _BODY_HOLDERS:
             body = body.body
         for index, statement in enumerate(body):

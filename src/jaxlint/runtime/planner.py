@@ -19,7 +19,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..catalogue.rule_docs import RuntimeCheck, load_catalogue
 from ..model.settings import Settings
-from ..model.finding import Finding, Position
+from ..model.finding import Finding
 from ..syntax.arguments import Passing
 
 def runtime_check(code: str) -> RuntimeCheck | None:
