@@ -28,7 +28,8 @@ from typing import Any, Generic, Iterable, Iterator, Protocol, Sequence, TypeVar
 
 import libcst as cst
 
-from ..syntax.walk import COMPREHENSIONS, ENUMERATORS, EXPRESSION_TYPES, node_types, target_names, walk
+from ..syntax.walk import COMPREHENSIONS, ENUMERATORS, EXPRESSION_TYPES, node_types, target_names
+from .patterns import irrefutable, pattern_captures
 
 V = TypeVar("V")
 #: name -> value; None stands for "no path reaches here"
@@ -524,13 +525,13 @@ class FlowInterpreter(Generic[V]):
         exhaustive = False
         for case in node.cases:
             self.env = dict(before)
-            for binder, capture in _captures(case.pattern):
+            for binder, capture in pattern_captures(case.pattern):
                 self.bind_name(capture.value, self.domain.opaque(binder), None, binder)
             if case.guard is not None:
                 self.eval(case.guard)
             self.block(case.body)
             ends.append(self.env)
-            if case.guard is None and _irrefutable(case.pattern):
+            if case.guard is None and irrefutable(case.pattern):
                 exhaustive = True
                 break
         if not exhaustive:
@@ -780,27 +781,3 @@ def _always_true(test: cst.BaseExpression) -> bool:
     if isinstance(test, cst.Name):
         return test.value == "True"
     return isinstance(test, cst.Integer) and test.value not in ("0", "0x0", "0o0", "0b0")
-
-
-def _captures(pattern: cst.MatchPattern) -> list[tuple[cst.CSTNode, cst.Name]]:
-    """(the pattern that binds, the name it binds) for every capture of a `case` pattern."""
-    found: list[tuple[cst.CSTNode, cst.Name]] = []
-
-    def enter(node: cst.CSTNode, _field: str) -> bool:
-        if isinstance(node, (cst.MatchAs, cst.MatchStar)) and node.name is not None:
-            found.append((node, node.name))
-        elif isinstance(node, cst.MatchMapping) and node.rest is not None:
-            found.append((node.rest, node.rest))
-        return not isinstance(node, cst.BaseExpression)
-
-    walk(pattern, enter, None)
-    return found
-
-
-def _irrefutable(pattern: cst.MatchPattern) -> bool:
-    """`case _:` and `case name:` match anything."""
-    if isinstance(pattern, cst.MatchAs) and pattern.pattern is None:
-        return True
-    if isinstance(pattern, cst.MatchOr):
-        return any(_irrefutable(p.pattern) for p in pattern.patterns)
-    return False
