@@ -150,3 +150,53 @@ def test_a_loop_taken_to_iterate_still_joins_its_breaks_and_else():
             x = 4
     """, Iterating())
     assert sorted(result.exit["x"]) == ["3", "4"]
+
+
+class Statements(Literals):
+    """Records each statement entered and left, and the values of `x` at each."""
+
+    def __init__(self):
+        self.log = []
+
+    def enter_statement(self, node, flow):
+        self.log.append(("enter", cst.Module([]).code_for_node(node).strip().split("\n")[0],
+                         sorted(flow.env.get("x", ()))))
+
+    def leave_statement(self, node, flow):
+        self.log.append(("leave", cst.Module([]).code_for_node(node).strip().split("\n")[0],
+                         sorted(flow.env.get("x", ()))))
+
+
+def test_statements_are_entered_and_left_in_order_on_the_paths_that_go_on():
+    domain, _ = run("""
+        x = 1
+        def f():
+            return 3
+        if x:
+            x = 2
+            raise E
+        x = 4
+    """, Statements())
+    assert domain.log == [
+        ("enter", "x = 1", []), ("leave", "x = 1", ["1"]),
+        ("enter", "def f():", ["1"]), ("leave", "def f():", ["1"]),  # its body is not run here
+        ("enter", "if x:", ["1"]),
+        ("enter", "x = 2", ["1"]), ("leave", "x = 2", ["2"]),
+        ("enter", "raise E", ["2"]),  # no path goes on after it: never left
+        ("leave", "if x:", ["1"]),  # the path that skips the branch goes on
+        ("enter", "x = 4", ["1"]), ("leave", "x = 4", ["4"]),
+    ]
+
+
+def test_a_body_on_its_compound_statements_line_runs():
+    domain, result = run("""
+        x = 1
+        for i in (2,): x = 2
+        if x: y = 3
+        while x: x = 4; break
+        def f(): return 5
+        with open(p): z = 6
+    """, Statements())
+    assert sorted(result.exit["x"]) == ["1", "2", "4"] and sorted(result.exit["y"]) == ["3"]
+    assert sorted(result.exit["z"]) == ["6"]
+    assert ("enter", "x = 4; break", ["1", "2"]) in domain.log

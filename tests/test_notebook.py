@@ -30,7 +30,7 @@ def masked_lines(source):
 
 # -- masking ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("line", [
-    "%matplotlib inline", "%timeit f(x)", "!pip install jax", "files = !ls", "a, b = !cmd", "env = %env",
+    "%matplotlib inline", "%load_ext autoreload", "!pip install jax", "files = !ls", "a, b = !cmd", "env = %env",
     "jnp.sum?", "jnp.sum??", "?jnp.sum", "??jnp.sum", "jnp.*sum*?",
 ])
 def test_ipython_lines_are_masked_in_place(line):

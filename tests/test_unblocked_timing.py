@@ -240,3 +240,23 @@ def test_a_name_rebound_to_the_jit_of_its_own_value_dispatches():
         return unfinished
 
     assert any(left_running() for _ in range(TRIALS))
+
+
+def test_timeit_fills_the_dispatch_queue_and_then_pays_for_the_work(work):
+    """`%timeit f(x)` without a wait is not reported, `%timeit -n 1 f(x)` is (engine/magic_lines.py):
+    the device queue holds a bounded number of calls, so a loop of many unwaited calls makes the host
+    wait for room and its time is that of the work, while the calls of a few loops all fit."""
+    small = square(256)
+    chain(small).block_until_ready()
+    results = [chain(small) for _ in range(300)]
+    behind = results[200].is_ready()  # a hundred calls before the last one dispatched
+    jax.block_until_ready(results)
+    assert behind
+
+    def few_loops_left_running():
+        few = [chain(work) for _ in range(3)]
+        unfinished = not few[-1].is_ready()
+        jax.block_until_ready(few)
+        return unfinished
+
+    assert any(few_loops_left_running() for _ in range(TRIALS))

@@ -125,7 +125,8 @@ UNUSUAL_STATEMENTS = (
 FSTRING_VALUES = ("x", "x.shape", "jnp.sum(x)", "n", "i + 1", "x[0]", "float(x)", "key", "step(x)", "x.sum()",
                   "[v for v in xs]", "(m := 2)", "x if n else y", "x[i, j]", "self.w", "loss", "x.dtype")
 MAGICS = ("%timeit step(x)", "!pip install jax", "%matplotlib inline", "files = !ls", "jnp.sum?",
-          "%load_ext autoreload", "%%time", "x = %env HOME")
+          "%load_ext autoreload", "%%time", "x = %env HOME", "%time y = jax.tree_map(np.abs, [step(x)])",
+          "%timeit -n 1 -r 1 jax.random.normal(key, (2,))", "%prun -q x = step(x); print(x)")
 
 
 # -- drawing state -----------------------------------------------------------------------------

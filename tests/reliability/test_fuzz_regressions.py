@@ -77,6 +77,7 @@ def test_notebook_fix_edits_are_placed_in_their_own_cells():
     [finding] = lint_file("fuzzed.ipynb", SETTINGS, data=notebook.encode()).findings
     assert (finding.code, finding.cell, finding.start.line) == ("JAX601", 0, 2)
     edits = [(e.cell, e.start.line, e.start.column, e.end.column) for e in finding.fix.edits]
-    assert edits == [(0, 2, 21, 23), (1, 3, 5, 7), (2, 2, 5, 7)]
-    assert [e["cell"] for e in finding.to_json()["fix"]["edits"]] == [0, 1, 2]
+    # `%timeit np.ones(2)` runs Python: its `np` is renamed too, at its own column in the cell
+    assert edits == [(0, 2, 21, 23), (1, 3, 5, 7), (2, 1, 9, 11), (2, 2, 5, 7)]
+    assert [e["cell"] for e in finding.to_json()["fix"]["edits"]] == [0, 1, 2, 2]
     assert notebook_violations(notebook) == []

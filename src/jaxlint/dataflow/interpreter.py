@@ -28,7 +28,8 @@ from typing import Any, Generic, Iterable, Iterator, Protocol, Sequence, TypeVar
 
 import libcst as cst
 
-from ..syntax.walk import COMPREHENSIONS, ENUMERATORS, EXPRESSION_TYPES, node_types, target_names, walk
+from ..syntax.walk import COMPREHENSIONS, ENUMERATORS, EXPRESSION_TYPES, node_types, target_names
+from .patterns import irrefutable, pattern_captures
 
 V = TypeVar("V")
 #: name -> value; None stands for "no path reaches here"
@@ -113,8 +114,11 @@ class Domain(Protocol[V]):
 #:                                 it (default: `unbound`); a domain whose join can leave such a
 #:                                 path out (reading the name there raises NameError) returns its
 #:                                 bottom
+#:   enter_statement(node, flow)   a statement (simple or compound, of any block) is about to run
+#:   leave_statement(node, flow)   a statement has run, on the paths that go on after it (a domain
+#:                                 defines both hooks or neither)
 OPTIONAL_HOOKS = ("truth", "store", "exit_with", "enter_handler", "known_truth", "bound", "returning",
-                  "join_path", "narrowed", "iterates", "absent")
+                  "join_path", "narrowed", "iterates", "absent", "enter_statement", "leave_statement")
 
 
 @dataclass
@@ -177,7 +181,8 @@ class FlowInterpreter(Generic[V]):
         #: for each function applied in place (`apply_in_place`): the states its `return`s leave in
         self._applied: list[list[dict]] = []
         (self._truth, self._store, self._exit_with, self._enter_handler, self._known_truth, self._bound,
-         self._returning, join_path, self._narrowed, self._iterates, absent) = (
+         self._returning, join_path, self._narrowed, self._iterates, absent, self._enter_statement,
+         self._leave_statement) = (
             getattr(domain, hook, None) for hook in OPTIONAL_HOOKS)
         self._join_path = join_path or domain.join
         self._absent = absent or domain.unbound
@@ -229,6 +234,11 @@ class FlowInterpreter(Generic[V]):
 
     # -- statements -----------------------------------------------------------------------------
     def block(self, body: cst.CSTNode | Sequence[cst.CSTNode]) -> None:
+        if type(body) is cst.SimpleStatementSuite:
+            # a body on its compound statement's line (`for x in xs: y = f(x)`, `def f(): return 1`)
+            # holds small statements, which run as the statement line they make up
+            self.statement(body)
+            return
         if type(body) in _BODY_HOLDERS:
             body = body.body
         for index, statement in enumerate(body):
@@ -253,6 +263,15 @@ class FlowInterpreter(Generic[V]):
         self._dead = dead
 
     def statement(self, node: cst.CSTNode) -> None:
+        if self._enter_statement is None:
+            self._statement(node)
+            return
+        self._enter_statement(node, self)
+        self._statement(node)
+        if self.env is not None:
+            self._leave_statement(node, self)
+
+    def _statement(self, node: cst.CSTNode) -> None:
         if self._tries and not self._dead:
             self._note_may_raise()
         kind = type(node)
@@ -506,13 +525,13 @@ class FlowInterpreter(Generic[V]):
         exhaustive = False
         for case in node.cases:
             self.env = dict(before)
-            for binder, capture in _captures(case.pattern):
+            for binder, capture in pattern_captures(case.pattern):
                 self.bind_name(capture.value, self.domain.opaque(binder), None, binder)
             if case.guard is not None:
                 self.eval(case.guard)
             self.block(case.body)
             ends.append(self.env)
-            if case.guard is None and _irrefutable(case.pattern):
+            if case.guard is None and irrefutable(case.pattern):
                 exhaustive = True
                 break
         if not exhaustive:
@@ -762,27 +781,3 @@ def _always_true(test: cst.BaseExpression) -> bool:
     if isinstance(test, cst.Name):
         return test.value == "True"
     return isinstance(test, cst.Integer) and test.value not in ("0", "0x0", "0o0", "0b0")
-
-
-def _captures(pattern: cst.MatchPattern) -> list[tuple[cst.CSTNode, cst.Name]]:
-    """(the pattern that binds, the name it binds) for every capture of a `case` pattern."""
-    found: list[tuple[cst.CSTNode, cst.Name]] = []
-
-    def enter(node: cst.CSTNode, _field: str) -> bool:
-        if isinstance(node, (cst.MatchAs, cst.MatchStar)) and node.name is not None:
-            found.append((node, node.name))
-        elif isinstance(node, cst.MatchMapping) and node.rest is not None:
-            found.append((node.rest, node.rest))
-        return not isinstance(node, cst.BaseExpression)
-
-    walk(pattern, enter, None)
-    return found
-
-
-def _irrefutable(pattern: cst.MatchPattern) -> bool:
-    """`case _:` and `case name:` match anything."""
-    if isinstance(pattern, cst.MatchAs) and pattern.pattern is None:
-        return True
-    if isinstance(pattern, cst.MatchOr):
-        return any(_irrefutable(p.pattern) for p in pattern.patterns)
-    return False

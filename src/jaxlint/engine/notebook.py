@@ -14,11 +14,22 @@ Python and is kept. Where the tokenizer gives up (a cell with a real syntax erro
 candidates are masked on the line-based test alone. A masked line ending in a backslash takes the
 lines it continues onto with it, as IPython does.
 
-Each placeholder names the line it stands for (`pass  # jaxlint-masked:3`), with a marker the
-cell's own text does not contain, so `unmask` can find it again after a fix moved lines around.
+A line magic that runs a Python statement (`%time y = f(x)`, `%timeit f(x)`, `%prun`, `%debug`:
+`magic_lines.py` says which, and reads their options as IPython does) is not masked but replaced by
+its statement, at the magic's indentation: `y = f(x)`. Every rule then reads the statement, and the
+columns of that line are shifted back to the cell's (`Cell.translations`). A statement that does not
+compile on its own (a backslash continues it, it opens a bracket it does not close, it is `return`)
+is masked, and so are all of a cell's statements when putting them in makes the cell fail to compile
+where masking them does not.
 
-Writing. `unmask` puts the masked lines back into a fixed source, and `write_notebook` replaces
-cell sources in the JSON text. The JSON is written back only in the exact formatting the file
+Each placeholder and each statement put in a magic's place ends in a comment naming the line it
+stands for (`pass  # jaxlint-masked:3`, `y = f(x)  # jaxlint-masked:4 %time timed`; the format is
+`syntax/magics.py`'s, which the analysis reads), with a marker the cell's own text does not contain,
+so `unmask` can find it again after a fix moved lines around.
+
+Writing. `unmask` puts the masked lines back into a fixed source (a magic's statement that a fix
+changed goes back after the magic and its options), and `write_notebook` replaces cell sources in the
+JSON text. The JSON is written back only in the exact formatting the file
 already had; when that formatting cannot be reproduced byte for byte, nothing is written.
 """
 from __future__ import annotations
@@ -29,11 +40,12 @@ import re
 import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
-#: Cell magics whose body is Python: only the `%%` line itself is masked.
-PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "memit"})
+from ..syntax.magics import MASK_MARKER, magic_comment
+from .magic_lines import PYTHON_CELL_MAGICS, cell_magic_timed, line_magic
 
-_MARKER = "jaxlint-masked"
+_MARKER = MASK_MARKER
 #: `files = !ls`, `a, b = %sx cmd`, `x = %env`: an assignment from a shell escape or a magic.
 _ASSIGNED_ESCAPE = re.compile(r"^[ \t]*[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*[ \t]*=[ \t]*[!%]")
 #: `jnp.sum?`, `jnp.sum??`, `np.*load*?`: object help and wildcard search.
@@ -55,6 +67,25 @@ class Cell:
     source: str
     #: the source exactly as stored (a list of lines is joined)
     original: str
+
+    @cached_property
+    def translations(self) -> dict[int, "Translation"]:
+        """0-based line -> where the statement a line magic runs stands in `source` and in `original`."""
+        return translations(self.source, self.original)
+
+
+@dataclass(frozen=True)
+class Translation:
+    """A line magic's statement put in the magic's place: columns (from 0) `start` to `end` of the
+    line in `source` are the statement, which starts at column `start + shift` of the line as stored."""
+
+    start: int
+    end: int
+    shift: int
+
+    def original_column(self, column: int) -> int | None:
+        """The column (from 0) as stored of a column of the statement in `source`; None outside it."""
+        return column + self.shift if self.start <= column <= self.end else None
 
 
 # -- reading ------------------------------------------------------------------------------------
@@ -132,6 +163,7 @@ def mask(source: str) -> str:
     first = next((number for number, line in enumerate(lines)
                   if line.strip() and not line.lstrip().startswith("#")), None)
     forced: set[int] = set()
+    cell_magic = None
     if first is not None and lines[first].strip().startswith("%%"):
         words = lines[first].strip()[2:].split()
         if not words or words[0] not in PYTHON_CELL_MAGICS:
@@ -140,8 +172,45 @@ def mask(source: str) -> str:
             return "\n".join(_placeholder(line, number, marker, "") if line.strip() else line
                              for number, line in enumerate(lines))
         forced.add(first)
+        cell_magic = (first, "%%" + words[0], cell_magic_timed(lines[first].strip()))
     candidates = [number for number, line in enumerate(lines) if number not in forced and _is_ipython_line(line)]
-    return "\n".join(_masked(lines, forced | _confirmed(lines, candidates, forced, marker), marker))
+    heads = forced | _confirmed(lines, candidates, forced, marker)
+    masked = _masked(lines, heads, marker)
+    if cell_magic is not None:
+        number, name, timed = cell_magic
+        masked[number] = _placeholder(lines[number], number, marker, _INDENT.match(lines[number]).group(), name, timed)
+    return "\n".join(_with_statements(lines, masked, heads - forced, marker))
+
+
+def _with_statements(lines: list[str], masked: list[str], heads: set[int], marker: str) -> list[str]:
+    """`masked` with each line magic that runs a statement replaced by that statement, where it
+    compiles on its own and the cell compiles with the statements in it as well as without."""
+    statements = {}
+    for number in heads:
+        line = lines[number].rstrip("\r")
+        magic = line_magic(line)
+        if magic is None or line.rstrip().endswith("\\"):
+            continue  # not one that runs a statement, or continued on the next line (masked with it)
+        statement = line[magic.start:].rstrip(" \t")
+        if not statement or not _compiles(statement):
+            continue
+        ending = "\r" if lines[number].endswith("\r") else ""
+        statements[number] = (f"{_INDENT.match(line).group()}{statement}  "
+                              f"{magic_comment(marker, number, '%' + magic.name, magic.timed)}{ending}")
+    if not statements:
+        return masked
+    translated = [statements.get(number, line) for number, line in enumerate(masked)]
+    if not _compiles("\n".join(translated)) and _compiles("\n".join(masked)):
+        return masked
+    return translated
+
+
+def _compiles(text: str) -> bool:
+    try:
+        compile(text, "<cell>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    return True
 
 
 def _masked(lines: list[str], heads: set[int], marker: str) -> list[str]:
@@ -216,19 +285,45 @@ def _indent(line: str) -> int:
     return len(_INDENT.match(line).group())
 
 
-def _placeholder(line: str, number: int, marker: str, indent: str) -> str:
+def _placeholder(line: str, number: int, marker: str, indent: str, magic: str | None = None,
+                 timed: bool = False) -> str:
     ending = "\r" if line.endswith("\r") else ""
-    return f"{indent}pass  # {marker}:{number}{ending}"
+    return f"{indent}pass  {magic_comment(marker, number, magic, timed)}{ending}"
+
+
+def translations(source: str, original: str) -> dict[int, Translation]:
+    """The lines of `source` (a masked cell) that hold a line magic's statement, read off the two
+    texts: such a line is the statement at the magic's indentation and its marker comment, and the
+    line as stored ends in the same statement."""
+    if _MARKER not in source:
+        return {}
+    marker = marker_for(original)
+    pattern = re.compile(rf"^([ \t]*)(.*?)  # {re.escape(marker)}:(\d+) %\w+(?: timed)?\r?$")
+    found = {}
+    originals = original.split("\n")
+    for number, line in enumerate(source.split("\n")):
+        match = pattern.match(line)
+        if match is None or int(match.group(3)) != number or number >= len(originals) or match.group(2) == "pass":
+            continue
+        stored = originals[number].rstrip("\r").rstrip(" \t")
+        statement = match.group(2)
+        if not stored.endswith(statement):
+            continue
+        start = len(match.group(1))
+        found[number] = Translation(start, start + len(statement), len(stored) - len(statement) - start)
+    return found
 
 
 # -- unmasking ----------------------------------------------------------------------------------
 def unmask(cell: Cell, fixed_source: str) -> str:
     """The fixed source with the masked IPython lines put back exactly as they were stored.
 
-    When the fix kept the number of lines and every placeholder where it was, lines are put back
-    by position. Otherwise each placeholder is found by its text, which names the line it stands
+    When the fix kept the number of lines and every masked line as it was, lines are put back
+    by position. Otherwise each one is found by its marker comment, which names the line it stands
     for. A placeholder whose indentation a fix changed gets the original line re-indented the
-    same way. Raises NotebookError if a fix dropped a placeholder: the IPython line would be lost.
+    same way. A magic's statement that a fix changed goes back after the magic and its options as
+    stored, with what the fix put after the marker comment (a `# noqa`). Raises NotebookError if a
+    fix dropped a marker: the IPython line would be lost.
     """
     originals = cell.original.split("\n")
     masked_lines = cell.source.split("\n")
@@ -241,17 +336,30 @@ def unmask(cell: Cell, fixed_source: str) -> str:
         for number in masked:
             fixed[number] = originals[number]
         return "\n".join(fixed)
-    pattern = re.compile(rf"^([ \t]*)pass  # {re.escape(marker_for(cell.original))}:(\d+)(\r?)$")
+    marker = re.escape(marker_for(cell.original))
+    pattern = re.compile(rf"^([ \t]*)(.*?)  # {marker}:(\d+)((?: %%?[\w.]+(?: timed)?)?)(.*?)(\r?)$")
+    translations = cell.translations
     restored: set[int] = set()
     for position, line in enumerate(fixed):
         match = pattern.match(line)
-        number = int(match.group(2)) if match else -1
-        if number not in masked:
+        number = int(match.group(3)) if match else -1
+        if number not in masked or number in restored:
             continue
+        indent, body, tail = match.group(1), match.group(2), match.group(5)
         old_indent = _INDENT.match(masked[number]).group()
         original = originals[number]
-        if match.group(1) != old_indent and original.startswith(old_indent):
-            original = match.group(1) + original[len(old_indent):]
+        translation = translations.get(number)
+        if translation is None:
+            if body != "pass" or tail:
+                continue
+        elif body + tail != masked[number][translation.start:translation.end] or indent != old_indent:
+            if not body:
+                continue
+            stored = original.rstrip("\r")
+            head = stored[:translation.start + translation.shift]
+            original = head + body + tail + original[len(stored):]
+        if indent != old_indent and original.startswith(old_indent):
+            original = indent + original[len(old_indent):]
         fixed[position] = original
         restored.add(number)
     lost = sorted(set(masked) - restored)

@@ -21,12 +21,54 @@ class JoinedCells:
     def __init__(self, cells: list[nb.Cell]) -> None:
         self.cells = cells
         parts, self.first_lines, line = [], [], 1
+        #: line of the joined text -> the line magic's statement on it (`nb.Translation`)
+        self.translations: dict[int, nb.Translation] = {}
         for cell in cells:
             source = cell.source if cell.source.endswith("\n") or not cell.source else cell.source + "\n"
             self.first_lines.append(line)
             parts.append(source + BOUNDARY + "\n")
+            self.translations.update((line + number, translation) for number, translation in cell.translations.items())
             line += source.count("\n") + 1
         self.text = "".join(parts)
+
+    def _column(self, position: Position, clamp: int) -> int:
+        """The column, in the cell as stored, of a position of the joined text (columns from 1). On a
+        line magic's line a column outside its statement is taken to the statement's start
+        (`clamp` < 0) or the line's end (`clamp` > 0): the finding then covers the magic."""
+        translation = self.translations.get(position.line)
+        if translation is None:
+            return position.column
+        column = translation.original_column(position.column - 1)
+        if column is not None:
+            return column + 1
+        return translation.start + translation.shift + 1 if clamp < 0 else translation.end + translation.shift + 1
+
+    def joined_position(self, cell: int | None, position: Position) -> Position:
+        """A position in a cell as stored (cell index from 0) as a position of the joined text."""
+        number = next((n for n, c in enumerate(self.cells) if c.index == cell), 0)
+        line = position.line + self.first_lines[number] - 1 if self.cells else position.line
+        translation = self.translations.get(line)
+        if translation is None:
+            return Position(line, position.column)
+        column = min(max(position.column - 1 - translation.shift, translation.start), translation.end)
+        return Position(line, column + 1)
+
+    def fixable(self, findings: list[Finding]) -> list[Finding]:
+        """The findings, without the fixes that would change a line magic's line other than inside
+        its statement: what such a fix does to the magic cannot be put back into the cell."""
+        if not self.translations:
+            return findings
+        return [f if f.fix is None or all(self._edit_is_safe(e) for e in f.fix.edits) else replace(f, fix=None)
+                for f in findings]
+
+    def _edit_is_safe(self, edit: Edit) -> bool:
+        touched = [line for line in self.translations if edit.start.line <= line <= edit.end.line]
+        if not touched:
+            return True
+        translation = self.translations[touched[0]]
+        return (len(touched) == 1 and edit.start.line == edit.end.line and "\n" not in edit.content
+                and "\r" not in edit.content and translation.original_column(edit.start.column - 1) is not None
+                and translation.original_column(edit.end.column - 1) is not None)
 
     def _position(self, line: int) -> int:
         position = 0
@@ -37,6 +79,11 @@ class JoinedCells:
 
     def to_cell(self, finding: Finding) -> Finding:
         position = self._position(finding.start.line)
+        if self.translations:
+            # columns on a line magic's line are the statement's in the joined text
+            finding = self.fixable([finding])[0]
+            finding = replace(finding, start=Position(finding.start.line, self._column(finding.start, -1)),
+                              end=Position(finding.end.line, self._column(finding.end, 1)))
         moved = shift(finding, self.cells[position].index, self.first_lines[position] - 1)
         if any(step.cell is None and step.path == finding.path for step in finding.trace):
             # the lines of this notebook a finding refers to (a key's first use) are lines of cells too
@@ -53,8 +100,9 @@ class JoinedCells:
     def _edit_to_cell(self, edit: Edit) -> Edit:
         position = self._position(edit.start.line)
         offset = self.first_lines[position] - 1
-        return Edit(Position(edit.start.line - offset, edit.start.column),
-                    Position(edit.end.line - offset, edit.end.column), edit.content, self.cells[position].index)
+        return Edit(Position(edit.start.line - offset, self._column(edit.start, -1)),
+                    Position(edit.end.line - offset, self._column(edit.end, 1)), edit.content,
+                    self.cells[position].index)
 
     def place(self, line: int) -> tuple[int, int]:
         """A line of the joined text as (cell index from 0, line in the cell from 1)."""
@@ -107,10 +155,12 @@ def check_notebook_file(text: str, path: str, settings: Settings, enabled: froze
     if any(f.code == PARSE_ERROR for f in findings):
         return _cell_by_cell(cells, text, path, settings, enabled)
     result = FileResult(path, [joined.to_cell(f) for f in findings], original_text=text)
+    findings = joined.fixable(findings)
     if not (fix and has_safe_fix(findings)):
         return result
     try:
-        fixed, count = fix_until_stable(joined.text, findings, lambda src: check_source(src, path, settings, enabled, line_label=joined.line_label, project=project))
+        fixed, count = fix_until_stable(joined.text, findings, lambda src: joined.fixable(check_source(
+            src, path, settings, enabled, line_label=joined.line_label, project=project)))
     except (NotAnalysed, RuleFailure) as exc:
         result.fix_refused = f"fixes not applied: the fixed cells could not be analysed ({exc})"
         return result
@@ -152,6 +202,7 @@ def _cell_by_cell(cells: list[nb.Cell], text: str, path: str, settings: Settings
         except NotAnalysed as partial:
             found = partial.findings
             skipped.append(f"{nb.cell_name(cell.index)}: {partial.reason}")
-        findings += [shift(f, cell.index, 0) for f in found]
+        alone = JoinedCells([cell])  # the same lines, and the columns of its line magics' statements
+        findings += [alone.to_cell(f) for f in found]
     return FileResult(path, findings, original_text=text, not_analysed="; ".join(skipped) or None)
 

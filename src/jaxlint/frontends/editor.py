@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from ..api import PARSE_ERROR, NotAnalysed, RuleFailure, lint_source
 from ..engine.checker import fix_until_stable, has_safe_fix, parse_error, syntax_error
 from ..engine import notebook as nb
-from ..engine.notebook_check import JoinedCells, shift
+from ..engine.notebook_check import JoinedCells
 from ..model.finding import Applicability, Edit, Finding, Position
 from ..model.settings import Settings
 from ..syntax.fixes import apply_fixes
@@ -205,7 +205,8 @@ class BufferLinter:
         findings = []
         for cell in cells:
             found = self._findings(name, cell.source, context, context.enabled, notes)
-            findings += [shift(f, cell.index, 0) for f in found]
+            alone = JoinedCells([cell])  # the same lines, and the columns of its line magics' statements
+            findings += [alone.to_cell(f) for f in found]
         return findings
 
     def fixed_cells(self, path: str | None, cells: list[tuple[int, str]], code: str | None = None,
@@ -224,8 +225,8 @@ class BufferLinter:
             enabled = context.enabled & {finding.code, PARSE_ERROR}
 
         def recheck(source: str) -> list[Finding]:
-            return lint_source(source, name, context.settings, enabled=enabled, line_label=joined.line_label,
-                               project=context.project)
+            return joined.fixable(lint_source(source, name, context.settings, enabled=enabled,
+                                              line_label=joined.line_label, project=context.project))
 
         try:
             found = recheck(joined.text)

@@ -11,7 +11,6 @@ from pygls.uris import from_fs_path
 from ..catalogue.rule_docs import load_catalogue, render_text, rule_page_uri
 from ..engine import notebook as nb
 from ..model.finding import Applicability, Finding, Severity
-from ..syntax.fixes import edit_text
 from .editor import BufferLinter, text_edit
 from .lsp_positions import LineIndex
 
@@ -131,11 +130,14 @@ class FindingsView:
     def noqa_action(self, checked: Checked, uri: str, finding: Finding, diagnostic) -> lsp.CodeAction | None:
         text = checked.texts[uri]
         if checked.notebook:
-            # the comment goes on a line of Python (IPython lines are never reported), the same
-            # line in the cell as stored and in the cell as checked
-            masked = next(c.source for c in _cells_of(checked) if checked.cell_uris.get(c.index) == uri)
-            annotated = self.linter.with_noqa(masked, finding)
-            new = None if annotated is None else edit_text(text, text_edit(masked, annotated))
+            # the comment goes on the line as checked (a line magic's line holds its statement
+            # there), and the line magics go back as stored
+            cell = next(c for c in _cells_of(checked) if checked.cell_uris.get(c.index) == uri)
+            annotated = self.linter.with_noqa(cell.source, finding)
+            try:
+                new = None if annotated is None else nb.unmask(cell, annotated)
+            except nb.NotebookError:
+                new = None
         else:
             new = self.linter.with_noqa(text, finding)
         if new is None:

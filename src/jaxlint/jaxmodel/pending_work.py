@@ -17,6 +17,11 @@ and anything that might read a value (an unknown call given it, a test, a format
 so a timing is reported only when the work is certainly not waited for on the paths that reach it.
 A clock read records the queue it sees; a subtraction of two clock reads (`end - start`, not in a
 comparison: `clock() - start > budget` is a deadline) is a measured interval, emitted as an effect.
+
+In a notebook, a magic that prints the wall-clock time of what it runs (`%time y = f(x)`, a `%%time`
+cell: `syntax/magics.py`) reads a clock before its statement or its cell's first statement and
+another after its statement or its cell's last: a measured interval like any other, whose closing
+read is the magic's marker comment (`magic_timing`).
 """
 from __future__ import annotations
 
@@ -30,8 +35,10 @@ from ..dataflow.interpreter import expressions_below
 from .dispatch import SYNC_NAMES, WAIT_FUNCTIONS, WAIT_METHODS, WORK, Dispatch
 from ..semantic.containers import MUTATING_METHODS
 from ..semantic.scopes import Scope
+from ..semantic.source_file import CELL_BOUNDARY
 from .traced import TracedFunctions
 from .values import STATIC_ATTRIBUTES
+from ..syntax.magics import MASK_MARKER, Magic, magic_of, starts_cell
 from ..syntax.walk import last_name, walk
 
 if TYPE_CHECKING:
@@ -228,6 +235,10 @@ class PendingWork:
         self._comparing = 0
         self._free_names: dict[int, frozenset[str]] = {}
         self._inside: dict[int, frozenset[int]] = {}
+        #: a notebook's magics can time statements; the `%%time` cell whose timing is open
+        self._magics = MASK_MARKER in ctx.source
+        self._open_cell: Magic | None = None
+        self._cell_opening = 0
 
     def run(self, node: cst.CSTNode) -> dict[int, list[Unwaited]]:
         """Closing clock read id -> the work it leaves unwaited (at least one piece of work each)."""
@@ -239,6 +250,8 @@ class PendingWork:
                 if isinstance(param, cst.Param):
                     entry[param.name.value] = UNKNOWN
         result = self.flow.run(node, entry, path_state=Queue())
+        if self._open_cell is not None:
+            self._close_timing(self._cell_opening, self._open_cell, self.flow)  # the last cell's end
         openings: dict[int, set[int]] = {}
         for effect in result.effects:
             if isinstance(effect, Interval):
@@ -338,6 +351,31 @@ class PendingWork:
         if inside is None:
             inside = self._inside[id(node)] = _node_ids(node.body)
         self._update(flow, lambda queue: queue.forget(inside))
+
+    # -- a notebook's magics that time what they run --------------------------------------------
+    def enter_statement(self, node: cst.CSTNode, flow: FlowInterpreter) -> None:
+        if not self._magics:
+            return
+        if self._open_cell is not None and starts_cell(node, CELL_BOUNDARY):
+            self._close_timing(self._cell_opening, self._open_cell, flow)
+            self._open_cell = None
+        magic = magic_of(node)
+        if magic is not None and magic.timed:
+            self._read_clock(id(node), flow)
+            if magic.whole_cell:
+                self._open_cell, self._cell_opening = magic, id(node)
+
+    def leave_statement(self, node: cst.CSTNode, flow: FlowInterpreter) -> None:
+        if not self._magics:
+            return
+        magic = magic_of(node)
+        if magic is not None and magic.timed and not magic.whole_cell:
+            self._close_timing(id(node), magic, flow)
+
+    def _close_timing(self, opening: int, magic: Magic, flow: FlowInterpreter) -> None:
+        closing = id(magic.comment)
+        self._read_clock(closing, flow)
+        flow.emit(Interval(closing, frozenset({opening})))
 
     # -- expressions ----------------------------------------------------------------------------
     def evaluate(self, node: cst.BaseExpression, flow: FlowInterpreter) -> Work:
@@ -461,13 +499,15 @@ class PendingWork:
         return reads
 
     def _clock(self, node: cst.Call, flow: FlowInterpreter) -> Work:
-        key = id(node)
+        self._read_clock(id(node), flow)
+        return Work(clocks=frozenset({id(node)}))
+
+    def _read_clock(self, key: int, flow: FlowInterpreter) -> None:
         queue = flow.path_state
         if queue is not None:
             seen = self.seen.get(key)
             self.seen[key] = queue if seen is None else seen.join(queue)
             flow.path_state = queue.read_clock(key)
-        return Work(clocks=frozenset({key}))
 
     def _closed_over(self, func: cst.BaseExpression, callee: Work, given: frozenset[int],
                      flow: FlowInterpreter) -> frozenset[int]:
@@ -524,7 +564,7 @@ class PendingWorkFacts:
     def of(cls, ctx: "SourceFile") -> "PendingWorkFacts":
         return ctx.fact(cls)
 
-    def unwaited(self, clock: cst.Call, scope: Scope) -> list[Unwaited]:
+    def unwaited(self, clock: cst.CSTNode, scope: Scope) -> list[Unwaited]:
         """The work queued after the opening read of the timing `clock` closes, and not waited for
         before it, in the order it was queued; empty when `clock` closes no timing of JAX work."""
         while scope.kind == "comprehension" and scope.parent is not None:
@@ -535,6 +575,17 @@ class PendingWorkFacts:
         if found is None:
             found = self._scopes[id(scope.node)] = PendingWork(self.ctx, scope).run(scope.node)
         return found.get(id(clock), [])
+
+    def magic_timing(self, statement: cst.CSTNode, scope: Scope) -> tuple[Magic, list[Unwaited]] | None:
+        """For the statement on the line of a notebook magic that times what it runs (`%time y =
+        f(x)`, or the `pass` standing for a `%%time` line): the magic and the work queued in what it
+        times and not waited for when it stops its clock, in the order it was queued (at least one
+        piece of work); None for any other statement, or when everything was waited for."""
+        magic = magic_of(statement)
+        if magic is None or not magic.timed:
+            return None
+        unwaited = self.unwaited(magic.comment, scope)
+        return (magic, unwaited) if unwaited else None
 
 
 def _node_ids(node: cst.CSTNode) -> frozenset[int]:

@@ -2,7 +2,8 @@
 
 The analysis is the pending-work domain (`facts.pending_work`); this rule finds the clock reads,
 leaves out those read while tracing (JAX304's concern), and reports the ones that close a timing
-with work still queued.
+with work still queued. In a notebook, a magic that prints the wall-clock time of what it runs
+(`%time`, `%%time`, `%timeit -n 1`) closes a timing too: reported at the work left running.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import libcst as cst
 
 from ..jaxmodel.pending_work import CLOCK_NAMES, CLOCKS, SYNC_DISPATCH_FLAG, Unwaited
 from ..rulebase.rule import Rule
+from ..syntax.magics import MASK_MARKER, Magic
 
 
 class UnblockedTiming(Rule):
@@ -18,6 +20,31 @@ class UnblockedTiming(Rule):
     def __init__(self, context) -> None:
         super().__init__(context)
         self._aliases: frozenset[str] | None = None
+        self._magics: bool | None = None
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        if self._has_magics():
+            self._magic_timing(node)
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        # `%time for x in xs: y = f(x)`: the magic's statement is the one this body is on the line of
+        if self._has_magics() and self.walk.parent is not None:
+            self._magic_timing(self.walk.parent)
+
+    def _has_magics(self) -> bool:
+        if self._magics is None:
+            source = self.analysis.source
+            self._magics = MASK_MARKER in source and SYNC_DISPATCH_FLAG not in source
+        return self._magics
+
+    def _magic_timing(self, statement: cst.CSTNode) -> None:
+        walk, analysis = self.walk, self.analysis
+        if analysis.trace_info(at=walk) is not None or analysis.inside_jitted_function(at=walk):
+            return
+        timing = analysis.pending_work.magic_timing(statement, walk.scope)
+        if timing is not None:
+            magic, unwaited = timing
+            self.report(unwaited[-1].node, _magic_message(magic, unwaited[-1], analysis.module))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -43,17 +70,37 @@ class UnblockedTiming(Rule):
 
 
 def _message(clock: str, work: Unwaited, module: cst.Module) -> str:
-    node = work.node
-    if isinstance(node, cst.Call):
-        what = f"`{_shorten(module.code_for_node(node.func))}(...)`"
-    else:
-        what = f"`{_shorten(module.code_for_node(node))}`"
+    what = _what(work, module)
     if work.name is not None:
         cure = f"call `jax.block_until_ready({work.name})` before reading the clock"
     else:
         cure = "keep its result and call `jax.block_until_ready(...)` on it before reading the clock"
     return (f"`{clock}()` stops the clock while {what} may still be running: JAX dispatches work asynchronously "
             f"and returns before the device finishes, so this times the dispatch, not the computation; {cure}")
+
+
+def _magic_message(magic: Magic, work: Unwaited, module: cst.Module) -> str:
+    what = _what(work, module)
+    timed = "cell" if magic.whole_cell else "statement"
+    result = f"`{work.name}`" if work.name else "its result"
+    if magic.name.endswith("timeit"):
+        return (f"`{magic.name}` given so few loops (`-n`) stops its clock while {what} may still be running: JAX "
+                f"dispatches work asynchronously, the calls of a few loops all fit in its queue, and the best run "
+                f"printed is the dispatch, not the computation; call `.block_until_ready()` on {result} in the "
+                f"timed {timed}, or leave out `-n` (then `{magic.name}` loops until the queue is full and the "
+                f"figure is close to the computation's)")
+    when = "the cell's last statement returns" if magic.whole_cell else "the statement returns"
+    return (f"`{magic.name}` stops its clock when {when}, while {what} may still be running: JAX dispatches work "
+            f"asynchronously and returns before the device finishes, so the time printed is the dispatch, not "
+            f"the computation; call `.block_until_ready()` on {result} in the timed {timed} "
+            f"(`jax.block_until_ready(...)` for a tree of arrays)")
+
+
+def _what(work: Unwaited, module: cst.Module) -> str:
+    node = work.node
+    if isinstance(node, cst.Call):
+        return f"`{_shorten(module.code_for_node(node.func))}(...)`"
+    return f"`{_shorten(module.code_for_node(node))}`"
 
 
 def _shorten(text: str) -> str:

@@ -19,7 +19,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..catalogue.rule_docs import RuntimeCheck, load_catalogue
 from ..model.settings import Settings
-from ..model.finding import Finding, Position
+from ..model.finding import Finding
 from ..syntax.arguments import Passing
 
 def runtime_check(code: str) -> RuntimeCheck | None:
@@ -99,16 +99,15 @@ class _Notebook:
             self.cells = read_notebook(text)
         except NotebookError as exc:
             raise ValueError(str(exc)) from None
-        joined = JoinedCells(self.cells)
-        self.text = joined.text
-        self.first_lines = joined.first_lines
+        self._joined = JoinedCells(self.cells)
+        self.text = self._joined.text
+        self.first_lines = self._joined.first_lines
 
     def joined(self, finding: Finding) -> Finding:
-        """The finding with its position in the joined module (findings come per cell)."""
-        position = next((i for i, cell in enumerate(self.cells) if cell.index == finding.cell), 0)
-        offset = self.first_lines[position] - 1
-        return replace(finding, start=Position(finding.start.line + offset, finding.start.column),
-                       end=Position(finding.end.line + offset, finding.end.column), cell=None)
+        """The finding with its position in the joined module (findings come per cell; on a line
+        magic's line, columns in the joined module are its statement's)."""
+        return replace(finding, start=self._joined.joined_position(finding.cell, finding.start),
+                       end=self._joined.joined_position(finding.cell, finding.end), cell=None)
 
     def cell_line(self, line: int, last: int | None = None) -> str:
         """`cell 3 (counted from 1), line 2` (markdown cells included) for a line of the joined module,
