@@ -38,6 +38,7 @@ import io
 import json
 import re
 import tokenize
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -207,7 +208,9 @@ def _with_statements(lines: list[str], masked: list[str], heads: set[int], marke
 
 def _compiles(text: str) -> bool:
     try:
-        compile(text, "<cell>", "exec", dont_inherit=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # `"\d"` and the like: the user's code, not jaxlint's to report
+            compile(text, "<cell>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return False
     return True
