@@ -110,3 +110,25 @@ runner.lint_file = lint_file
             os.killpg(process.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def test_a_worker_whose_parent_died_while_it_started_exits():
+    """The worker is told its parent's pid by the parent: one that asked for it itself after the
+    parent was killed would read its new parent's and wait for work forever."""
+    import multiprocessing
+
+    from jaxlint.frontends.pool import _serve
+
+    context = multiprocessing.get_context("fork")
+    parent_end, child_end = context.Pipe()
+    gone = os.getpid()  # the worker's real parent is this process: any other pid is a parent gone
+    worker = context.Process(target=_serve, args=(child_end, lambda path: None, gone + 1_000_000), daemon=True)
+    worker.start()
+    child_end.close()
+    worker.join(timeout=5)
+    alive = worker.is_alive()
+    if alive:
+        worker.kill()
+    parent_end.close()
+    assert not alive, "the worker kept waiting for a parent that is gone"
+    assert worker.exitcode == 0  # it returned, it did not crash

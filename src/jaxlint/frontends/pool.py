@@ -112,7 +112,9 @@ class _Worker:
         # Anything buffered now would be written again by the child when it exits.
         _flush_standard_streams()
         self.connection, child_end = context.Pipe()
-        self.process = context.Process(target=_serve, args=(child_end, check), daemon=True)
+        # the parent's pid as the parent knows it: a worker that asked for it itself, after a parent
+        # killed while it started, would get its new parent's and never notice the loss
+        self.process = context.Process(target=_serve, args=(child_end, check, os.getpid()), daemon=True)
         self.task: tuple[int, str] | None = None
         self.alive = True
         with signals_held():
@@ -185,14 +187,14 @@ def death_message(exitcode: int | None) -> str:
     return f"the checker process {how} while checking this file; the other files were checked (please report this)"
 
 
-def _serve(connection, check: Check) -> None:
-    """A worker: check the paths the parent sends, one at a time, until it sends None."""
+def _serve(connection, check: Check, parent: int) -> None:
+    """A worker: check the paths the parent (`parent`, its pid) sends, one at a time, until it sends
+    None."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for name in ("SIGTERM", "SIGHUP"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_DFL)
     release_signals()  # held by the parent around the fork
-    parent = os.getppid()
     while True:
         while not connection.poll(_PARENT_CHECK_INTERVAL):
             if os.getppid() != parent:
