@@ -31,6 +31,7 @@ from ..semantic.literals import Literals
 from ..semantic.model import SemanticModel
 from ..semantic.scopes import Scope
 from ..syntax.positions import node_spans
+from ..syntax.walk import target_parts
 from .external import ConfiguredInteger
 from .name_origins import NameOrigins
 from .transforms import PYTREE_DATACLASS_BASES, PYTREE_DATACLASS_DECORATORS
@@ -505,7 +506,7 @@ class ConfiguredIntegers:
                     continue
                 targets = [t.target for t in node.targets] if type(node) is cst.Assign else [node.target]
                 for target in targets:
-                    for store in _attribute_targets(target):
+                    for store in (part for part in target_parts(target) if type(part) is cst.Attribute):
                         self._stores.setdefault(store.attr.value, []).append((store.value, site.scope))
             for key in list(self._stores):
                 if key != "*":
@@ -572,17 +573,6 @@ def _destination(call: cst.Call) -> str | None:
 
 def _literal_false(value: cst.BaseExpression | None) -> bool:
     return value is None or type(value) is cst.Name and value.value == "False"
-
-
-def _attribute_targets(target: cst.BaseExpression):
-    """The attributes an assignment target sets (`o.a = …`, `o.a, o.b = …`)."""
-    if type(target) is cst.Attribute:
-        yield target
-    elif type(target) in (cst.Tuple, cst.List):
-        for element in target.elements:
-            yield from _attribute_targets(element.value)
-    elif type(target) is cst.StarredElement:
-        yield from _attribute_targets(target.value)
 
 
 def _top_level_assignment(function: cst.CSTNode, receiver: cst.Name) -> cst.Assign | None:

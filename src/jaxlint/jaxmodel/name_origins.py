@@ -24,7 +24,7 @@ Computed per scope on first use and kept for the file (`NameOrigins.of(ctx)`).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -36,7 +36,7 @@ from ..semantic.model import SemanticModel
 from ..semantic.scopes import Scope
 from .traced import TracedFunctions
 from .values import ARRAY_ATTRIBUTES, ARRAY_EVIDENCE_ATTRIBUTES, AT_UPDATES, ARRAY_MODULES, STATIC_CALLS
-from ..syntax.walk import walk
+from ..syntax.walk import target_parts, walk
 
 if TYPE_CHECKING:
     from ..semantic.source_file import SourceFile
@@ -476,8 +476,9 @@ class NameOrigins:
             for node, scope, _ in model.sites_of(cst.Assign, cst.AnnAssign, cst.AugAssign):
                 targets = [t.target for t in node.targets] if type(node) is cst.Assign else [node.target]
                 for target in targets:
-                    for attribute in _attribute_targets(target):
-                        self._stores.setdefault(attribute, []).append(scope)
+                    for part in target_parts(target):
+                        if type(part) is cst.Attribute:
+                            self._stores.setdefault(part.attr.value, []).append(scope)
         return self._stores
 
     def _item_assignments(self, name: str, owner: Scope) -> int:
@@ -594,17 +595,6 @@ def _dict_value(display: cst.Dict, key: str) -> cst.BaseExpression | None:
         if isinstance(element.key, cst.SimpleString) and element.key.raw_value == key:
             found = element.value
     return found
-
-
-def _attribute_targets(target: cst.BaseExpression) -> Iterator[str]:
-    """The attributes an assignment target sets (`o.a = …`, `o.a, o.b = …`; not `o.a[i] = …`)."""
-    if type(target) is cst.Attribute:
-        yield target.attr.value
-    elif type(target) in (cst.Tuple, cst.List):
-        for element in target.elements:
-            yield from _attribute_targets(element.value)
-    elif type(target) is cst.StarredElement:
-        yield from _attribute_targets(target.value)
 
 
 def _within(scope: Scope | None, node: cst.CSTNode) -> bool:

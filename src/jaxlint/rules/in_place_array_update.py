@@ -7,6 +7,7 @@ from ..jaxmodel.values import MUST
 from ..model.finding import Applicability
 from ..rulebase.node_fix import NodeFix, Replace
 from ..rulebase.rule import Rule
+from ..syntax.walk import target_parts
 
 #: Augmented operators with an `.at[...]` method of the same meaning.
 AT_METHOD_FOR = {
@@ -38,7 +39,7 @@ class InPlaceArrayUpdate(Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         single = len(node.targets) == 1
         for assign_target in node.targets:
-            for subscript in _subscripts(assign_target.target):
+            for subscript in _subscripts_in(assign_target.target):
                 if not self._is_jax_array(subscript):
                     continue
                 fix = None
@@ -70,7 +71,7 @@ class InPlaceArrayUpdate(Rule):
         self.report(subscript, self._message(subscript, "augmented item assignment", hint), fix)
 
     def visit_Del(self, node: cst.Del) -> None:
-        for subscript in _subscripts(node.target):
+        for subscript in _subscripts_in(node.target):
             if self._is_jax_array(subscript):
                 name = self._code(subscript.value)
                 self.report(subscript, (
@@ -166,16 +167,6 @@ class InPlaceArrayUpdate(Rule):
         return f"({text})" if isinstance(value, (cst.Tuple, cst.Yield)) and not value.lpar else text
 
 
-def _subscripts(target: cst.BaseExpression):
-    if type(target) is cst.Subscript:
-        yield target
-    elif type(target) in (cst.Tuple, cst.List):
-        for element in target.elements:
-            yield from _subscripts(element.value)
-    elif type(target) is cst.StarredElement:
-        yield from _subscripts(target.value)
-
-
 def _array_only_index(subscript: cst.Subscript) -> bool:
     """`x[...]`, `x[:, 0]`, `x[None]`: indexing that lists, tuples and dicts reject."""
     elements = subscript.slice
@@ -225,3 +216,7 @@ def _grouped(expr: cst.BaseExpression, text: str) -> str:
 
 def _negated(expr: cst.BaseExpression, text: str) -> str:
     return f"-{text}" if _atomic(expr) else f"-({text})"
+
+
+def _subscripts_in(target: cst.BaseExpression):
+    return (part for part in target_parts(target) if type(part) is cst.Subscript)

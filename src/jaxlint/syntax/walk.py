@@ -169,12 +169,18 @@ def written_number(expr: cst.BaseExpression | None) -> bool:
     return type(expr) in (cst.Integer, cst.Float)
 
 
+def target_parts(target: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """What an assignment or loop target assigns, through its tuples, lists and stars: the names,
+    attributes (`o.a`) and subscripts (`x[i]`) of `a, (o.b, *x[i]) = ...`."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from target_parts(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from target_parts(target.value)
+    else:
+        yield target
+
+
 def target_names(target: cst.BaseExpression) -> Iterator[str]:
     """The names an assignment or loop target binds (`a, (b, *c) = ...` binds a, b and c)."""
-    if isinstance(target, cst.Name):
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from target_names(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from target_names(target.value)
+    return (part.value for part in target_parts(target) if isinstance(part, cst.Name))

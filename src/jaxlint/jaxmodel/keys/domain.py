@@ -505,8 +505,9 @@ class KeyDomain:
         if type(expr) is not cst.Attribute or type(expr.value) is not cst.Name or type(self.owner) is not cst.FunctionDef:
             return None
         params = self.owner.params.params
-        if not params or params[0].name.value != expr.value.value or expr.value.value != "self" \
-                or self.scope.lookup("self") is None or self.scope.lookup("self")[0] is not self.scope:
+        found = self.scope.lookup("self")
+        if not params or params[0].name.value != "self" or expr.value.value != "self" \
+                or found is None or found[0] is not self.scope:
             return None
         return f"self.{expr.attr.value}"
 

@@ -13,7 +13,7 @@ from ...semantic.model import SemanticModel
 from ...semantic.scopes import Scope
 from ...semantic.source_file import CELL_BOUNDARY
 from ...syntax.positions import node_spans
-from ...syntax.walk import COMPREHENSIONS, last_name, target_names, walk
+from ...syntax.walk import COMPREHENSIONS, last_name, target_names, target_parts, walk
 from ..calls import Callee
 from ..name_origins import NameOrigins
 from ..traced import TracedFunctions
@@ -294,7 +294,7 @@ class KeyFlowFacts:
             elif type(node) in (cst.AugAssign, cst.AnnAssign):
                 targets = [node.target]
             for target in targets:
-                for part in ([target] if type(target) is not cst.Tuple else [e.value for e in target.elements]):
+                for part in target_parts(target):
                     if type(part) is cst.Attribute and part.attr.value == attribute \
                             and type(part.value) is cst.Name and part.value.value == "self":
                         stored[0] = True
