@@ -294,6 +294,12 @@ class CallResolution:
             classes.add(cls)
         return (classes.pop(), "instance") if len(classes) == 1 else None
 
+    def instance_class(self, name: cst.Name, scope: Scope) -> ClassInfo | None:
+        """The class of the module a name holds an instance of, where it is bound only to instances
+        made by calling that class (`agent = Agent(0)`)."""
+        instance = self._instance_of(name, scope)
+        return instance[0] if instance is not None and instance[1] == "instance" else None
+
     def _through_parameter(self, call: cst.Call, scope: Scope) -> Callee | None:
         """`model(x)` / `model.encode(x)` where `model` is a parameter without annotation that every
         call of its function passes an instance of one class of the module: that class's method

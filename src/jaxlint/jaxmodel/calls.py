@@ -90,6 +90,8 @@ class ClassInfo:
     instance_attributes: set[str] = field(default_factory=set)
     #: attribute -> the expressions assigned to it on `self` (None: unpacked or augmented)
     instance_values: dict[str, list[cst.BaseExpression | None]] = field(default_factory=dict)
+    #: attributes assigned on `self` by a method other than `__init__` (a call of it may replace them)
+    replaced_after_init: set[str] = field(default_factory=set)
 
 
 #: decorators that leave a method callable as written (Linen's `nn.compact` among them)

@@ -784,6 +784,8 @@ class Collector:
         if cls is not None and positional_params(scope.node)[:1] == [target.value.value]:
             cls.instance_attributes.add(target.attr.value)
             cls.instance_values.setdefault(target.attr.value, []).append(value)
+            if scope.node.name.value != "__init__":
+                cls.replaced_after_init.add(target.attr.value)
 
 
 def _entry_key(function: FunctionNode, flow: ValueFlow) -> tuple | None:

@@ -24,12 +24,19 @@ class PrngKeyReuse(Rule):
             name = reuse.name
             fresh = "subkey" if name != "subkey" else "next_subkey"
             split = f"`{name}, {fresh} = jax.random.split({name})`"
-            if reuse.kind in ("again", "loop") and _taken_from_outside(reuse.first):
+            default = _default_drawn(reuse.first) if reuse.kind in ("again", "loop") else None
+            if default is not None:
+                function, param = default
+                repeat = self._repeat(facts, reuse)
+                self.report(reuse.node, (
+                    f"`{function}` draws from the default of its parameter `{param}`, a key made once when the "
+                    f"function was defined, and this call passes no `{param}`, so every such call draws the same "
+                    f"numbers: {repeat}; pass a fresh key each call (`key, subkey = jax.random.split(key)`, "
+                    f"then `{param}=subkey`)"), related=_first_use(facts, reuse) if reuse.kind == "again" else ())
+            elif reuse.kind in ("again", "loop") and _taken_from_outside(reuse.first) \
+                    and not (self.walk.qualified_name(reuse.node.func) or "").startswith("jax.random."):
                 function = self._code(reuse.node.func)
-                if reuse.kind == "loop":
-                    repeat = f"the loop ({self._label(facts, reuse.loop)}) calls it in every iteration"
-                else:
-                    repeat = f"this call repeats the one at {self._label(facts, reuse.first.node)}"
+                repeat = self._repeat(facts, reuse)
                 if "." in name:  # `agent.key`, drawn from by `agent.act(...)`
                     attribute = name.rpartition(".")[2]
                     self.report(reuse.node, (
@@ -87,6 +94,13 @@ class PrngKeyReuse(Rule):
                     f"{_outcome(reuse.first, reuse.node, self)}, as JAX keys are not stateful; split it first: "
                     f"{split} and use `{fresh}`"), related=_first_use(facts, reuse))
 
+    def _repeat(self, facts: KeyFlowFacts, reuse: Reuse) -> str:
+        """How the call that draws from a key made outside it repeats: in a loop, or after another."""
+        if reuse.kind == "loop":
+            kind = "comprehension" if not isinstance(reuse.loop, (cst.For, cst.While)) else "loop"
+            return f"the {kind} ({self._label(facts, reuse.loop)}) calls it in every iteration"
+        return f"this call repeats the one at {self._label(facts, reuse.first.node)}"
+
     def _consumed_at(self, facts: KeyFlowFacts, first: Consumption) -> str:
         """`line 16`, or `line 16 by `step` → `sample` → `jax.random.normal` (line 8)` when the key was
         handed to a function that consumes it."""
@@ -117,6 +131,14 @@ def _taken_from_outside(first: Consumption) -> bool:
     while drawn.via is not None:
         drawn = drawn.via
     return drawn is not first and drawn.outside
+
+
+def _default_drawn(first: Consumption) -> tuple[str, str] | None:
+    """The function and parameter whose default key the call draws from, when it passes none."""
+    drawn = first
+    while drawn is not None and drawn.default_of is None:
+        drawn = drawn.via
+    return drawn.default_of if drawn is not None else None
 
 
 def _first_use(facts: KeyFlowFacts, reuse: Reuse) -> tuple[tuple[int, str], ...]:

@@ -2,6 +2,8 @@
 consumed one, a batch of keys, no key) and where a consumed key is consumed again."""
 from __future__ import annotations
 
+import dataclasses
+
 import libcst as cst
 
 from ...dataflow import FlowInterpreter
@@ -14,7 +16,7 @@ from ...semantic.scopes import Scope
 from ...syntax.arguments import Passing
 from ...syntax.walk import last_name
 from ..signatures import CONTAINER_ANNOTATIONS
-from ..transforms import LAX_BODIES, LAX_LOOPS, TREE_MAPS
+from ..transforms import LAX_BODIES, LAX_LOOPS, PASS_THROUGH, TREE_MAPS
 from .policy import (alternatives_on_the_same_inputs, in_test_function, over_mapping_values, periodic,
     same_run_again)
 from .state import (CarryElement, Consumption, FAILS, HOLDS, KEY, KEYS, KeyFacts, KeyState, MAYBE, NOT_KEY, READ, Reuse, State,
@@ -294,6 +296,8 @@ class KeyDomain:
         if not flow.unreachable:
             for name, certain, direct, via, reached in self._consumed_arguments(node, callee, flow):
                 self.consume(name, node, certain, direct, flow, via, callee if direct else None, reached)
+            if self.object_keys and flow.env:
+                self._forget_replaced_keys(node, flow.env)
             if callee in TREE_MAPS:
                 self.map_over_leaves(node, flow)
             elif callee in LAX_LOOPS:
@@ -457,10 +461,17 @@ class KeyDomain:
                 if id(value) in given and isinstance(value, cst.Name) and type(state.get(value.value)) is KeyState:
                     inner = summary.consumed[param]
                     result.append((value.value, inner.certain, False, inner, (reached.function, param)))
-            return result + self._drawn_from_outside(reached, node, state)
+            return result + self._drawn_from_outside(reached, node, state) \
+                + self._drawn_from_default(reached, summary, node, state)
         if callee is not None and (callee.startswith(NON_CONSUMING_PREFIXES) or callee in NON_CONSUMING_RANDOM
                                    or callee in STORING_CALLS):
             return []
+        if type(node.func) is cst.Call and self.facts.unknown_calls_consume \
+                and self.resolve(node.func.func) not in PASS_THROUGH:
+            # what a call returned, called (`Predictive(model, samples)(key, x)`): a function unseen.
+            # A transform's wrapper of a function unseen (`jax.vmap(self.buffer.init)(keys)`) is
+            # left alone: the wrapper says nothing of whether the function draws.
+            return [(n, False, False, None, None) for _, n in tracked]
         short = last_name(node.func)
         if short in AHEAD_OF_TIME and isinstance(node.func, cst.Attribute):
             return []  # `jax.jit(f).lower(key, x)`: compiled for the key's type, nothing drawn
@@ -499,6 +510,43 @@ class KeyDomain:
             found.append((name, draw.certain, False, draw, None))
         return found
 
+    def _drawn_from_default(self, reached, summary, node: cst.Call, state: "State") -> list:
+        """The default key of a parameter the function called here draws from, when the call passes
+        none (`def sample(x, key=jax.random.key(0))`): the default is made once, where the function is
+        defined, so every such call draws from that same key."""
+        function = reached.function
+        if type(function) is not cst.FunctionDef or any(arg.star for arg in node.args):
+            return []  # `*args`/`**kwargs` may pass it
+        params = function.params
+        passed = reached.bind(node.args)
+        found = []
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            name = param.name.value
+            inner = summary.consumed.get(name)
+            if param.default is None or type(param.default) is not cst.Call or name in passed \
+                    or inner is None or not inner.certain:
+                continue
+            own = self.facts.traced.scopes.get(id(function))
+            if own is None or own.parent is None \
+                    or self._names.qualified_name(param.default.func, own.parent) not in KEY_MAKERS:
+                continue
+            location = f"{function.name.value}({name}=…)"
+            if type(state.get(location)) is not KeyState:
+                state[location] = KeyState()
+            drawn = dataclasses.replace(inner, default_of=(function.name.value, name))
+            found.append((location, True, False, drawn, None))
+        return found
+
+    def _forget_replaced_keys(self, node: cst.Call, state: "State") -> None:
+        """Drops the keys of an object (`agent.key`) that the call may replace: the object handed to
+        it (`reseed(agent)`), or a method of the object that may store a new one (`agent.refresh()`)."""
+        handed = {arg.value.value for arg in node.args if type(arg.value) is cst.Name}
+        receiver = node.func.value.value if type(node.func) is cst.Attribute and type(node.func.value) is cst.Name else None
+        for location in [loc for loc in state if "." in loc and not loc.startswith("self.") and "(" not in loc]:
+            owner, _, attribute = location.partition(".")
+            if owner in handed or (owner == receiver and not self.facts.keeps_object_key(node, attribute, self.scope)):
+                del state[location]
+
     def _own_attribute(self, expr: cst.BaseExpression) -> str | None:
         """`self.rng` in a method (`self` its first parameter): the object's attribute, as the name
         the domain follows it by; None for anything else."""
@@ -518,6 +566,14 @@ class KeyDomain:
         found = []
         for arg in node.args:
             location = self._own_attribute(arg.value) if not arg.star else None
+            if location is None and not arg.star and type(arg.value) is cst.Attribute \
+                    and self.facts.object_key(arg.value, self.scope):
+                location = f"{arg.value.value.value}.{arg.value.attr.value}"  # `agent.key`: that object's key
+                if type(state.get(location)) is not KeyState:
+                    state[location] = KeyState(known=True)
+                self.object_keys = True
+                found.append((arg, location))
+                continue
             if location is None:
                 continue
             held = state.get(location)

@@ -64,6 +64,7 @@ class KeyFlowFacts:
         self._outputs: ConsumptionOutputs | None = None
         self._outside: dict[int, list] | None = None
         self._drawer_names: frozenset[str] | None = None
+        self._with_default_keys: frozenset[int] | None = None
         #: id(function) -> ids of the calls that run whenever it runs to its end
         self._unconditional: dict[int, set[int]] = {}
         self._compute()
@@ -226,8 +227,26 @@ class KeyFlowFacts:
 
     @property
     def draws_from_outside(self) -> bool:
-        """Whether a function of the file draws from a key it takes from the code around it."""
-        return bool(self._outside_draws())
+        """Whether a function of the file draws from a key it takes from the code around it, or may
+        draw from a parameter's default key (made once, where the function is defined)."""
+        return bool(self._outside_draws()) or bool(self._default_keyed())
+
+    def _default_keyed(self) -> frozenset[int]:
+        """The functions with a parameter whose default is a new key (`key=jax.random.key(0)`)."""
+        if self._with_default_keys is None:
+            found = set()
+            for function in self.functions:
+                if type(function) is not cst.FunctionDef:
+                    continue
+                own = self.traced.scopes.get(id(function))
+                params = function.params
+                if own is not None and own.parent is not None and any(
+                        type(param.default) is cst.Call
+                        and self.ctx.names.qualified_name(param.default.func, own.parent) in KEY_MAKERS
+                        for param in (*params.posonly_params, *params.params, *params.kwonly_params)):
+                    found.add(id(function))
+            self._with_default_keys = frozenset(found)
+        return self._with_default_keys
 
     def outside_draws(self, function: FunctionNode | None) -> list[tuple[str, Scope, Consumption]]:
         """The `jax.random` draws a function makes from a key of the code around it, which every
@@ -273,6 +292,63 @@ class KeyFlowFacts:
             found.setdefault(id(inner.node), []).append((name, held[0], consumption))
         self._outside = found
         return found
+
+    def object_key(self, expr: cst.Attribute, scope: Scope) -> bool:
+        """`agent.key` where `agent` holds an instance of a class of the module whose methods only ever
+        make `self.key` a new key (`jax.random.key(seed)`, a split) and which has no attribute `key`
+        of its own (a property could hand out a fresh key on every read). A call that may replace it
+        is the domain's to see (`keeps_object_key`)."""
+        if type(expr.value) is not cst.Name:
+            return False
+        cls = self.traced.instance_class(expr.value, scope)
+        attribute = expr.attr.value
+        if cls is None or not self.key_name.match(attribute):
+            return False
+        own = cls.scope.lookup(attribute)
+        values = cls.instance_values.get(attribute) or [None]
+        if own is not None and own[0] is cls.scope:
+            return False
+        module = self.ctx.module_scope
+
+        def new_key(value: cst.BaseExpression | None) -> bool:
+            if type(value) is cst.Subscript:  # `jax.random.split(self.key)[0]`
+                value = value.value
+            made = self.ctx.names.qualified_name(value.func, module) if type(value) is cst.Call else None
+            return made in KEY_MAKERS or made in KEY_DERIVERS
+
+        return all(new_key(value) for value in values)
+
+    def keeps_object_key(self, call: cst.Call, attribute: str, scope: Scope) -> bool:
+        """Whether calling a method of an object (`agent.act(x)`) leaves its key `attribute` as it was:
+        its class replaces it only in `__init__`, or the method called is one of the class's that
+        neither stores it nor calls another method."""
+        receiver = call.func.value if type(call.func) is cst.Attribute else None
+        cls = self.traced.instance_class(receiver, scope) if type(receiver) is cst.Name else None
+        if cls is None:
+            return False
+        if attribute not in cls.replaced_after_init:
+            return True
+        reached = self.callee(call.func, scope, call=call)
+        if reached is None or type(reached.function) is not cst.FunctionDef \
+                or self.traced.method_class.get(id(reached.function)) is not cls:
+            return False
+        method = self.traced.scopes.get(id(reached.function))
+        return method is not None and self._kept_on_the_object(
+            cst.Attribute(cst.Name("self"), cst.Name(attribute)), method) is not None \
+            and not self._calls_own_methods(reached.function)
+
+    @staticmethod
+    def _calls_own_methods(function: cst.FunctionDef) -> bool:
+        calls = [False]
+
+        def enter(node: cst.CSTNode, _field: str) -> bool:
+            if type(node) is cst.Call and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name \
+                    and node.func.value.value == "self":
+                calls[0] = True
+            return not calls[0]
+
+        walk(function.body, enter, None)
+        return calls[0]
 
     def _kept_on_the_object(self, key: cst.Attribute, method: Scope) -> str | None:
         """`X` of `jax.random.normal(self.X, ...)` in a method that never replaces `self.X`, `X` named
@@ -329,7 +405,8 @@ class KeyFlowFacts:
         module's name bound to a transform of it (`step = jax.jit(_step)`)."""
         if self._drawer_names is None:
             names = {function.name.value for function in self.functions
-                     if id(function) in self._outside_draws() and type(function) is cst.FunctionDef}
+                     if (id(function) in self._outside_draws() or id(function) in self._default_keyed())
+                     and type(function) is cst.FunctionDef}
             for statement in self.ctx.module.body:
                 for small in getattr(statement, "body", ()) if type(statement) is cst.SimpleStatementLine else ():
                     if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name \

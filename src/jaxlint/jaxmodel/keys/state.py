@@ -46,6 +46,9 @@ class Consumption:
     returned: "frozenset[tuple[int, ...]] | None" = None
     #: a draw from a key the function takes from the code around it (a global, a closed-over name)
     outside: bool = False
+    #: the function and parameter whose default key, made once where the function is defined, a
+    #: call that passes no key draws from
+    default_of: "tuple[str, str] | None" = None
 
 
 @dataclass(frozen=True)
