@@ -193,6 +193,21 @@ def simulate(x: jax.Array, dt: float = 0.01) -> jax.Array:
     return lax.fori_loop(0, 1000, lambda _, x: x + dt * jnp.sin(x), x)
 
 
+
+@jax.jit
+def clipped(x: jax.Array) -> jax.Array:
+    # JAX206: under jit `x` is a tracer, never a NumPy array: clip whatever arrives.
+    return jnp.clip(x, -1.0, 1.0) * 2
+
+
+@jax.jit
+def log_step(x: jax.Array) -> jax.Array:
+    # JAX305: `jax.debug.print` formats the value when the compiled code runs.
+    norm = jnp.linalg.norm(x)
+    jax.debug.print("norm {norm}", norm=norm)
+    return x / norm
+
+
 if __name__ == "__main__":
     logging.basicConfig(format="%(name)s: %(message)s")
     logger.setLevel(logging.INFO)
@@ -224,3 +239,4 @@ if __name__ == "__main__":
     values = jnp.array([-1.0, 2.0, 4.0])
     print("safe_log:", safe_log(values), "power:", power(values, 3), "normalise:", normalise(values))
     print("positive_mean:", positive_mean(values), "simulate:", simulate(values))
+    print("clipped:", clipped(values), "log_step:", log_step(values))

@@ -5,13 +5,17 @@ when the compiled code runs. Each of the first four functions needs a value whil
 so it raises on its first call: a Python `if` on an array (JAX201), `range()` of an array
 (JAX202), `float()` of an array (JAX203), and boolean-mask indexing, whose result has a shape
 that depends on the values (JAX204). `simulate` works, but its 1000-step Python loop is unrolled
-into 1000 copies of the step, and compiling it is slow (JAX205).
+into 1000 copies of the step, and compiling it is slow (JAX205). `clipped` checks whether its
+argument is a NumPy array, which a tracer never is, so the clipping never happens (JAX206), and
+`log_step` hands `jax.debug.print` an f-string that Python fills in while tracing: every call prints
+the tracer, not the value (JAX305).
 
-`jaxlint check examples/tracing.py` reports all five before anything runs; `clean.py` has
+`jaxlint check examples/tracing.py` reports all seven before anything runs; `clean.py` has
 versions that trace.
 """
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 
 @jax.jit
@@ -45,3 +49,17 @@ def simulate(x: jax.Array, dt: float = 0.01) -> jax.Array:
     for _ in range(1000):
         x = x + dt * jnp.sin(x)
     return x
+
+
+@jax.jit
+def clipped(x: jax.Array) -> jax.Array:
+    if isinstance(x, np.ndarray):
+        x = jnp.clip(x, -1.0, 1.0)
+    return x * 2
+
+
+@jax.jit
+def log_step(x: jax.Array) -> jax.Array:
+    norm = jnp.linalg.norm(x)
+    jax.debug.print(f"norm {norm}")
+    return x / norm

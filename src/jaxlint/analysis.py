@@ -17,6 +17,7 @@ from .jaxmodel.keys.facts import KeyFlowFacts
 from .jaxmodel.keys.vmap import vmap_broadcast_keys
 from .jaxmodel.name_origins import NameOrigins
 from .jaxmodel.pending_work import PendingWorkFacts
+from .jaxmodel.static_display import StaticDisplay
 from .jaxmodel.top_level_runs import TopLevelRuns
 from .jaxmodel.trace_paths import TracePaths
 from .jaxmodel.traced import TracedFunctions
@@ -166,6 +167,29 @@ class FileAnalysis:
         """What an expression of the function around the walk's position holds: whether it is traced,
         a JAX array, static (each MUST, MAY or NO), and its structure (reads `traced`)."""
         return self.traced.value(expr, at.function())
+
+    def shows_static(self, expr: cst.BaseExpression, at: "WalkState") -> bool:
+        """Whether `expr`, in a traced function, shows only static values as text: a literal, a shape
+        or dtype (`x.shape`, `len(x)`, `jax.typeof(x)`), a static argument, a local name bound only
+        to those, or text, arithmetic and containers made of them (reads `traced`; a walk of the
+        expression, and of the values of at most a few local names). False outside a trace."""
+        info = self.trace_info(at)
+        if info is None or at.scope is None:
+            return False
+        return StaticDisplay(self.names, at.scope, info).static(expr)
+
+    def parameters_traced_on_every_path(self, at: "WalkState") -> bool:
+        """Whether the function around the walk's position runs traced on every path that reaches it
+        (`traced_on_every_path`), and each of those paths passes a traced value to every parameter
+        the value flow takes as traced (and, for a nested function, so do its enclosing function's):
+        a value `value` says must be traced is then a tracer on every run, not only on some calls
+        (reads `traced`; each function decided once, following its callers)."""
+        function = at.function()
+        if function is None:
+            return False
+        traced = self.traced
+        paths = self.file.fact(TracePaths, lambda: TracePaths(traced))
+        return paths.parameters_traced_on_every_path(function)
 
     def inside_jitted_function(self, at: "WalkState") -> bool:
         """Whether a function around the walk's position runs once per trace: jitted (decorated, or

@@ -15,6 +15,14 @@ only where *every* call is traced (a jit inside is then inlined on each of them)
   one of them mentions its name, that call is not known to be traced.
 
 A function reached by none of these ways is not known to be traced everywhere.
+
+The value flow of a function takes a parameter as traced when some traced call passes it a tracer:
+a helper a jitted function calls with a tracer and elsewhere with a NumPy constant sees both.
+`parameters_traced_on_every_path` says when that never happens: every way that reaches the
+function passes a tracer to each parameter the flow takes as traced (each transform applied traces
+it, each traced caller passes a value that must be traced where it calls), and a nested function's
+enclosing function is such a function too. What the flow says must be traced is then a tracer on
+every run.
 """
 from __future__ import annotations
 
@@ -22,7 +30,9 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ..syntax.arguments import Passing
 from .transforms import RUNS_ONCE_MODES
+from .values import MUST, Form
 
 if TYPE_CHECKING:
     from .traced import FunctionNode, TracedFunctions
@@ -38,6 +48,7 @@ class TracePaths:
         self.traced = traced
         self.project = traced.ctx.project
         self._known: dict[int, bool] = {}
+        self._parameters_known: dict[int, bool] = {}
         self._owners: dict[int, "FunctionNode"] | None = None
 
     def traced_on_every_path(self, function: "FunctionNode") -> bool:
@@ -80,6 +91,51 @@ class TracePaths:
             ways += 1
         if ways == 0 or self._named_elsewhere(function):
             return False
+        return True
+
+    def parameters_traced_on_every_path(self, function: "FunctionNode") -> bool:
+        """Whether `function` is traced on every path, each of which passes a tracer to every parameter
+        its value flow takes as traced (see the module docstring)."""
+        return self._parameters_on_every_path(function, set())
+
+    def _parameters_on_every_path(self, function: "FunctionNode", visiting: set[int]) -> bool:
+        key = id(function)
+        if key in self._parameters_known:
+            return self._parameters_known[key]
+        if key in visiting:
+            return True  # a call back into a function being decided adds no other way in
+        visiting.add(key)
+        answer = self.traced_on_every_path(function) and self._parameters_decided(function, visiting)
+        visiting.discard(key)
+        self._parameters_known[key] = answer
+        return answer
+
+    def _parameters_decided(self, function: "FunctionNode", visiting: set[int]) -> bool:
+        traced = self.traced
+        info = traced.info(function)
+        wanted = set(info.param_kinds)
+        outer = traced.enclosing.get(id(function))
+        if outer is not None and traced.info(outer) is not None \
+                and not self._parameters_on_every_path(outer, visiting):
+            return False  # the traced values it closes over may be so on some runs only
+        for use in traced.applications.get(id(function), ()):
+            if not wanted <= traced._traced_params(function, use) - traced._static_params(function):
+                return False
+        for site in traced.call_sites.get(id(function), ()):
+            if traced.callees.get(id(site.call)) is not site.callee:
+                continue  # through a transform's wrapper: its application traces what it traces
+            caller = traced._function_of_call(site.call)
+            if caller is None or not self._parameters_on_every_path(caller, visiting):
+                return False
+            flow = traced.flows.get(id(caller))
+            passed = site.bind()
+            for name in wanted:
+                given = passed.get(name)
+                if flow is None or given is None or given.how is not Passing.ARGUMENT or len(given.values) != 1:
+                    return False
+                value = flow.values.get(id(given.values[0]))
+                if value is None or value.traced is not MUST or value.form is Form.TREE:
+                    return False
         return True
 
     def _wrapped_in_runs_once(self, use, applications) -> bool:
