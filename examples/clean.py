@@ -112,6 +112,30 @@ def standardise(batch: jax.Array) -> jax.Array:
     return (batch - mean) / (batch.std() + 1e-6)
 
 
+@functools.partial(jax.jit, static_argnums=1)
+def resized(images: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+    return jax.image.resize(images, shape, "linear")
+
+
+def thumbnails(images: jax.Array) -> jax.Array:
+    # JAX505: a static shape is a tuple, which hashes.
+    return resized(images, (images.shape[0], 16, 16))
+
+
+class Normaliser:
+    def __init__(self, mean: float, std: float):
+        self.mean = mean
+        self.std = std
+        # JAX507: the bound method is jitted; it closes over `self`, which is not traced.
+        self._normalised = jax.jit(self._normalise)
+
+    def _normalise(self, batch: jax.Array) -> jax.Array:
+        return (batch - self.mean) / self.std
+
+    def __call__(self, batch: jax.Array) -> jax.Array:
+        return self._normalised(batch)
+
+
 # -- sampler.py ----------------------------------------------------------------------------------
 
 

@@ -12,10 +12,14 @@ reports each mistake before the code runs:
 - `augment` draws NumPy noise inside `jax.jit`: drawn once while tracing, then the same on every
   call (JAX102);
 - `standardise` logs inside `jax.jit`: the line is logged once, while tracing, and shows a tracer
-  instead of the mean (JAX304).
+  instead of the mean (JAX304);
+- `thumbnails` passes a list as the static `shape` of `resized`: JAX hashes static arguments, and a
+  list has no hash (JAX505);
+- `Normaliser.__call__` is jitted with `self` traced, and a `Normaliser` is not a pytree (JAX507).
 
 `clean.py` has versions of each that work.
 """
+import functools
 import logging
 
 import jax
@@ -66,3 +70,22 @@ def augment(images: jax.Array) -> jax.Array:
 def standardise(batch: jax.Array) -> jax.Array:
     logger.info("batch mean before standardising: %s", batch.mean())
     return (batch - batch.mean()) / (batch.std() + 1e-6)
+
+
+@functools.partial(jax.jit, static_argnums=1)
+def resized(images: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+    return jax.image.resize(images, shape, "linear")
+
+
+def thumbnails(images: jax.Array) -> jax.Array:
+    return resized(images, [images.shape[0], 16, 16])
+
+
+class Normaliser:
+    def __init__(self, mean: float, std: float):
+        self.mean = mean
+        self.std = std
+
+    @jax.jit
+    def __call__(self, batch: jax.Array) -> jax.Array:
+        return (batch - self.mean) / self.std

@@ -13,6 +13,7 @@ import libcst as cst
 from .jaxmodel.configured import ConfiguredIntegers
 from .jaxmodel.guards import VersionGuards
 from .jaxmodel.jax_names import JaxNames
+from .jaxmodel.jit_signatures import JitSignatures
 from .jaxmodel.keys.facts import KeyFlowFacts
 from .jaxmodel.keys.vmap import vmap_broadcast_keys
 from .jaxmodel.name_origins import NameOrigins
@@ -201,6 +202,13 @@ class FileAnalysis:
             if info is not None and info.runs_once:
                 return True
         return False
+
+    @property
+    def jit_signatures(self) -> JitSignatures:
+        """What JAX asks of a jitted function's arguments: the expressions calls pass at static
+        positions, the methods jitted with `self` unbound, what cannot be hashed (reads `traced`;
+        each part built on first use)."""
+        return JitSignatures.of(self.file)
 
     @property
     def name_origins(self) -> NameOrigins:

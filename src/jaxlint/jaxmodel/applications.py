@@ -218,6 +218,8 @@ class TransformApplications:
         if id(function) in self.external:
             self._applied_at.setdefault(id(function), (given.expr, given.scope))
         self.applications.setdefault(id(function), []).append(use)
+        if given.applied_by is not None:
+            self.applied_by[id(use)] = given.applied_by
         self._note_applied_in(given.scope, function, use)
         if given.alias is not None:
             self.aliases.setdefault(given.alias, []).append((function, use))
@@ -300,6 +302,16 @@ class TransformApplications:
         return name is not None and name.rpartition(".")[2] in ARRAY_TYPE_NAMES
 
     def _static(self, function: FunctionNode, use: Application, positional: list[str]) -> set[str]:
+        static = self.static_params(function, use, positional)
+        return set(params_of(function)) if static is None else static  # unknown: assume everything static
+
+    def static_params(self, function: FunctionNode, use: Application, positional: list[str] | None = None) -> set[str] | None:
+        """The parameters a jit-family application makes static (`static_argnums`, counted over the
+        wrapper's arguments, `self` included for a decorated method; `static_argnames`); None when
+        the numbers or names are computed elsewhere. `positional`: the parameters the wrapper's
+        positional arguments reach (those after what a partial or a bound method fixed)."""
+        if positional is None:
+            positional = positional_params(function)[use.bound_positional:]
         static: set[str] = set()
         # `pmap` names its static positions `static_broadcasted_argnums`
         numbers = use.keywords.get("static_argnums", use.keywords.get("static_broadcasted_argnums"))
@@ -315,7 +327,7 @@ class TransformApplications:
         names = use.keywords.get("static_argnames")
         static |= set(string_literals(names))
         if numbers is not None and not int_literals(numbers) or names is not None and not string_literals(names):
-            return set(params_of(function))  # computed elsewhere: unknown, so assume everything static
+            return None
         return static
 
     def _mapped(self, use: Application, positional: list[str], every: set[str]) -> set[str]:

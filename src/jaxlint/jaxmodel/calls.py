@@ -78,6 +78,8 @@ class MethodGiven:
     alias: tuple[int, str] | None = None
     #: `jax.jit(agent.act)(x)`
     called_by: cst.Call | None = None
+    #: the call that applies the transform (`jax.jit(agent.act)`)
+    applied_by: cst.Call | None = None
 
 
 @dataclass(eq=False)

@@ -11,10 +11,13 @@ from ..semantic.model import SemanticModel
 from ..semantic.scopes import Scope
 from .values import ARRAY_MODULES, OTHER_ATTRIBUTES, STATIC_CALLS, Kind, declared_fields
 from .calls import ClassInfo
-from .transforms import (NNX_PYTREE_BASES, NNX_VARIABLE_LEAVES, NNX_VARIABLES, PYTREE_CLASS_FIELDS, PYTREE_DATACLASS_BASES,
-                         PYTREE_DATACLASS_DECORATORS, STATIC_PYTREE_REGISTRATIONS)
+from .transforms import (LINEN_MODULE_BASES, NNX_PYTREE_BASES, NNX_VARIABLE_LEAVES, NNX_VARIABLES, PYTREE_CLASS_FIELDS, PYTREE_DATACLASS_BASES,
+                         PYTREE_DATACLASS_DECORATORS, STATIC_PYTREE_REGISTRATIONS, literal_truth)
 
 FunctionNode = cst.FunctionDef | cst.Lambda
+#: bases that make no pytree of a class: `object`, and flax.linen's `Module` (a dataclass JAX sees as
+#: one leaf; `jax.tree_util.tree_leaves(module)` is `[module]`)
+PLAIN_BASES = frozenset({"builtins.object"}) | LINEN_MODULE_BASES
 
 
 class PytreeAttributes:
@@ -175,6 +178,130 @@ class PytreeAttributes:
                     data.append((f"{attr}.{OTHER_ATTRIBUTES}", Kind.NONE))
         self._pytree_attributes[key] = tuple(data)
         return self._pytree_attributes[key]
+
+    def plain_class(self, cls: ClassInfo) -> bool:
+        """Whether every instance of the module's class is certainly one leaf that JAX cannot trace (not
+        a pytree): neither it nor a class it derives from, nor a subclass of the module, is declared
+        a pytree in any way. Each of them has no decorator but `dataclasses.dataclass`, no metaclass,
+        no `__init_subclass__`, no base but `object`, flax.linen's `Module` (a dataclass, not a
+        pytree) and classes of the module; and no call that could register it is given the class
+        (`register_pytree_node(Point, …)`)."""
+        pending, seen = [cls], set()
+        while pending:
+            current = pending.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            if not all(self._plain_definition(c) for c in self._bases(current, stop_outside=False)):
+                return False
+            pending.extend(self._subclasses_of(current))
+        return True
+
+    def unhashable_class(self, cls: ClassInfo) -> str | None:
+        """Why hashing an instance of the module's class certainly raises `TypeError`, or None: along its
+        single chain of bases, the first class that says how instances hash defines `__eq__` without
+        `__hash__`, sets `__hash__ = None`, or is a `dataclasses.dataclass` that compares without being
+        frozen (`eq=True`, the default, sets `__hash__` to None). A subclass of the module must be so too."""
+        if not self.plain_class(cls):
+            return None
+        pending, seen, reason = [cls], set(), None
+        while pending:
+            current = pending.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            hashing = self._hashing_of(current)
+            if not isinstance(hashing, str):
+                return None
+            reason = reason or hashing
+            pending.extend(self._subclasses_of(current))
+        return reason
+
+    def _hashing_of(self, cls: ClassInfo) -> bool | str | None:
+        """True when instances of the class hash, why not when they do not (decided by the first class
+        of its chain that says so); None when not known (several bases, or a base defined elsewhere
+        that is not `object`)."""
+        current: ClassInfo | None = cls
+        while current is not None:
+            own = current.scope.bindings
+            named = current.node.name.value
+            if "__hash__" in own:
+                nodes = own["__hash__"].statements
+                if len(nodes) == 1 and type(nodes[0]) is cst.Assign and type(nodes[0].value) is cst.Name \
+                        and nodes[0].value.value == "None":
+                    return f"`{named}` sets `__hash__ = None`"
+                return True
+            if "__eq__" in own:
+                return f"`{named}` defines `__eq__` without `__hash__`, which sets `__hash__` to None"
+            compares = self._comparing_dataclass(current)
+            if compares is not False:
+                return None if compares is None else \
+                    f"`{named}` is a dataclass that compares and is not frozen, which sets `__hash__` to None"
+            bases, elsewhere = self._direct_bases(current)
+            if elsewhere:
+                return None  # flax.linen's Module defines `__hash__`; others are not known here
+            if len(bases) > 1:
+                return None
+            current = bases[0] if bases else None
+        return True  # `object`'s identity hash
+
+    def linen_module(self, cls: ClassInfo) -> bool:
+        """Whether the module's class derives from flax.linen's `Module`."""
+        return bool(self._library_bases(cls) & LINEN_MODULE_BASES)
+
+    def _comparing_dataclass(self, cls: ClassInfo) -> bool | None:
+        """Whether the class is a `dataclasses.dataclass` whose `__eq__` replaces the hash: `eq` true
+        and neither `frozen` nor `unsafe_hash`. None when its options are not literals."""
+        parent = cls.scope.parent
+        if parent is None:
+            return None
+        resolve = self._resolver(parent)
+        for decorator in cls.node.decorators:
+            expr = decorator.decorator
+            call = expr if type(expr) is cst.Call else None
+            if resolve(call.func if call is not None else expr) != "dataclasses.dataclass":
+                continue
+            options = {"eq": True, "frozen": False, "unsafe_hash": False}
+            for arg in call.args if call is not None else ():
+                truth = literal_truth(arg.value) if arg.keyword is not None else None
+                if arg.keyword is None or truth is None:
+                    return None
+                options[arg.keyword.value] = truth
+            return options["eq"] and not options["frozen"] and not options["unsafe_hash"]
+        return False
+
+    def _plain_definition(self, cls: ClassInfo) -> bool:
+        parent = cls.scope.parent
+        if parent is None or any(arg.keyword is not None for arg in cls.node.bases) \
+                or "__init_subclass__" in cls.scope.bindings:
+            return False
+        resolve = self._resolver(parent)
+        for decorator in cls.node.decorators:
+            expr = decorator.decorator
+            if resolve(expr.func if type(expr) is cst.Call else expr) != "dataclasses.dataclass":
+                return False
+        for arg in cls.node.bases:
+            if type(arg.value) is cst.Name and self._class_named(arg.value, parent) is not None:
+                continue
+            if resolve(arg.value) not in PLAIN_BASES:
+                return False
+        return not self._given_to_a_registration(cls.node.name.value)
+
+    def _given_to_a_registration(self, name: str) -> bool:
+        """Whether the class's name is passed to a call whose name speaks of registering
+        (`jax.tree_util.register_pytree_node(Point, …)`, a project's own `register(Point)`)."""
+        for found in SemanticModel.of(self.ctx).names_in_statements([name]):
+            call = found.grandparent
+            if type(found.parent) is not cst.Arg or type(call) is not cst.Call:
+                continue
+            func = call.func
+            called = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
+            if type(func) not in (cst.Attribute, cst.Name) or "register" in called.lower():
+                return True
+        return False
+
+    def _subclasses_of(self, cls: ClassInfo) -> list[ClassInfo]:
+        return [other for other in self.classes.values() if cls in self._direct_bases(other)[0]]
 
     def _external_bases(self, cls: ClassInfo) -> set[str]:
         parent = cls.scope.parent

@@ -115,6 +115,8 @@ class TracedFunctions(TransformApplications, CallResolution, PytreeAttributes):
         self.applications: dict[int, list[Application]] = {}
         #: id(application) -> the call that applies the transform (`jax.vmap(f)`), where one does
         self.application_calls: dict[int, cst.Call] = {}
+        #: id(application) -> where it is written: its decorator, or its call (`jax.jit(self.step)`)
+        self.applied_by: dict[int, cst.Decorator | cst.Call] = {}
         #: (scope node id, name) -> functions a name was bound to through a transform (`fast = jax.jit(f)`)
         self.aliases: dict[tuple[int, str], list[tuple[FunctionNode, Application]]] = {}
         #: id(Name target) of `f = jax.jit(f, …)`: the name still stands for the same function, transformed
@@ -698,6 +700,7 @@ class Collector:
             use = traced.transform_use(decorator.decorator, scope)
             if use is not None:
                 traced.applications.setdefault(id(node), []).append(use)
+                traced.applied_by[id(use)] = decorator
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self.traced.functions.append(node)
@@ -717,6 +720,7 @@ class Collector:
                 for function, function_use in traced.functions_of(expr, scope, use):
                     traced.applications.setdefault(id(function), []).append(function_use)
                     traced.application_calls[id(function_use)] = node
+                    traced.applied_by[id(function_use)] = node
                     traced._note_applied_in(scope, function, function_use)
                     if target is not None:  # calls of `fast` reach `f` through the wrapper
                         traced.aliases.setdefault((id(scope.node), target.value), []).append((function, function_use))
@@ -726,6 +730,7 @@ class Collector:
             for given in traced._methods_given[deferred:]:
                 given.alias = (id(scope.node), target.value) if target is not None else None
                 given.called_by = parent if isinstance(parent, cst.Call) and parent.func is node else None
+                given.applied_by = node
         traced._calls.append((node, scope))
         if type(node.func) is cst.Attribute and node.func.attr.value == "param":
             traced._param_calls.append((node, scope))
