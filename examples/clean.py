@@ -193,6 +193,16 @@ def simulate(x: jax.Array, dt: float = 0.01) -> jax.Array:
     return lax.fori_loop(0, 1000, lambda _, x: x + dt * jnp.sin(x), x)
 
 
+def radial_energy(positions: jax.Array) -> jax.Array:
+    # JAX405: the inner `where` keeps the masked `sqrt` away from 0, where its derivative is infinite.
+    squared = jnp.sum(positions ** 2, axis=-1)
+    safe_squared = jnp.where(squared > 0, squared, 1.0)
+    return jnp.sum(jnp.where(squared > 0, jnp.sqrt(safe_squared), 0.0))
+
+
+radial_forces = jax.grad(radial_energy)
+
+
 if __name__ == "__main__":
     logging.basicConfig(format="%(name)s: %(message)s")
     logger.setLevel(logging.INFO)

@@ -5,9 +5,11 @@ when the compiled code runs. Each of the first four functions needs a value whil
 so it raises on its first call: a Python `if` on an array (JAX201), `range()` of an array
 (JAX202), `float()` of an array (JAX203), and boolean-mask indexing, whose result has a shape
 that depends on the values (JAX204). `simulate` works, but its 1000-step Python loop is unrolled
-into 1000 copies of the step, and compiling it is slow (JAX205).
+into 1000 copies of the step, and compiling it is slow (JAX205). `radial_forces` computes, but
+its gradient is NaN for a particle at the origin: the `where` hides the `sqrt` of 0, not its
+infinite derivative (JAX405).
 
-`jaxlint check examples/tracing.py` reports all five before anything runs; `clean.py` has
+`jaxlint check examples/tracing.py` reports all six before anything runs; `clean.py` has
 versions that trace.
 """
 import jax
@@ -45,3 +47,11 @@ def simulate(x: jax.Array, dt: float = 0.01) -> jax.Array:
     for _ in range(1000):
         x = x + dt * jnp.sin(x)
     return x
+
+
+def radial_energy(positions: jax.Array) -> jax.Array:
+    squared = jnp.sum(positions ** 2, axis=-1)
+    return jnp.sum(jnp.where(squared > 0, jnp.sqrt(squared), 0.0))
+
+
+radial_forces = jax.grad(radial_energy)
