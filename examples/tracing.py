@@ -8,9 +8,10 @@ that depends on the values (JAX204). `simulate` works, but its 1000-step Python 
 into 1000 copies of the step, and compiling it is slow (JAX205). `clipped` checks whether its
 argument is a NumPy array, which a tracer never is, so the clipping never happens (JAX206), and
 `log_step` hands `jax.debug.print` an f-string that Python fills in while tracing: every call prints
-the tracer, not the value (JAX305).
+the tracer, not the value (JAX305). `radial_forces` computes, but its gradient is NaN for a
+particle at the origin: the `where` hides the `sqrt` of 0, not its infinite derivative (JAX405).
 
-`jaxlint check examples/tracing.py` reports all seven before anything runs; `clean.py` has
+`jaxlint check examples/tracing.py` reports all eight before anything runs; `clean.py` has
 versions that trace.
 """
 import jax
@@ -63,3 +64,11 @@ def log_step(x: jax.Array) -> jax.Array:
     norm = jnp.linalg.norm(x)
     jax.debug.print(f"norm {norm}")
     return x / norm
+
+
+def radial_energy(positions: jax.Array) -> jax.Array:
+    squared = jnp.sum(positions ** 2, axis=-1)
+    return jnp.sum(jnp.where(squared > 0, jnp.sqrt(squared), 0.0))
+
+
+radial_forces = jax.grad(radial_energy)

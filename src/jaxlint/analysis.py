@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from .jaxmodel.configured import ConfiguredIntegers
+from .jaxmodel.gradients import Differentiation
 from .jaxmodel.guards import VersionGuards
 from .jaxmodel.jax_names import JaxNames
 from .jaxmodel.jit_signatures import JitSignatures
@@ -127,6 +128,13 @@ class FileAnalysis:
         if self._traced is None:
             self._traced = self.file.fact(TracedFunctions)
         return self._traced
+
+    @property
+    def gradients(self) -> Differentiation:
+        """Which functions reverse-mode differentiation reaches, with respect to which of their
+        values, and which singular points a `jnp.where` masks (reads `traced`; then one pass over the
+        file's calls per level of helpers)."""
+        return Differentiation.of(self.file, self.traced)
 
     def trace_info(self, at: "WalkState") -> "TraceInfo | None":
         """How the function around the walk's position is traced, or None if it is not (cheap once

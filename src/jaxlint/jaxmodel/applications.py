@@ -251,7 +251,7 @@ class TransformApplications:
         elif use.mode == "vmap":
             traced = self._mapped(use, positional, every)
         elif use.mode == "grad":
-            traced = self._differentiated(use, positional)
+            traced = differentiated_params(use, positional)
         else:
             traced = every
         traced = {p for p in traced if p != receiver and self._passed(function, p, use)}
@@ -348,12 +348,6 @@ class TransformApplications:
             return mapped
         return set()
 
-    def _differentiated(self, use: Application, positional: list[str]) -> set[str]:
-        argnums = use.keywords.get("argnums", use.extra_positional[0] if use.extra_positional else None)
-        numbers = int_literals(argnums) if argnums is not None else [0]
-        # counted over the wrapper's arguments: `jax.grad(model.apply)` differentiates the variables
-        numbers = [n - use.skip if n >= 0 else n for n in numbers if n < 0 or n >= use.skip]
-        return {positional[n] for n in numbers if -len(positional) <= n < len(positional)}
 
     def _passed_by_a_call(self, function: FunctionNode, param: str, use: Application) -> bool:
         """Some call of the transformed function (of the wrapper this application made, or of the
@@ -367,3 +361,14 @@ class TransformApplications:
         if type(function) is cst.Lambda or not has_default(function, param):
             return True
         return self._passed_by_a_call(function, param, use)
+
+
+def differentiated_params(use: Application, positional: list[str]) -> set[str]:
+    """The parameters a grad-mode transform differentiates with respect to: those its `argnums` name
+    (the first by default), among `positional` (the function's positional parameters after those a
+    partial binds)."""
+    argnums = use.keywords.get("argnums", use.extra_positional[0] if use.extra_positional else None)
+    numbers = int_literals(argnums) if argnums is not None else [0]
+    # counted over the wrapper's arguments: `jax.grad(model.apply)` differentiates the variables
+    numbers = [n - use.skip if n >= 0 else n for n in numbers if n < 0 or n >= use.skip]
+    return {positional[n] for n in numbers if -len(positional) <= n < len(positional)}
