@@ -23,7 +23,11 @@ def test_a_donated_array_is_deleted_and_keeps_its_metadata(jax):
     double(x)
     assert x.is_deleted()
     assert x.shape == (3,) and x.dtype == jnp.float32 and len(x) == 3 and isinstance(x, jax.Array)
+    import numpy as np
     with pytest.raises(RuntimeError, match="Array has been deleted"):
+        np.asarray(x)
+    # an operation JAX has compiled before takes its fast path, which names the buffer instead
+    with pytest.raises((RuntimeError, ValueError), match="deleted"):
         x + 1
     with pytest.raises(ValueError, match="deleted or donated"):
         double(x)
