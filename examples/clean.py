@@ -261,6 +261,12 @@ if __name__ == "__main__":
     jax.block_until_ready(train_step(w, b, x, y, 0.01))
     print(f"one training step: {time.perf_counter() - start:.6f}s")
 
+    # JAX506: the donated weights are printed before the call and rebound to its result.
+    shrink = jax.jit(lambda weights: weights * 0.5, donate_argnums=0)
+    print("weights before halving:", w)
+    w = shrink(w)
+    print("after:", w)
+
     images = jax.random.uniform(keys[2], (4, 8, 8, 3))
     gray = standardise(augment(keys[3], to_grayscale(images)))
     print("token ids:", token_ids([3, 1, 4]), "one-hot:", one_hot(3), "grayscale:", gray.shape)

@@ -13,7 +13,9 @@
   compiles again (JAX502);
 - `jax.host_id`, deprecated, and `jax.tree_map`, removed from JAX (JAX602);
 - a benchmark that reads the clock before the step has finished: JAX dispatches work
-  asynchronously, so it measures the dispatch, not the step (JAX504).
+  asynchronously, so it measures the dispatch, not the step (JAX504);
+- weights donated to a jitted call (`donate_argnums=0`) and printed after it: the call deleted
+  them (JAX506).
 
 `clean.py` has the same script written the JAX way.
 """
@@ -79,3 +81,7 @@ if __name__ == "__main__":
     t0 = time.perf_counter()
     w, b = train_step(w, b, x[:32], y[:32])
     print(f"one training step: {time.perf_counter() - t0:.6f}s")
+
+    shrink = jax.jit(lambda weights: weights * 0.5, donate_argnums=0)
+    halved = shrink(w)
+    print("weights before and after halving:", w, halved)

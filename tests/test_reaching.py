@@ -209,3 +209,48 @@ def test_every_binding_has_one_origin_and_a_walrus_in_a_comprehension_adds_one_t
                      "i": ["iteration"], "fh": ["other"], "head": ["other"], "tail": ["other"], "ys": ["value"],
                      "n": ["value", "other"]}  # the `:=` in the comprehension: one more than the scope's one
     assert facts.generator
+
+
+def consumed_reaching(source: str) -> dict[str, list[str]]:
+    """Like `reaching`, with every call of `take` consuming the names it is given."""
+    module = cst.parse_module(textwrap.dedent(source))
+    function = next(s for s in module.body if isinstance(s, cst.FunctionDef))
+    calls: dict[int, tuple[str, ...]] = {}
+    probes: dict[str, list[str]] = {}
+
+    class Takes(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name) and node.func.value == "take":
+                calls[id(node)] = tuple(a.value.value for a in node.args if isinstance(a.value, cst.Name))
+
+    module.visit(Takes())
+    facts = scope_facts(Scope(function, recorded_scope(module)), calls)
+
+    class Probes(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name) and node.func.value.startswith("probe"):
+                held = facts.reaching.get(id(node.args[0].value))
+                probes[node.func.value] = sorted(o.kind for o in held)
+
+    module.visit(Probes())
+    return probes
+
+
+def test_a_consuming_call_reaches_the_reads_after_it_until_the_name_is_bound_again():
+    found = consumed_reaching("""
+        def f(x, batches, c):
+            y = take(x)
+            probe1(x)
+            x = y
+            probe2(x)
+            for b in batches:
+                probe3(x)
+                z = take(x)
+            if c:
+                take(x)
+            probe4(x)
+            x = take(x)
+            probe5(x)
+    """)
+    assert found == {"probe1": ["consumed"], "probe2": ["value"], "probe3": ["consumed", "value"],
+                     "probe4": ["consumed", "consumed", "value"], "probe5": ["value"]}

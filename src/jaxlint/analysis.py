@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from .jaxmodel.configured import ConfiguredIntegers
+from .jaxmodel.donation import DonatedBuffers
 from .jaxmodel.gradients import Differentiation
 from .jaxmodel.guards import VersionGuards
 from .jaxmodel.jax_names import JaxNames
@@ -247,6 +248,13 @@ class FileAnalysis:
         """Which values hold JAX work still running when a clock is read: the pending-work flow of
         every scope with a clock read (built on first use)."""
         return PendingWorkFacts.of(self.file)
+
+    @property
+    def donated_buffers(self) -> DonatedBuffers:
+        """Arrays donated to jitted calls (`donate_argnums`) and the reads of them after the call
+        deleted them (reads `traced`; one run of the reaching bindings for each scope that makes a
+        donating call)."""
+        return DonatedBuffers.of(self.file)
 
     @property
     def key_flow(self) -> KeyFlowFacts:

@@ -14,6 +14,10 @@ The same run records what the scope returns, whether it yields, the item assignm
 names (`params["w"] = …`), the names whose items a method changes (`params.update(…)`), and the
 calls each name is passed to.
 
+A run may also be told of calls that consume what names hold (`consumed`): once such a call has
+run, the name holds a `consumed` origin, the call's own, until it is bound again, so a read that
+origin reaches reads what the call left behind (a buffer JAX deleted when it was donated).
+
 Reads inside a list, set or dict comprehension run at once and are recorded with the state where
 the comprehension stands; reads inside nested functions, lambdas and generator expressions' bodies
 may run at any later time and are not recorded (a question about them gets every binding).
@@ -21,6 +25,7 @@ may run at any later time and are not recorded (a question about them gets every
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Mapping
 
 import libcst as cst
 
@@ -36,7 +41,9 @@ class Origin:
 
     kind: "value" (`x = value`), "element" (`a, x = value`), "iteration" (`for x in value`),
     "augmented" (`x += value`), "annotation" (`x: T`), "param" (a parameter; `node` is the Param and
-    `function` its function), or "other" (import, `with … as`, `del`, def, class, except, match).
+    `function` its function), "consumed" (not a binding: `node` is a call that consumed what the
+    name held, see `scope_facts`), or "other" (import, `with … as`, `del`, def, class, except,
+    match).
     """
 
     kind: str
@@ -70,6 +77,9 @@ class ScopeFacts:
     updated: set[str] = field(default_factory=set)
     #: name -> the calls it is passed to as a whole (`init(params)`), which may change its items
     passed: dict[str, list[cst.Call]] = field(default_factory=dict)
+    #: id(consuming call) -> the innermost loop around it (a `for`, a `while`, a comprehension), or
+    #: None; only for the calls a run was told consume names
+    consumed_in: dict[int, "cst.CSTNode | None"] = field(default_factory=dict)
 
 
 #: what a name the scope does not bind for itself holds (a global, a builtin, a comprehension's
@@ -83,12 +93,13 @@ COMPREHENDED = Marker("comprehension variable")
 _COMPREHENSION_TYPES = frozenset(COMPREHENSIONS)
 
 
-def scope_facts(scope: Scope) -> ScopeFacts:
-    """What one run of the scope's own statements, in execution order, finds."""
+def scope_facts(scope: Scope, consumed: "Mapping[int, tuple[str, ...]] | None" = None) -> ScopeFacts:
+    """What one run of the scope's own statements, in execution order, finds; `consumed`: id(call)
+    -> the names whose value that call consumes (see the module docstring)."""
     node = scope.node
     if type(node) in _COMPREHENSION_TYPES:
         return ScopeFacts()  # comprehension scopes: their targets are read in place
-    domain = ReachingBindings(scope)
+    domain = ConsumingBindings(scope, consumed) if consumed else ReachingBindings(scope)
     entry: dict[str, tuple[Origin, ...]] = {}
     if isinstance(node, (cst.FunctionDef, cst.Lambda)):
         params = node.params
@@ -232,6 +243,8 @@ class ReachingBindings:
         walk(node, self._enter, None)
         return EXPRESSION
 
+
+
     def _enter(self, node: cst.CSTNode, field: str) -> bool:
         kind = type(node)
         if kind is cst.Name:
@@ -262,6 +275,41 @@ class ReachingBindings:
         elif kind is cst.Yield:
             self.facts.generator = True
         return True
+
+
+class ConsumingBindings(ReachingBindings):
+    """The reaching bindings of a scope where some calls consume what names hold (`scope_facts`'s
+    `consumed`): after such a call, the name holds the call's `consumed` origin until it is bound
+    again."""
+
+    def __init__(self, scope: Scope, consumed: Mapping[int, tuple[str, ...]]) -> None:
+        super().__init__(scope)
+        #: id(call) -> the names it consumes
+        self.consumed = consumed
+        #: (id(call), name) -> the origin the consumption leaves (one per call and name, so that
+        #: loop passes agree)
+        self._consumptions: dict[tuple[int, str], Origin] = {}
+
+    def evaluate(self, node: cst.BaseExpression, flow: FlowInterpreter):
+        self._flow = flow
+        walk(node, self._enter, self._leave)
+        return EXPRESSION
+
+    def _leave(self, node: cst.CSTNode) -> None:
+        """After a consuming call has run (its arguments read first): each name it consumes holds
+        the call's `consumed` origin."""
+        names = self.consumed.get(id(node)) if type(node) is cst.Call else None
+        env = self._flow.env
+        if names is None or env is None:
+            return
+        loops = self._flow.loops
+        self.facts.consumed_in[id(node)] = loops[-1] if loops else None
+        for name in names:
+            if name in self.tracked:
+                origin = self._consumptions.get((id(node), name))
+                if origin is None:
+                    origin = self._consumptions[(id(node), name)] = Origin("consumed", None, node)
+                env[name] = (origin,)
 
 
 #: expressions the interpreter evaluates itself: they bind names, close over the state, or loop
