@@ -124,7 +124,7 @@ def test_the_jax507_fixture_raises_exactly_for_the_classes_reported():
         lambda: fixture.StaticSelf(2.0)(x), lambda: fixture.FrozenConfig().apply(x),
         lambda: fixture.Hashed().apply(x), lambda: fixture.BoundLater(2.0).fast(x),
         lambda: fixture.Helpers.double(x), lambda: fixture.PytreeChild().shift(x),
-        lambda: fixture.Filtered(2.0)(x),
+        lambda: fixture.Filtered(2.0)(x), lambda: fixture.RegistersItself(2.0).apply(x),
     ]
     for call in working:
         call()

@@ -260,3 +260,28 @@ def test_timeit_fills_the_dispatch_queue_and_then_pays_for_the_work(work):
         return unfinished
 
     assert any(few_loops_left_running() for _ in range(TRIALS))
+
+
+def test_timeit_of_a_few_runs_returns_before_the_work_is_done():
+    """JAX504_timeit: `timeit` with a small `number` stops its clock while the last run's work is
+    queued; the same statement ending in a wait returns with it done."""
+    import timeit
+
+    fixture = load("JAX504_timeit")
+    x = busy_input(fixture.step, square)
+    results = []
+
+    def left_running():
+        results.clear()
+        timeit.timeit(lambda: results.append(fixture.step(x)), number=2)
+        unfinished = not results[-1].is_ready()
+        results[-1].block_until_ready()
+        return unfinished
+
+    def done():
+        results.clear()
+        timeit.timeit(lambda: results.append(fixture.step(x).block_until_ready()), number=2)
+        return results[-1].is_ready()
+
+    assert any(left_running() for _ in range(TRIALS))
+    assert all(done() for _ in range(TRIALS))

@@ -31,8 +31,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-#: `%timeit -n N` with N at most this reports the time to dispatch the work, not to do it (above).
-FEW_LOOPS = 10
+from ..syntax.magics import FEW_LOOPS
+
 #: getopt's option letters: those that take a value, and flags.
 _GETOPT = {"timeit": ("nrpv", "tcqo"), "prun": ("DlsT", "rq")}
 #: argparse's long options, each with whether it takes a value, and its short forms.

@@ -38,7 +38,7 @@ from ..semantic.scopes import Scope
 from ..semantic.source_file import CELL_BOUNDARY
 from .traced import TracedFunctions
 from .values import STATIC_ATTRIBUTES
-from ..syntax.magics import MASK_MARKER, Magic, magic_of, starts_cell
+from ..syntax.magics import FEW_LOOPS, MASK_MARKER, Magic, magic_of, starts_cell
 from ..syntax.walk import last_name, walk
 
 if TYPE_CHECKING:
@@ -70,6 +70,10 @@ QUIET_CONTEXTS = frozenset({
     "contextlib.redirect_stderr", "warnings.catch_warnings", "numpy.errstate", "numpy.printoptions",
     "tempfile.TemporaryDirectory", "tempfile.NamedTemporaryFile", "threading.Lock",
 })
+#: The `timeit` module's calls that run a statement `number` times between two clock reads, with
+#: where `number` is among their positional parameters (`timeit.Timer(stmt)`'s methods by name).
+TIMEIT_CALLS = {"timeit.timeit": 3, "timeit.repeat": 4}
+TIMER_METHODS = {"timeit": 0, "repeat": 1}
 STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
@@ -456,6 +460,9 @@ class PendingWork:
         qname = self.ctx.names.qualified_name(func, self.scope)
         if qname in CLOCKS:
             return self._clock(node, flow)
+        timed = self._timed_by_timeit(node, qname)
+        if timed is not None:
+            return self._timeit(node, timed, flow)
         receiver = NOTHING
         callee = NOTHING
         if isinstance(func, cst.Attribute) and qname is None:
@@ -497,6 +504,39 @@ class PendingWork:
             return NOTHING
         self._wait(flow, reads)  # an unknown call may read what it is given
         return reads
+
+    def _timed_by_timeit(self, node: cst.Call, qname: str | None) -> cst.BaseExpression | None:
+        """The callable `timeit.timeit(f, number=3)` (`timeit.repeat`, `timeit.Timer(f).timeit(3)`) runs
+        a few times (`FEW_LOOPS` or fewer, written out) between its clock reads: a lambda without
+        parameters or a name. None for any other call, or for the default million runs."""
+        if qname in TIMEIT_CALLS:
+            stmt, number = _argument(node, 0, "stmt"), _argument(node, TIMEIT_CALLS[qname], "number")
+        elif type(node.func) is cst.Attribute and node.func.attr.value in TIMER_METHODS \
+                and type(node.func.value) is cst.Call \
+                and self.ctx.names.qualified_name(node.func.value.func, self.scope) == "timeit.Timer":
+            stmt = _argument(node.func.value, 0, "stmt")
+            number = _argument(node, TIMER_METHODS[node.func.attr.value], "number")
+        else:
+            return None
+        if type(number) is not cst.Integer or not 0 < number.evaluated_value <= FEW_LOOPS:
+            return None
+        if type(stmt) is cst.Lambda and not stmt.params.params and not stmt.params.posonly_params \
+                or type(stmt) is cst.Name:
+            return stmt
+        return None
+
+    def _timeit(self, node: cst.Call, stmt: cst.BaseExpression, flow: FlowInterpreter) -> Work:
+        """`timeit` reads its clock, runs the statement (what it returns is dropped) and reads it
+        again: a measured interval that closes at the call."""
+        for arg in node.args:
+            if arg.value is not stmt:
+                flow.eval(arg.value)
+        opening = id(node.func)
+        self._read_clock(opening, flow)
+        flow.eval(stmt.body if type(stmt) is cst.Lambda else cst.Call(func=stmt))
+        self._read_clock(id(node), flow)
+        flow.emit(Interval(id(node), frozenset({opening})))
+        return NOTHING
 
     def _clock(self, node: cst.Call, flow: FlowInterpreter) -> Work:
         self._read_clock(id(node), flow)
@@ -597,6 +637,16 @@ def _node_ids(node: cst.CSTNode) -> frozenset[int]:
 
     walk(node, enter, None)
     return frozenset(found)
+
+
+def _argument(call: cst.Call, position: int, keyword: str) -> cst.BaseExpression | None:
+    """What a call passes to a parameter, by keyword or at its position (None when not written)."""
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        if arg.keyword is not None and arg.keyword.value == keyword or arg.keyword is None and index == position:
+            return arg.value
+    return None
 
 
 def _root_name(expr: cst.BaseExpression) -> str | None:

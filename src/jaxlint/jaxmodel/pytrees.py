@@ -7,6 +7,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..syntax.arguments import Passing
+from ..syntax.walk import last_name, walk
 from ..semantic.model import SemanticModel
 from ..semantic.scopes import Scope
 from .values import ARRAY_MODULES, OTHER_ATTRIBUTES, STATIC_CALLS, Kind, declared_fields
@@ -285,7 +286,7 @@ class PytreeAttributes:
                 continue
             if resolve(arg.value) not in PLAIN_BASES:
                 return False
-        return not self._given_to_a_registration(cls.node.name.value)
+        return not self._given_to_a_registration(cls.node.name.value) and not _registers_itself(cls.node)
 
     def _given_to_a_registration(self, name: str) -> bool:
         """Whether the class's name is passed to a call whose name speaks of registering
@@ -309,6 +310,22 @@ class PytreeAttributes:
             return set()
         resolve = self._resolver(parent)
         return {name for arg in cls.node.bases if arg.keyword is None for name in [resolve(arg.value)] if name}
+
+
+def _registers_itself(node: cst.ClassDef) -> bool:
+    """Whether the class's own code calls something that speaks of registering (`register_pytree_node(
+    cls, ...)` in a classmethod, `register(type(self))` in `__init__`): it may make itself a pytree."""
+    found = [False]
+
+    def enter(child: cst.CSTNode, _field: str) -> bool:
+        if type(child) is cst.Call:
+            called = last_name(child.func)
+            if called is not None and "register" in called.lower():
+                found[0] = True
+        return not found[0]
+
+    walk(node.body, enter, None)
+    return found[0]
 
 
 def library_pytree_attributes(cls: str | None) -> tuple[tuple[str, Kind], ...] | None:

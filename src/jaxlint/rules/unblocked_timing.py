@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..jaxmodel.pending_work import CLOCK_NAMES, CLOCKS, SYNC_DISPATCH_FLAG, Unwaited
+from ..jaxmodel.pending_work import CLOCK_NAMES, CLOCKS, SYNC_DISPATCH_FLAG, TIMER_METHODS, Unwaited
+from ..rulebase.node_fix import NodeFix, Replace
 from ..rulebase.rule import Rule
 from ..syntax.magics import MASK_MARKER, Magic
 
 
 class UnblockedTiming(Rule):
     code = "JAX504"
+    fixable = True
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -49,6 +51,9 @@ class UnblockedTiming(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         last = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
+        if last in TIMER_METHODS and "timeit" in self.analysis.source:
+            self._timeit(node)
+            return
         if last not in CLOCK_NAMES and not (type(func) is cst.Name and last in self._clock_aliases()):
             return
         walk, analysis = self.walk, self.analysis
@@ -59,6 +64,37 @@ class UnblockedTiming(Rule):
         unwaited = self.analysis.pending_work.unwaited(node, walk.scope)
         if unwaited:
             self.report(node, _message(analysis.module.code_for_node(func), unwaited[-1], analysis.module))
+
+    def _timeit(self, node: cst.Call) -> None:
+        """`timeit.timeit(lambda: f(x), number=3)`: a few runs of work nobody waits for."""
+        walk, analysis = self.walk, self.analysis
+        if SYNC_DISPATCH_FLAG in analysis.source or analysis.trace_info(at=walk) is not None \
+                or analysis.inside_jitted_function(at=walk):
+            return
+        unwaited = analysis.pending_work.unwaited(node, walk.scope)
+        if not unwaited:
+            return
+        code = analysis.module.code_for_node
+        what = _what(unwaited[-1], analysis.module)
+        func = node.func
+        label = f"Timer(...).{func.attr.value}" if type(func) is cst.Attribute and type(func.value) is cst.Call \
+            else _shorten(code(func))
+        self.report(node, (
+            f"`{label}(...)` runs {what} only a few times and stops its clock while the last "
+            f"runs may still be queued: JAX dispatches work asynchronously, the calls of so few runs all fit in "
+            f"its queue, and the time is the dispatch, not the computation; wait in the timed statement "
+            f"(`lambda: jax.block_until_ready(f(x))`), or time many runs"), self._timeit_fix(node))
+
+    def _timeit_fix(self, node: cst.Call) -> NodeFix | None:
+        """`lambda: f(x)` -> `lambda: jax.block_until_ready(f(x))`, where `jax` names JAX in the module."""
+        stmt = next((arg.value for arg in (node.func.value.args if type(node.func) is cst.Attribute
+                                           and type(node.func.value) is cst.Call else node.args)
+                     if type(arg.value) is cst.Lambda), None)
+        if stmt is None or type(stmt.body) is not cst.Call or self.walk.qualified_name(cst.Name("jax")) != "jax":
+            return None
+        code = self.analysis.module.code_for_node
+        return NodeFix("Wait for the timed work in the statement",
+                       [Replace(stmt.body, f"jax.block_until_ready({code(stmt.body)})")])
 
     def _clock_aliases(self) -> frozenset[str]:
         """Module-level names imported as clocks under another name (`from time import perf_counter as pc`)."""

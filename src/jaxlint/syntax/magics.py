@@ -20,6 +20,10 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+#: `%timeit -n N` (or `timeit.timeit(..., number=N)`) with N at most this reports the time to
+#: dispatch the work, not to do it: the calls of so few runs all fit in JAX's dispatch queue
+#: (measured in `engine/magic_lines.py`).
+FEW_LOOPS = 10
 #: The word every marker comment starts with; a cell whose text already holds `MASK_MARKER:` gets
 #: `jaxlint-masked1`, and so on (`engine.notebook.marker_for`).
 MASK_MARKER = "jaxlint-masked"
