@@ -29,7 +29,7 @@ OUTPUT = DATA / "deprecations.tsv"
 
 COLUMNS = ["symbol", "kind", "replacement", "deprecated_in", "removed_in", "replacement_since", "mechanical", "advice",
            "source"]
-KINDS = {"attribute", "module", "method", "property", "keyword"}
+KINDS = {"attribute", "module", "method", "property", "keyword", "positional", "config", "context"}
 CLEAR = "-"
 
 # Generic advice for rows the curated file says nothing specific about.

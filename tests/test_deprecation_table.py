@@ -21,7 +21,7 @@ SOURCE = next((path for path in (ROOT.parent / "shared" / "data" / "jax-deprecat
               ROOT.parent / "shared" / "data" / "jax-deprecations.tsv")
 COLUMNS = ["symbol", "kind", "replacement", "deprecated_in", "removed_in", "replacement_since", "mechanical", "advice",
            "source"]
-KINDS = {"attribute", "module", "method", "property", "keyword"}
+KINDS = {"attribute", "module", "method", "property", "keyword", "positional", "config", "context"}
 VERSION = re.compile(r"^\d+(\.\d+)*$")
 DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
@@ -81,10 +81,15 @@ def test_curated_sources_name_a_release():
 def test_symbols_and_replacements_are_written_the_way_the_rule_matches_them():
     for row in ROWS:
         symbol, kind, replacement = row["symbol"], row["kind"], row["replacement"]
-        if kind == "keyword":
+        if kind in ("keyword", "config"):  # `function:keyword`, `jax.config.update:flag`
             function, _, keyword = symbol.partition(":")
             assert DOTTED.match(function) and keyword.isidentifier(), row
             assert replacement == "" or replacement.isidentifier(), row
+            continue
+        if kind == "positional":  # `function:index`, the parameter at that index named by `replacement`
+            function, _, index = symbol.partition(":")
+            assert DOTTED.match(function) and index.isdigit() and int(index) > 0, row
+            assert replacement.isidentifier(), row
             continue
         assert DOTTED.match(symbol), row
         assert not symbol.rpartition(".")[2].startswith("_") or symbol == "jax.interpreters.xla._DeviceArray", row
@@ -337,3 +342,99 @@ def test_mechanical_function_renames_keep_the_signature():
                 assert old_params == new_params, row["symbol"]
             compared += 1
     assert compared >= 1
+
+
+@pytest.mark.jax
+def test_positional_rows_name_parameters_that_are_keywords_now():
+    """Each positional row against the installed JAX: where JAX removed the positional form, the
+    parameter is keyword-only (or only reachable through a deprecated `*args`); the row's name is
+    the parameter a keyword rewrite must use."""
+    pytest.importorskip("jax")
+    installed = _installed_version()
+    checked = 0
+    for row in ROWS:
+        if row["kind"] != "positional":
+            continue
+        function_name, _, index = row["symbol"].partition(":")
+        parameters = inspect.signature(resolve(function_name)).parameters
+        assert parameters[row["replacement"]].kind is inspect.Parameter.KEYWORD_ONLY, row
+        positional = [p for p in parameters.values()
+                      if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        assert len(positional) <= int(index), row
+        if row["removed_in"] and _version(row["removed_in"]) <= installed:
+            assert not any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters.values()), row
+        checked += 1
+    assert checked >= 5
+
+
+@pytest.mark.jax
+def test_positional_copy_of_jnp_array_warns_and_the_keyword_form_does_not():
+    pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    with pytest.warns(DeprecationWarning):
+        jnp.array([1.0], jnp.float32, True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert jnp.array([1.0], jnp.float32, copy=True).tolist() == [1.0]
+
+
+@pytest.mark.jax
+def test_positional_precision_of_lax_dot_and_options_of_jit_raise():
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    x = jnp.ones((2, 2))
+    with pytest.raises(TypeError):
+        jax.lax.dot(x, x, jax.lax.Precision.HIGHEST)
+    assert jax.lax.dot(x, x, precision=jax.lax.Precision.HIGHEST).tolist() == [[2.0, 2.0], [2.0, 2.0]]
+    with pytest.raises(TypeError):
+        jax.jit(lambda a, n: a * n, (1,))
+
+
+@pytest.mark.jax
+def test_removed_configuration_flags_raise():
+    jax = pytest.importorskip("jax")
+    installed = _installed_version()
+    checked = 0
+    for row in ROWS:
+        if row["kind"] != "config" or _version(row["removed_in"]) > installed:
+            continue
+        with pytest.raises(AttributeError):
+            jax.config.update(row["symbol"].partition(":")[2], True)
+        checked += 1
+    assert checked >= 5
+
+
+@pytest.mark.jax
+def test_pure_callback_passes_vectorized_on_to_the_callback():
+    """Why `pure_callback(vectorized=...)` is reported: since its removal it is one of the callback's
+    own keyword arguments."""
+    jax = pytest.importorskip("jax")
+    import numpy as np
+
+    seen = {}
+
+    def callback(x, **options):
+        seen.update(options)
+        return np.asarray(x)
+
+    spec = jax.ShapeDtypeStruct((), np.float32)
+    jax.pure_callback(callback, spec, np.float32(1.0), vectorized=True)
+    assert seen == {"vectorized": True}
+
+
+@pytest.mark.jax
+def test_entering_a_mesh_warns_and_set_mesh_does_not():
+    jax = pytest.importorskip("jax")
+
+    mesh = jax.make_mesh((1,), ("x",))
+    assert isinstance(mesh, jax.sharding.Mesh)
+    assert {row["symbol"] for row in ROWS if row["kind"] == "context"} == {"jax.sharding.Mesh", "jax.make_mesh"}
+    with pytest.warns(DeprecationWarning, match="set_mesh"):
+        with mesh:
+            pass
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with jax.set_mesh(mesh):
+            pass

@@ -170,3 +170,45 @@ def test_a_jit_through_the_old_api_module_is_a_traced_function(tmp_path):
     path.write_text("from jax import api\n\n\n@api.jit\ndef f(x):\n    print(x)\n    return x\n")
     found = sorted((f.start.line, f.code) for f in check_file(str(path), Settings()).findings)
     assert found == [(1, "JAX602"), (6, "JAX301")]
+
+
+SIGNATURES = '''\
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+
+def f(x, y, mesh, body):
+    a = lax.dot(x, y, lax.Precision.HIGHEST, jnp.float32)
+    b = jnp.array(x, jnp.float32, False, order="K")
+    c = jnp.array(x, jnp.float32, False, copy=True)
+    d = jnp.reshape(x, newshape=(2, 3))
+    e = jax.shard_map(body, mesh=mesh, in_specs=None, out_specs=None, check_rep=False)
+    g = jax.jit(f, (0,))
+    return a, b, c, d, e, g
+'''
+
+
+def test_arguments_given_by_position_are_rewritten_to_keywords(tmp_path):
+    result = _fixed(tmp_path, SIGNATURES, "signatures.py")
+    fixed = result.fixed_text
+    assert "a = lax.dot(x, y, precision=lax.Precision.HIGHEST, preferred_element_type=jnp.float32)" in fixed
+    assert 'b = jnp.array(x, jnp.float32, copy=False, order="K")' in fixed
+    assert "c = jnp.array(x, jnp.float32, False, copy=True)" in fixed  # a rewrite would repeat `copy=`
+    assert "d = jnp.reshape(x, shape=(2, 3))" in fixed
+    assert "check_rep=False" in fixed  # `jax.shard_map` with `check_vma` is newer than the target, 0.4.30
+    assert "g = jax.jit(f, (0,))" in fixed  # the second argument was `in_shardings`: no rewrite guesses intent
+    assert sorted(f.start.line for f in result.fixed_findings if f.code == "JAX602") == [9, 11, 12]
+    path = tmp_path / "signatures.py"
+    newer = check_file(str(path), Settings(target_jax_version=(0, 6, 1)), fix=True)
+    assert "check_vma=False" in newer.fixed_text
+
+
+def test_the_experimental_shard_import_is_rewritten_only_for_a_jax_that_has_the_new_one(tmp_path):
+    text = "from jax.experimental.shard import reshard\n"
+    path = tmp_path / "shard.py"
+    path.write_text(text)
+    old = check_file(str(path), Settings(target_jax_version=(0, 6, 2)), fix=True)
+    assert old.fixed_text is None and old.findings
+    new = check_file(str(path), Settings(target_jax_version=(0, 7, 0)), fix=True)
+    assert new.fixed_text == "from jax.sharding import reshard\n"

@@ -20,7 +20,11 @@ def version_text(version: tuple[int, ...]) -> str:
 @dataclass(frozen=True)
 class Deprecation:
     symbol: str
-    kind: str  # attribute | module | method | property | keyword
+    #: attribute | module | method | property | keyword (`function:keyword`) | positional
+    #: (`function:index`: the argument at that index, named `replacement`, must now be passed by
+    #: keyword) | config (`jax.config.update:flag`) | context (a callable whose results must not be
+    #: entered with `with`)
+    kind: str
     replacement: str
     deprecated_in: tuple[int, ...] | None
     removed_in: tuple[int, ...] | None
@@ -43,6 +47,12 @@ class DeprecationTable:
     keywords: dict[str, dict[str, Deprecation]]
     #: attributes of JAX arrays read without a call (`arr.device_buffer`), by attribute name
     properties: dict[str, Deprecation]
+    #: function -> index of a positional argument -> the entry that says it must be a keyword
+    positionals: dict[str, dict[int, Deprecation]]
+    #: configuration setter -> flag name -> the entry of the removed flag
+    flags: dict[str, dict[str, Deprecation]]
+    #: callables whose results are deprecated as `with` context managers (`with mesh:`)
+    contexts: dict[str, Deprecation]
 
 
     def lookup(self, qualified: str) -> Deprecation | None:
@@ -62,6 +72,9 @@ def load_table(path: Path = TABLE) -> DeprecationTable:
     methods: dict[str, Deprecation] = {}
     properties: dict[str, Deprecation] = {}
     keywords: dict[str, dict[str, Deprecation]] = {}
+    positionals: dict[str, dict[int, Deprecation]] = {}
+    flags: dict[str, dict[str, Deprecation]] = {}
+    contexts: dict[str, Deprecation] = {}
     with open(path, encoding="utf-8", newline="") as handle:
         for row in csv.DictReader(handle, delimiter="\t"):
             entry = Deprecation(
@@ -77,9 +90,17 @@ def load_table(path: Path = TABLE) -> DeprecationTable:
             elif entry.kind == "keyword":
                 function, _, keyword = entry.symbol.partition(":")
                 keywords.setdefault(function, {})[keyword] = entry
+            elif entry.kind == "positional":
+                function, _, index = entry.symbol.partition(":")
+                positionals.setdefault(function, {})[int(index)] = entry
+            elif entry.kind == "config":
+                setter, _, flag = entry.symbol.partition(":")
+                flags.setdefault(setter, {})[flag] = entry
+            elif entry.kind == "context":
+                contexts[entry.symbol] = entry
             else:
                 by_symbol[entry.symbol] = entry
-    return DeprecationTable(by_symbol, methods, keywords, properties)
+    return DeprecationTable(by_symbol, methods, keywords, properties, positionals, flags, contexts)
 
 
 @lru_cache(maxsize=None)

@@ -1,6 +1,8 @@
 """JAX602: deprecated or removed JAX APIs, driven by the shipped deprecation table."""
 from __future__ import annotations
 
+from typing import Sequence
+
 import libcst as cst
 
 from ..syntax.references import is_reference
@@ -49,8 +51,9 @@ class DeprecatedApi(Rule):
     # -- version-compatibility code ---------------------------------------------------------------
     def _in_compat_fallback(self) -> bool:
         """Whether the current node only runs on the JAX versions that have the old API: a branch of an
-        `if` that tests JAX's version or feature-detects an attribute of JAX, or the `except
-        (ImportError, AttributeError)` handler that falls back when the new spelling is missing."""
+        `if` that tests JAX's version or feature-detects an attribute of JAX, the `except
+        (ImportError, AttributeError)` handler that falls back when the new spelling is missing, or
+        an import of the old name attempted in a `try` whose handler catches its absence."""
         chain = self.walk.ancestors
         for index in range(len(chain) - 2, -1, -1):
             node, child = chain[index], chain[index + 1]
@@ -58,6 +61,12 @@ class DeprecatedApi(Rule):
                 return True
             if isinstance(node, cst.ExceptHandler) and child is node.body \
                     and self.analysis.version_guards.catches_missing_api(node, self.walk.scope):
+                return True
+            # `try: from jax.sharding import use_mesh` / `except ImportError:`: the import of the
+            # old name is only attempted, on a JAX without it the handler runs instead
+            if isinstance(node, cst.Try) and child is node.body and self.in_import and any(
+                    self.analysis.version_guards.catches_missing_api(handler, self.walk.scope)
+                    for handler in node.handlers):
                 return True
         return False
 
@@ -269,6 +278,12 @@ class DeprecatedApi(Rule):
         if callee in INDEX_UPDATE_METHODS:
             self._check_index_update(node, callee)
             return
+        positionals = self.table.positionals.get(callee)
+        if positionals:
+            self._check_positionals(args, positionals)
+        flags = self.table.flags.get(callee)
+        if flags:
+            self._check_flag(args, flags)
         keywords = self.table.keywords.get(callee)
         if not keywords:
             return
@@ -283,6 +298,70 @@ class DeprecatedApi(Rule):
                 fix = NodeFix(f"Rename `{arg.keyword.value}=` to `{entry.replacement}=`",  # type: ignore[union-attr]
                               [Replace(arg.keyword, entry.replacement)])  # type: ignore[arg-type]
             self.report(arg, self._message(entry, f"{arg.keyword.value}="), fix)  # type: ignore[union-attr]
+
+    def _check_positionals(self, args: Sequence[cst.Arg], positionals: dict[int, Deprecation]) -> None:
+        """`jnp.array(x, dtype, False)`: an argument given by position where JAX now wants a keyword.
+        Reported once per call, at the first such argument; the fix names every one of them, where
+        each position's parameter is known and the rewrite is exact."""
+        given: list[cst.Arg] = []
+        for arg in args:
+            if arg.keyword is not None or arg.star == "**":
+                break
+            if arg.star:
+                return  # `f(*xs)`: which argument lands where is not known
+            given.append(arg)
+        late = [index for index in range(len(given)) if index in positionals]
+        if not late:
+            return
+        first = positionals[late[0]]
+        rewritten = [(given[index], positionals.get(index)) for index in range(late[0], len(given))]
+        fix = None
+        keywords = {arg.keyword.value for arg in args if arg.keyword is not None}
+        if all(entry is not None and entry.fixable_for(self.target) and entry.replacement not in keywords
+               for _, entry in rewritten):
+            names = ", ".join(f"`{entry.replacement}=`" for _, entry in rewritten)  # type: ignore[union-attr]
+            fix = NodeFix(f"Pass {names} by keyword", [
+                Replace(arg.value, f"{entry.replacement}={self.analysis.module.code_for_node(arg.value)}")  # type: ignore[union-attr]
+                for arg, entry in rewritten])
+        self.report(given[late[0]], self._message(first, f"{late[0] + 1}"), fix)
+
+    def _check_flag(self, args: Sequence[cst.Arg], flags: dict[str, Deprecation]) -> None:
+        """`jax.config.update("jax_array", True)`: a configuration flag JAX removed."""
+        if not args or args[0].keyword is not None or args[0].star:
+            return
+        flag = args[0].value
+        name = flag.evaluated_value if type(flag) is cst.SimpleString else None
+        entry = flags.get(name) if isinstance(name, str) else None
+        if entry is not None:
+            self.report(args[0], self._message(entry, name))  # type: ignore[arg-type]
+
+    def visit_With(self, node: cst.With) -> None:
+        if not self.table.contexts:
+            return
+        for item in node.items:
+            entry = self._context_entry(item.item)
+            if entry is not None:
+                self.report(item.item, self._message(entry, self.analysis.module.code_for_node(item.item)))
+
+    def _context_entry(self, manager: cst.BaseExpression) -> Deprecation | None:
+        """The entry of the constructor that made `manager` (`with Mesh(...):`, or a name every
+        binding reaching this `with` gives such a call), or None when not known."""
+        if type(manager) is cst.Call:
+            return self.table.contexts.get(self.walk.written_name(manager.func) or "")
+        if type(manager) is not cst.Name:
+            return None
+        found = self.analysis.name_origins.reaching(manager, self.walk.scope)
+        if not found or not found[1]:
+            return None
+        entries = set()
+        for origin in found[1]:
+            if origin.kind != "value" or type(origin.value) is not cst.Call:
+                return None
+            entry = self.table.contexts.get(self.analysis.names.qualified_name(origin.value.func, found[0]) or "")
+            if entry is None:
+                return None
+            entries.add(entry)
+        return entries.pop() if len(entries) == 1 else None
 
     def _on_property(self, receiver: cst.BaseExpression) -> bool:
         """`arr.device_buffer.device()`, `arr.device_buffers[0].device()`: the method of the buffer
@@ -332,8 +411,15 @@ class DeprecatedApi(Rule):
     # -- messages ---------------------------------------------------------------------------------
     def _message(self, entry: Deprecation, written: str) -> str:
         what = f"`{written}`"
+        function = entry.symbol.partition(":")[0]
         if entry.kind == "keyword":
-            what = f"`{entry.symbol.partition(':')[0]}({written}...)`"
+            what = f"`{function}({written}...)`"
+        elif entry.kind == "positional":
+            what = f"positional argument {written} of `{function}` (`{entry.replacement}`)"
+        elif entry.kind == "config":
+            what = f"the configuration flag `{written}`"
+        elif entry.kind == "context":
+            what = f"`with {written}:` on a `jax.sharding.Mesh`"
         history = []
         if entry.deprecated_in and entry.deprecated_in == entry.removed_in:
             history.append(f"removed in JAX {version_text(entry.removed_in)}")  # without a deprecation period
@@ -346,6 +432,8 @@ class DeprecatedApi(Rule):
         if entry.replacement and entry.mechanical:
             if entry.kind == "keyword":
                 advice = f"write `{entry.replacement}=` instead, the same argument under its new name"
+            elif entry.kind == "positional":
+                advice = f"pass it by keyword, `{entry.replacement}=...`"
             else:
                 # `jax.api.jit` through the removed module `jax.api`: name the new path of `jit` itself
                 inside = written[len(entry.symbol):] if written.startswith(entry.symbol + ".") else ""
@@ -353,6 +441,8 @@ class DeprecatedApi(Rule):
             if not entry.fixable_for(self.target) and entry.replacement_since and self.target:
                 advice += (f" (not fixed automatically: it needs JAX >= {version_text(entry.replacement_since)}, "
                            f"newer than target-jax-version {version_text(self.target)})")
+        elif entry.kind == "context":
+            advice = f"write `with {entry.replacement}({written}):` instead, which sets the mesh for the block"
         else:
             advice = entry.advice or (f"use `{entry.replacement}` instead" if entry.replacement else "remove this use")
         return f"{what} is {status}; {advice}"
