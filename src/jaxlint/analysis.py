@@ -167,11 +167,7 @@ class FileAnalysis:
         body on every path that reaches it, in this module and from the modules that import it
         (reads `traced`; each function decided once, following its callers)."""
         function = at.function()
-        if function is None:
-            return False
-        traced = self.traced
-        paths = self.file.fact(TracePaths, lambda: TracePaths(traced))
-        return paths.traced_on_every_path(function)
+        return function is not None and self._trace_paths().traced_on_every_path(function)
 
     def value(self, expr: cst.BaseExpression, at: "WalkState") -> "Value":
         """What an expression of the function around the walk's position holds: whether it is traced,
@@ -195,11 +191,11 @@ class FileAnalysis:
         a value `value` says must be traced is then a tracer on every run, not only on some calls
         (reads `traced`; each function decided once, following its callers)."""
         function = at.function()
-        if function is None:
-            return False
+        return function is not None and self._trace_paths().parameters_traced_on_every_path(function)
+
+    def _trace_paths(self) -> TracePaths:
         traced = self.traced
-        paths = self.file.fact(TracePaths, lambda: TracePaths(traced))
-        return paths.parameters_traced_on_every_path(function)
+        return self.file.fact(TracePaths, lambda: TracePaths(traced))
 
     def inside_jitted_function(self, at: "WalkState") -> bool:
         """Whether a function around the walk's position runs once per trace: jitted (decorated, or
