@@ -43,6 +43,14 @@ def test_static_self_keeps_the_attributes_of_its_first_call(fixture):
     assert jnp.allclose(critic.td_target.__wrapped__(critic, reward, value), 1.0 + 0.99 * 5.0)
 
 
+def test_gradient_of_a_static_self_method_keeps_the_first_target(fixture):
+    learner = fixture.GradOfJitted()
+    params = jnp.full(2, 3.0)
+    first = learner.train(params)
+    assert not jnp.allclose(learner.target, jnp.ones(2))
+    assert jnp.allclose(learner.train(params), first)
+
+
 def test_attribute_passed_as_an_argument_is_current(fixture):
     learner = fixture.ArgumentLearner()
     x = jnp.ones(3)

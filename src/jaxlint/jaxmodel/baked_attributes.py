@@ -208,6 +208,8 @@ class BakedAttributes:
             if receiver.cls is not cls or receiver.method is not receiver.root:
                 continue
             for use in traced.applications.get(id(receiver.root), ()):
+                if self._fixing(receiver.root, use) is None:
+                    continue  # not a kept jit wrapper (`jax.value_and_grad(self.loss)`, `jax.jit(self.f)(x)`)
                 applied_by = traced.applied_by.get(id(use))
                 scope = traced.call_scopes.get(id(applied_by)) if type(applied_by) is cst.Call else None
                 while scope is not None:
