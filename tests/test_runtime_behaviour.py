@@ -185,6 +185,16 @@ def test_a_global_bound_only_by_the_script_says_so(tmp_path):
     assert "run the script to see the stale value" in outcome.evidence
 
 
+def test_a_stale_attribute_of_self_is_left_inconclusive(tmp_path):
+    """An attribute of an object (not a global): the global read on the same line is not what the
+    finding is about, and is not the one changed."""
+    module = load(tmp_path, GLOBALS)
+    message = "`self.weights` is replaced by `train_step`, but `_update` is given to `jax.jit` as a bound method"
+    outcome = confirm(make_subject(module, "JAX302", "scaled", "g1", message=message))
+    assert outcome.verdict == "inconclusive", outcome
+    assert "attribute of an object" in outcome.evidence
+
+
 def test_shadowed_or_eager_global_is_not_reproduced(tmp_path):
     module = load(tmp_path, GLOBALS)
     shadowed = confirm(make_subject(module, "JAX302", "shadowed", "n1", message="`offset` is a global variable"))

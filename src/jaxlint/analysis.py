@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from .jaxmodel.baked_attributes import BakedAttributes
 from .jaxmodel.configured import ConfiguredIntegers
 from .jaxmodel.donation import DonatedBuffers
 from .jaxmodel.gradients import Differentiation
@@ -214,6 +215,12 @@ class FileAnalysis:
         positions, the methods jitted with `self` unbound, what cannot be hashed (reads `traced`;
         each part built on first use)."""
         return JitSignatures.of(self.file)
+
+    @property
+    def baked_attributes(self) -> BakedAttributes:
+        """Attributes of `self` a method traced with `self` fixed bakes in while a method running
+        with it replaces them (reads `traced`; the class's methods scanned once per class asked)."""
+        return BakedAttributes.of(self.file)
 
     @property
     def name_origins(self) -> NameOrigins:

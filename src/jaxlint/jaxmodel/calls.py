@@ -94,6 +94,8 @@ class ClassInfo:
     instance_values: dict[str, list[cst.BaseExpression | None]] = field(default_factory=dict)
     #: attributes assigned on `self` by a method other than `__init__` (a call of it may replace them)
     replaced_after_init: set[str] = field(default_factory=set)
+    #: attribute -> the methods other than `__init__` that assign it on `self`
+    replaced_by: dict[str, list[cst.FunctionDef]] = field(default_factory=dict)
 
 
 #: decorators that leave a method callable as written (Linen's `nn.compact` among them)

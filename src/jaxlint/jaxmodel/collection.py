@@ -139,3 +139,6 @@ class Collector:
             cls.instance_values.setdefault(target.attr.value, []).append(value)
             if scope.node.name.value != "__init__":
                 cls.replaced_after_init.add(target.attr.value)
+                methods = cls.replaced_by.setdefault(target.attr.value, [])
+                if all(method is not scope.node for method in methods):
+                    methods.append(scope.node)

@@ -1,4 +1,5 @@
-"""JAX302: a function whose body runs once per trace reads a module variable that is reassigned elsewhere."""
+"""JAX302: a function whose body runs once per trace reads a module variable that is reassigned elsewhere,
+or an attribute of a `self` fixed at trace time that another method of the object replaces."""
 from __future__ import annotations
 
 import libcst as cst
@@ -65,6 +66,32 @@ class GlobalReadInTraced(Rule):
             f"its value at trace time is baked into the compiled code and later changes are ignored "
             f"until JAX retraces; pass `{name}` as an argument (or a `static_argnames` argument if it is "
             f"configuration)"))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if type(node.value) is not cst.Name:
+            return
+        walk = self.walk
+        parent = walk.parent
+        if type(parent) is cst.Call and parent.func is node:
+            return  # a callable kept on the object: calling it is not reading data
+        if type(parent) is cst.Attribute and parent.value is node:
+            grandparent = walk.ancestors[-3] if len(walk.ancestors) > 2 else None
+            if type(grandparent) is cst.Call and grandparent.func is parent:
+                return  # a helper object used for its methods (`self.net.apply(...)`)
+        if walk.scope is None or self.analysis.trace_info(at=walk) is None:
+            return
+        read = self.analysis.baked_attributes.baked_read(node, walk.scope)
+        if read is None:
+            return
+        receiver = read.receiver
+        spelled = f"{node.value.value}.{read.attribute}"
+        root = receiver.root.name.value
+        through = "" if receiver.method is receiver.root else f" (through `{receiver.method.name.value}`, which it calls)"
+        self.report(node, (
+            f"`{spelled}` is replaced by `{read.replaced_by.name.value}`, but `{root}` is {receiver.how}{through}: "
+            f"the value it reads at its first call is baked into the compiled code, and later calls keep "
+            f"using it; make it a parameter of `{root}` and pass `{spelled}` at each call, "
+            f"or make the class a pytree and pass `self` as a traced argument"))
 
     def _runs_only_through_instances(self, owner: cst.ClassDef) -> bool:
         """Whether the read runs only once an instance of `owner`, whose constructor sets the variable

@@ -15,6 +15,7 @@ from .support.source import statement_at, tree_of
 from .support.values import leaves_equal
 
 _NAMED = re.compile(r"^`([A-Za-z_][A-Za-z0-9_]*)` is a global variable")
+_ATTRIBUTE = re.compile(r"^`[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*` is replaced by")
 
 
 def _namespace(subject: Subject) -> dict:
@@ -29,6 +30,9 @@ def _namespace(subject: Subject) -> dict:
 
 def global_name(subject: Subject, namespace: dict) -> str:
     """The global the finding names: from the message, else the one global read at the flagged line."""
+    if _ATTRIBUTE.match(subject.message or ""):
+        raise Inconclusive("the stale value is an attribute of an object the program builds and changes; "
+                           "runtime mode rebinds module globals only")
     match = _NAMED.match(subject.message or "")
     if match and match.group(1) in namespace:
         return match.group(1)
