@@ -112,6 +112,7 @@ def test_the_jax507_fixture_raises_exactly_for_the_classes_reported():
         "Config": lambda: fixture.Config().apply(x),
         "Compared": lambda: fixture.Compared().apply(x),
         "Rollout": lambda: fixture.fast_step(fixture.Rollout(), x),
+        "WithoutSelf": lambda: fixture.WithoutSelf().scale(x),
     }
     for name, call in raising.items():
         with pytest.raises((TypeError, ValueError)) as raised:

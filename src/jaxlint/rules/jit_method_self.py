@@ -44,8 +44,11 @@ class JitMethodSelf(Rule):
         bound = (f"Jit the bound method once (`self._{name} = jax.jit(self.{name})` in `__init__`: it closes "
                  f"over `{receiver}`)") if type(node) is cst.Decorator else \
             f"Jit the bound method (`jax.jit(instance.{name})`: it closes over the instance)"
+        # a method written without `self`: its first parameter receives the instance all the same
+        unnamed = " (its first parameter, which receives the instance: the method has no `self`)" \
+            if receiver not in ("self", "cls") else ""
         self.report(node, (
-            f"{applied} `{cls}.{name}` traces `{receiver}` like any argument, and `{cls}` is not a pytree"
+            f"{applied} `{cls}.{name}` traces `{receiver}`{unnamed} like any argument, and `{cls}` is not a pytree"
             f"{' (a flax.linen Module is a dataclass, not a pytree)' if traced.linen_module(method.cls) else ''}: JAX cannot make an abstract array of it (`TypeError: Error "
             f"interpreting argument ... as an abstract array` at the first call). {bound}, make `{cls}` a "
             f"pytree (`flax.struct.dataclass`, `equinox.Module`, `jax.tree_util.register_pytree_node_class`), "
