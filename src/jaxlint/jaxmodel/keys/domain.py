@@ -466,11 +466,15 @@ class KeyDomain:
         if callee is not None and (callee.startswith(NON_CONSUMING_PREFIXES) or callee in NON_CONSUMING_RANDOM
                                    or callee in STORING_CALLS):
             return []
-        if type(node.func) is cst.Call and self.facts.unknown_calls_consume \
-                and self.resolve(node.func.func) not in PASS_THROUGH:
-            # what a call returned, called (`Predictive(model, samples)(key, x)`): a function unseen.
-            # A transform's wrapper of a function unseen (`jax.vmap(self.buffer.init)(keys)`) is
-            # left alone: the wrapper says nothing of whether the function draws.
+        if type(node.func) is cst.Call and self.facts.unknown_calls_consume:
+            if self.resolve(node.func.func) in PASS_THROUGH:
+                # a transform's wrapper of a function unseen (`jax.vmap(self.buffer.init)(keys)`) says
+                # nothing of whether it draws; of a name bound to one of several functions of the
+                # module, it draws where every one of them does
+                names = {n for _, n in tracked}
+                return [(n, certain, False, None, None)
+                        for n, certain in self.facts.used_by_every_binding(node, self.scope).items() if n in names]
+            # what a call returned, called (`Predictive(model, samples)(key, x)`): a function unseen
             return [(n, False, False, None, None) for _, n in tracked]
         short = last_name(node.func)
         if short in AHEAD_OF_TIME and isinstance(node.func, cst.Attribute):

@@ -12,6 +12,7 @@ from ..jax_names import JIT_FAMILY
 from ...semantic.model import SemanticModel
 from ...semantic.scopes import Scope
 from ...semantic.source_file import CELL_BOUNDARY
+from ...syntax.arguments import Passing
 from ...syntax.positions import node_spans
 from ...syntax.walk import COMPREHENSIONS, last_name, target_names, target_parts, walk
 from ..calls import Callee
@@ -349,6 +350,30 @@ class KeyFlowFacts:
 
         walk(function.body, enter, None)
         return calls[0]
+
+    def used_by_every_binding(self, node: cst.Call, scope: Scope) -> dict[str, bool]:
+        """`jax.vmap(forward)(x, keys)` where every assignment of `forward` binds a function of the
+        module (`forward = iters_fwd` or `vanilla_fwd`): the names of the call whose keys each of them
+        uses, whichever runs, with whether every one surely does. Empty where that is not known."""
+        inner = node.func
+        if not inner.args or inner.args[0].keyword is not None or type(inner.args[0].value) is not cst.Name:
+            return {}
+        found = scope.lookup(inner.args[0].value.value)
+        if found is None or len(found[1].statements) < 2:
+            return {}  # one binding: resolved through the wrapper already, where it can be
+        used: dict[str, bool] | None = None
+        for statement in found[1].statements:
+            reached = self.callee(statement.value, found[0]) if type(statement) is cst.Assign else None
+            if reached is None:
+                return {}
+            summary = self.read_summary(reached.function)
+            mine = {}
+            for param, passed in reached.bind(node.args).items():
+                consumed = summary.consumed.get(param)
+                if consumed is not None and passed.how is Passing.ARGUMENT and type(passed.values[0]) is cst.Name:
+                    mine[passed.values[0].value] = consumed.certain
+            used = mine if used is None else {n: used[n] and mine[n] for n in used.keys() & mine.keys()}
+        return used or {}
 
     def _kept_on_the_object(self, key: cst.Attribute, method: Scope) -> str | None:
         """`X` of `jax.random.normal(self.X, ...)` in a method that never replaces `self.X`, `X` named
