@@ -56,16 +56,7 @@ class TracePaths:
         return self._every_path(function, set())
 
     def _every_path(self, function: "FunctionNode", visiting: set[int]) -> bool:
-        key = id(function)
-        if key in self._known:
-            return self._known[key]
-        if key in visiting:
-            return True  # a call back into a function being decided adds no untraced entry
-        visiting.add(key)
-        answer = self._decide(function, visiting)
-        visiting.discard(key)
-        self._known[key] = answer
-        return answer
+        return _decided_once(function, visiting, self._known, self._decide)
 
     def _decide(self, function: "FunctionNode", visiting: set[int]) -> bool:
         traced = self.traced
@@ -99,16 +90,8 @@ class TracePaths:
         return self._parameters_on_every_path(function, set())
 
     def _parameters_on_every_path(self, function: "FunctionNode", visiting: set[int]) -> bool:
-        key = id(function)
-        if key in self._parameters_known:
-            return self._parameters_known[key]
-        if key in visiting:
-            return True  # a call back into a function being decided adds no other way in
-        visiting.add(key)
-        answer = self.traced_on_every_path(function) and self._parameters_decided(function, visiting)
-        visiting.discard(key)
-        self._parameters_known[key] = answer
-        return answer
+        return _decided_once(function, visiting, self._parameters_known, lambda f, seen: (
+            self.traced_on_every_path(f) and self._parameters_decided(f, seen)))
 
     def _parameters_decided(self, function: "FunctionNode", visiting: set[int]) -> bool:
         traced = self.traced
@@ -173,3 +156,18 @@ class TracePaths:
         if self.project is None:
             return False  # the file alone: its own calls are all the calls there are
         return self.project.named_elsewhere(function.name.value)
+
+
+def _decided_once(function: "FunctionNode", visiting: set[int], known: dict[int, bool], decide) -> bool:
+    """`decide(function, visiting)`, memoised in `known`; a call back into a function being decided
+    adds no other way in (True), so recursion ends."""
+    key = id(function)
+    if key in known:
+        return known[key]
+    if key in visiting:
+        return True
+    visiting.add(key)
+    answer = decide(function, visiting)
+    visiting.discard(key)
+    known[key] = answer
+    return answer

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..jaxmodel.values import MUST, Form
+from ..jaxmodel.values import MUST
 from ..rulebase.node_fix import NodeFix, Replace
 from ..rulebase.rule import Rule
 from ..syntax.format_strings import FormatField, format_pieces
@@ -64,7 +64,7 @@ class DebugPrintPreformatted(Rule):
         """A tracer on every path (not a pytree of unknown structure, which may be static data), and
         not text of a static description (`x.shape`, `len(x)`)."""
         found = self.analysis.value(value, at=self.walk)
-        return found.traced is MUST and found.form is not Form.TREE \
+        return found.tracer \
             and not self.analysis.shows_static(value, at=self.walk)
 
     def _fix(self, node: cst.Call, text: cst.BaseExpression, shown: list[cst.BaseExpression]) -> NodeFix | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..jaxmodel.values import MUST, Form
+from ..jaxmodel.values import MUST
 from ..rulebase.rule import Rule
 
 #: Nodes whose `test` Python converts to bool.
@@ -108,7 +108,7 @@ class TracedPythonControlFlow(Rule):
         if info is None or not info.abstract:
             return
         value = self.analysis.value(test, at=self.walk)
-        if value.traced is not MUST or value.form is Form.TREE:
+        if not value.tracer:
             return  # a pytree of unknown structure may be None or a struct: Python decides its truth
         hint = "use `jnp.where(c, a, b)` or `jax.lax.cond`"
         if construct == "`while`":

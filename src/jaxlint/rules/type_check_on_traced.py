@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..jaxmodel.values import CONVERSIONS, MUST, Form
+from ..jaxmodel.values import CONVERSIONS
 from ..rulebase.rule import Rule
 
 #: NumPy's classes: no tracer is an instance of one (`tests/test_type_check_jax.py` checks each
@@ -103,7 +103,7 @@ class TypeCheckOnTraced(Rule):
         if info is None:
             return None
         value = self.analysis.value(subject, at=self.walk)
-        if value.traced is not MUST or value.form is Form.TREE:
+        if not value.tracer:
             return None
         if not self.analysis.parameters_traced_on_every_path(at=self.walk):
             return None

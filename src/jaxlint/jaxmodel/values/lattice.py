@@ -217,10 +217,16 @@ class Value:
         return Kind.JAX_ARRAY if self.array is MUST else Kind.NONE
 
     @property
+    def tracer(self) -> bool:
+        """Traced on every path and not a pytree of unknown structure (which may be None, a struct or
+        static data): a tracer whenever the code runs, whose truth, type or text JAX cannot give."""
+        return self.traced is MUST and self.form is not Form.TREE
+
+    @property
     def array_or_traced_argument(self) -> bool:
         """A JAX array on every path, or a traced value that is not a pytree of unknown structure (a
         traced argument: an array, or a pytree of arrays, which has no array methods to call)."""
-        return self.array is MUST or self.traced is MUST and self.form is not Form.TREE
+        return self.array is MUST or self.tracer
 
     def with_origin(self, origin: Provenance | None) -> "Value":
         if origin is None or origin == self.origin:
