@@ -14,7 +14,8 @@ from .jax_names import PARTIAL
 from ..semantic.scopes import Binding, Scope
 from .calls import Callee, ClassInfo, PLAIN_METHOD_DECORATORS
 from .signatures import positional_params
-from .transforms import HAIKU_TRANSFORMS, LINEN_APPLY_KEYWORDS, LINEN_APPLY_METHODS, LINEN_MODULE_BASES, PASS_THROUGH
+from .transforms import (HAIKU_TRANSFORMS, LATENT_SAMPLING, LINEN_APPLY_KEYWORDS, LINEN_APPLY_METHODS, LINEN_MODULE_BASES,
+                         PASS_THROUGH)
 
 FunctionNode = cst.FunctionDef | cst.Lambda
 
@@ -248,6 +249,12 @@ class CallResolution:
         """Whether `call` builds a new object of a class of the module (`Class(…)`)."""
         callee = self.callees.get(id(call))
         return callee is not None and callee.constructs
+
+    def samples_latent(self, function: cst.CSTNode) -> bool:
+        """Whether a NumPyro latent sample site gives a tracer in the function: an inference
+        algorithm of the framework table traces it (`NUTS(model)`), or a function it traces calls it."""
+        info = self.infos.get(id(function))
+        return info is not None and not LATENT_SAMPLING.isdisjoint(info.transforms)
 
     def _partial(self, call: cst.Call, scope: Scope, depth: int) -> Callee | None:
         if not call.args or call.args[0].keyword is not None or call.args[0].star:

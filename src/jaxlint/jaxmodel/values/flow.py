@@ -19,6 +19,7 @@ import libcst as cst
 from ...dataflow import FlowInterpreter
 from ...semantic.module_state import ModuleState
 from ...syntax.walk import written_number
+from ..transforms import NUMPYRO_SAMPLE
 from .lattice import BOTTOM, MAY, MUST, NO, OF_KIND, OTHER_ATTRIBUTES, STATIC, UNKNOWN, Kind, Value, join, of_kind
 from .tables import (AT_UPDATES, ARRAY_ATTRIBUTES, ARRAY_MODULES, BITWISE, BOOL_FUNCTIONS, COLLECTIVES, CONCRETIZING_METHODS,
                      CONVERSIONS, DIRECT_TRANSFORMS, LAX_COMPARISONS, LAX_CONTROL_FLOW, MAX_ITEMS, STATIC_ATTRIBUTES,
@@ -68,6 +69,8 @@ class CallFacts(Protocol):
     def fresh_receiver(self, call: cst.Call) -> bool: ...
 
     def calls_instance(self, call: cst.Call) -> bool: ...
+
+    def samples_latent(self, function: cst.CSTNode) -> bool: ...
 
 
 class KindView:
@@ -428,6 +431,9 @@ class ValueFlow:
             return STATIC  # `lax.psum(1, axis)`: the axis size, a Python int
         if callee in TRANSFORM_WRAPPERS:
             return of_kind(Kind.NONE, wrapper=wrapper_of(callee, node, self.qualified_name))
+        if callee in NUMPYRO_SAMPLE and not any(a.keyword is not None and a.keyword.value == "obs" for a in node.args) \
+                and self.traced.samples_latent(self.scope_node):
+            return PLAIN[Kind.ARRAY]  # the value the inference algorithm explores, a tracer
         if callee in DIRECT_TRANSFORMS:
             return self._direct_transform(DIRECT_TRANSFORMS[callee], node, strongest)
         if called is not None and called.wrapper is not None:
