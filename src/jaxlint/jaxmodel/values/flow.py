@@ -460,7 +460,12 @@ class ValueFlow:
             # new array (traced where `x` or `v` is), `x` itself unchanged
             traced = MUST if strongest.traced or receiver.traced is MUST else (MAY if self.abstract else NO)
             return Value(traced, MUST, NO, traced, MAY, at_update=True)
-        if receiver is not None and receiver.kind in (Kind.ARRAY, Kind.BOOL, Kind.PARAM, Kind.TREE, Kind.JAX_ARRAY):
+        target = self.traced.function_called(func, node, self)
+        # a traced pytree's call the resolver follows to a function of the module (a method of its
+        # class, `state.apply_fn(...)` to the model's `__call__`): that function's result
+        followed = target is not None and receiver is not None and receiver.kind in (Kind.PARAM, Kind.TREE)
+        if receiver is not None and not followed \
+                and receiver.kind in (Kind.ARRAY, Kind.BOOL, Kind.PARAM, Kind.TREE, Kind.JAX_ARRAY):
             method = func.attr.value
             if method in CONCRETIZING_METHODS:
                 return STATIC
@@ -471,10 +476,9 @@ class ValueFlow:
             if receiver.kind in (Kind.PARAM, Kind.TREE) and method in ("get", "pop", "copy", "replace", "_replace"):
                 return PLAIN[receiver.kind]
             return PLAIN[Kind.ARRAY]
-        target = self.traced.function_called(func, node, self)
         if target is not None:
             arguments = self.traced.argument_kinds(target, node, self)
-            if receiver is not None and isinstance(func.value, cst.Name):
+            if receiver is not None and isinstance(func.value, cst.Name) and not followed:
                 known = receiver.attributes
             elif type(func) is cst.Name and called is not None and self.traced.calls_instance(node):
                 known = called.attributes  # `model(x)`: `__call__` of the object the name holds
