@@ -117,7 +117,7 @@ def run_on_terminal(cwd, *args):
                 break
             chunks.append(chunk)
         try:
-            status = process.wait(timeout=5)
+            status = process.wait(timeout=60)
         finally:
             if process.poll() is None:
                 process.kill()
