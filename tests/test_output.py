@@ -79,6 +79,17 @@ def test_text_runtime_verdict():
     runtime = {"verdict": "confirmed", "evidence": "TracerBoolConversionError\nat line 7", "device": "cpu"}
     line = render([finding(runtime=runtime, fix=SAFE_FIX)], "text")
     assert line == "pkg/a.py:1:1: JAX601 msg [*] [confirmed: TracerBoolConversionError at line 7]\n"
+    long = {**runtime, "evidence": "TracerBoolConversionError: " + "the value of a traced bool " * 20}
+    concise = render([finding(runtime=long)], "text").rstrip("\n")
+    assert len(concise.split(": JAX601 ", 1)[1]) <= 140 and concise.endswith("…]")
+
+
+def test_full_gives_the_whole_runtime_evidence(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text("x = 1\n")
+    evidence = "TracerBoolConversionError: " + "the value of a traced bool " * 20
+    text = render([finding(path="m.py", runtime={"verdict": "confirmed", "evidence": evidence})], "full")
+    assert f"  = note: runtime, confirmed: {evidence.strip()}\n" in text
 
 
 def test_text_show_source(tmp_path, monkeypatch):

@@ -32,6 +32,10 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
 
 _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+#: the characters of a concise line after its code that a runtime verdict is fitted into
+CONCISE_LENGTH = 140
+#: the least of a runtime verdict a concise line keeps, however long the headline
+RUNTIME_NOTE_MIN = 40
 _GITHUB_COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 # Plural forms for the summary's severity breakdown, most severe first.
 _SEVERITY_WORDS = ((Severity.ERROR, "error", "errors"), (Severity.WARNING, "warning", "warnings"),
@@ -128,7 +132,9 @@ def _text_parts(finding: Finding) -> tuple[str, str]:
         text += " [*]"
     runtime = _runtime_note(finding)
     if runtime:
-        text += f" [{runtime}]"
+        # the line stays one short line: the whole evidence is in the `full` report's note and in JSON
+        room = max(CONCISE_LENGTH - len(text) - 3, RUNTIME_NOTE_MIN)
+        text += f" [{runtime if len(runtime) <= room else runtime[:room - 1] + '…'}]"
     return where, text
 
 

@@ -101,8 +101,13 @@ def render_full(findings: Sequence[Finding], text_parts: Callable[[Finding], tup
             width = len(str(max(shown + [e.end.line for e in edits], default=1)))
             lines.extend(_excerpt(finding, file_lines, shown, labels, width, paint))
         gutter = paint(_BLUE, f"{' ' * width} =")
-        lines.extend(f"{gutter} note: {note}" for note in parts.notes)
+        # the `via` line names the calls that trace the code already
+        lines.extend(f"{gutter} note: {note}" for note in (parts.reasons if via_line else parts.notes))
         lines.extend(f"{gutter} note: {_where(step)}: {step.message}" for step in _unlabelled(finding, labels))
+        runtime = finding.runtime
+        if runtime and runtime.get("evidence"):
+            evidence = " ".join(str(runtime["evidence"]).split())
+            lines.append(f"{gutter} note: runtime, {runtime.get('verdict') or 'checked'}: {evidence}")
         if parts.help:
             lines.append(f"{gutter} help: {parts.help}")
         if file_lines is not None and finding.fix is not None and finding.fix.edits:

@@ -33,13 +33,14 @@ class MessageParts:
     headline: str
 
     @property
+    def reasons(self) -> tuple[str, ...]:
+        """The whole `what` when the headline is shorter, and why it bites."""
+        return tuple(([self.what] if self.headline != self.what else []) + ([self.why] if self.why else []))
+
+    @property
     def notes(self) -> tuple[str, ...]:
-        """What explains the headline, a line each: the whole `what` when the headline is shorter,
-        why it bites, why the code is traced."""
-        notes = [self.what] if self.headline != self.what else []
-        notes += [self.why] if self.why else []
-        notes += [f"traced because {self.traced}"] if self.traced else []
-        return tuple(notes)
+        """What explains the headline, a line each: the reasons, then why the code is traced."""
+        return self.reasons + ((f"traced because {self.traced}",) if self.traced else ())
 
     @property
     def help(self) -> str:
