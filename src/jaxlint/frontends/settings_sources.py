@@ -42,6 +42,8 @@ def settings_with_sources(settings: Settings, options) -> dict[str, dict[str, An
             source = "the configuration file's directory" if settings.config_path else "default (the current directory)"
         else:
             source = "default"
+        if isinstance(value, dict):  # a sub-table (`runtime`): its keys as the file spells them
+            value = {k.replace("_", "-"): v for k, v in value.items()}
         if name == "target_jax_version" and value is not None:
             value = ".".join(str(part) for part in value)
         result[key] = {"value": value, "source": source}
