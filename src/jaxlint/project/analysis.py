@@ -85,6 +85,8 @@ class Project:
         self._parse_imports = parse_imports
         self.index = index if index is not None else ProjectIndex(None, "")
         self._units: dict[str, _Unit] = {}
+        #: told (groups settled, groups to settle) as `settle` goes, for a progress line
+        self.progress: Callable[[int, int], None] | None = None
         self._entries: dict[str, dict | None] = {}
         #: (module path, question) -> its answer in this run
         self._answers: dict[tuple[str, str], Any] = {}
@@ -184,7 +186,10 @@ class Project:
         needed = self._importers_of(reported)
         inside = {m.path for m in needed}
         analysed_anyway = {m.path for m in reported}
-        for group in self._importer_first_groups(needed):
+        groups = self._importer_first_groups(needed)
+        for done, group in enumerate(groups):
+            if self.progress is not None:
+                self.progress(done, len(groups))
             if len(group) == 1 and group[0].name not in self.imports(group[0]):
                 module = group[0]
                 unit = self._unit_of(module)
@@ -215,6 +220,8 @@ class Project:
                 if replay_only:
                     return False
                 self._settle_cycle(group, inside)
+        if self.progress is not None:
+            self.progress(len(groups), len(groups))
         return True
 
     def _replay_cycle(self, group: list[ModuleFile], inside: set[str], replay_only: bool) -> bool:
