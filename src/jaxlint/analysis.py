@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from .jaxmodel.baked_attributes import BakedAttributes
+from .jaxmodel.call_graph import CallGraph
 from .jaxmodel.configured import ConfiguredIntegers
 from .jaxmodel.donation import DonatedBuffers
 from .jaxmodel.gradients import Differentiation
@@ -208,6 +209,12 @@ class FileAnalysis:
             if info is not None and info.runs_once:
                 return True
         return False
+
+    @property
+    def call_graph(self) -> CallGraph:
+        """Which functions of the module each function calls (the traced functions' call
+        resolution, already built; the edges are listed once, on first use)."""
+        return CallGraph.of(self.file)
 
     @property
     def jit_signatures(self) -> JitSignatures:

@@ -15,7 +15,6 @@ import libcst as cst
 
 from ..syntax.references import is_reference
 from ..jaxmodel.keys.policy import in_test_function, is_test_file, tests_remainder
-from ..jaxmodel.signatures import function_scope
 from ..rulebase.rule import Rule
 
 KEY_MAKERS = frozenset({"jax.random.key", "jax.random.PRNGKey"})
@@ -142,41 +141,18 @@ class KeyRecreatedInLoop(Rule):
         once, its key the same constant in every iteration). Calls are resolved as the module's call
         graph resolves them (plain names, methods through `self`, partials, transforms' wrappers);
         building an object (`Model()`) is not followed."""
-        traced = self.analysis.traced
-        calls_from: dict[int, list[cst.FunctionDef]] = {}
-        for call_id, callee in traced.callees.items():
-            scope = function_scope(traced.call_scopes.get(call_id))
-            if scope is not None and not callee.constructs and isinstance(callee.function, cst.FunctionDef):
-                calls_from.setdefault(id(scope.node), []).append(callee.function)
+        traced, graph = self.analysis.traced, self.analysis.call_graph
         entries: list[tuple[cst.FunctionDef | cst.Lambda, str]] = []
         for call, scope, _ in self.loop_calls:
             entries += [(function, f"`{function.name.value}`, which is called inside a loop")
-                        for function in self._called(call, scope, traced)]
+                        for function in graph.called(call, scope)]
         for body, loop in traced.lax_loop_bodies():
             if not self.test_file and not in_test_function(traced.scopes.get(id(body))):
                 name = f"`{body.name.value}`" if type(body) is cst.FunctionDef else "the lambda"
                 entries.append((body, f"{name}, which is the body of `{loop}`, run on every iteration"))
         for entry, how in entries:
-            seen, pending = {id(entry)}, [entry]
-            while pending:
-                function = pending.pop()
+            for function in graph.reached_from(entry):
                 self._report_keys_of(function, entry, how)
-                for callee in calls_from.get(id(function), ()):
-                    if id(callee) not in seen:
-                        seen.add(id(callee))
-                        pending.append(callee)
-
-    @staticmethod
-    def _called(call: cst.Call, scope, traced) -> list[cst.FunctionDef]:
-        """The functions of the module a call made in a loop runs."""
-        if type(call.func) is cst.Name:
-            found = scope.lookup(call.func.value)
-            if found is not None and found[1].nodes and all(isinstance(n, cst.FunctionDef) for n in found[1].nodes):
-                return list(found[1].nodes)
-        callee = traced.callees.get(id(call)) or traced.callee_through_wrappers(call.func, scope, call)
-        if callee is None or callee.constructs or not isinstance(callee.function, cst.FunctionDef):
-            return []
-        return [callee.function]
 
     def _report_keys_of(self, function: cst.FunctionDef, entry: cst.FunctionDef | cst.Lambda, how: str) -> None:
         """Reports the constant keys of `function` that it draws from itself: a key it only hands on
