@@ -100,6 +100,10 @@ class Project:
         self._importers: dict[str, set[str]] | None = None
         #: path -> the variable and attribute names its code mentions (None: unreadable), per run
         self._names_mentioned: dict[str, frozenset[str] | None] = {}
+        #: modules whose replay-only settling failed since the last analysis: a cold run asks each
+        #: module's context before analysing anything, and the importers of a module of a long
+        #: import chain are most of the chain (walked once each, not once per module)
+        self._unreplayable: set[str] = set()
         self._importers_made_for = 0
 
     # -- modules ------------------------------------------------------------------------------
@@ -181,7 +185,18 @@ class Project:
         context is unchanged, else analysed (and recorded). `replay_only`: analyse nothing; False
         when that was not enough (some importer changed)."""
         reported = list(reported)
-        needed = self._importers_of(reported)
+        if not replay_only:
+            self._unreplayable.clear()  # what it records may let a replay succeed
+        elif any(m.path in self._unreplayable for m in reported):
+            return False
+        needed = self._importers_of(reported, self._unreplayable if replay_only else None)
+        if needed is None or not self._settle_groups(reported, needed, replay_only):
+            self._unreplayable.update(m.path for m in reported)
+            return False
+        return True
+
+    def _settle_groups(self, reported: list[ModuleFile], needed: list[ModuleFile], replay_only: bool) -> bool:
+        """`settle` for the reported modules and their importers (`needed`)."""
         inside = {m.path for m in needed}
         analysed_anyway = {m.path for m in reported}
         for group in self._importer_first_groups(needed):
@@ -312,8 +327,10 @@ class Project:
             return True
         return False
 
-    def _importers_of(self, reported: list[ModuleFile]) -> list[ModuleFile]:
-        """The reported modules and every project module that imports one of them, transitively."""
+    def _importers_of(self, reported: list[ModuleFile], unreplayable: set[str] | None = None) -> list[ModuleFile] | None:
+        """The reported modules and every project module that imports one of them, transitively;
+        None as soon as one is `unreplayable` (a replay of what it receives failed in this run: so
+        would any replay that goes through it)."""
         importers = self._importers
         if importers is None or self._importers_made_for != len(self.layout.by_path):
             importers = {}
@@ -327,6 +344,8 @@ class Project:
         while pending:
             module = pending.pop()
             for path in importers.get(module.name, ()):
+                if unreplayable and path in unreplayable:
+                    return None
                 if path not in found:
                     importer = self.layout.by_path[path]
                     found[path] = importer
@@ -513,8 +532,14 @@ class Project:
         return kept
 
     def still_true(self, asked: list[list]) -> bool:
-        """Whether every recorded question still gets its recorded answer."""
-        for path, question, answer in asked:
+        """Whether every recorded question still gets its recorded answer (a record of another
+        shape, from a damaged cache, never does)."""
+        if not isinstance(asked, list):
+            return False
+        for item in asked:
+            if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], str) and isinstance(item[1], str)):
+                return False
+            path, question, answer = item
             module = self.layout.by_path.get(path)
             if module is None or self._current(module, question) != answer:
                 return False
