@@ -46,6 +46,8 @@ class FindingCache:
     def __init__(self, root: str | Path, settings_fingerprint: str) -> None:
         self.directory = Path(root) / CACHE_DIR_NAME / __version__
         self.salt = f"{__version__}\0{_code_fingerprint()}\0{settings_fingerprint}\0"
+        #: the entry folders this process has made (or found) already
+        self._folders: set[str] = set()
 
     def key(self, path: str, data: bytes, context: str = "") -> str:
         """The key of a file's findings: its text, and `context`, what they depend on beyond it (in
@@ -80,11 +82,14 @@ class FindingCache:
     def put(self, key: str, findings: list[Finding], extra: Any = None) -> None:
         """Store findings; a cache that cannot be written is skipped silently (it is only a cache)."""
         folder = self.directory / key[:2]
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError:
-            return
-        keep_out_of_version_control(self.directory.parent / ".gitignore")
+        if key[:2] not in self._folders:  # made once per run: a cold run writes hundreds of entries
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError:
+                return
+            if not self._folders:
+                keep_out_of_version_control(self.directory.parent / ".gitignore")
+            self._folders.add(key[:2])
         body = json.dumps({"findings": [f.to_json() for f in findings], "extra": extra})
         write_atomically(folder / f"{key}.json",
                          json.dumps({"key": key, "seal": seal(self.salt, key, body), "body": body}))
