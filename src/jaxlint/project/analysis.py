@@ -42,6 +42,7 @@ from ..semantic.scopes import Scope, StarExports
 from ..semantic.source_file import SourceFile
 from .encoding import (key_uses_from_json, key_uses_to_json, parameters_code, parameters_from_code, seed_from_json,
                        seed_to_json, seeds_key, signature_from_key, signature_key, value_from_json, value_to_json)
+from .import_order import importer_first_groups
 from .index import ProjectIndex, combined, content_hash
 from .layout import ImportedName, ModuleFile, ProjectLayout, shown_path
 
@@ -354,55 +355,7 @@ class Project:
         return list(found.values())
 
     def _importer_first_groups(self, modules: list[ModuleFile]) -> list[list[ModuleFile]]:
-        """The modules' import cycles (strongly connected components; most modules are one alone),
-        importers before the modules they import (Tarjan's algorithm, without recursion)."""
-        by_name = {m.name: m for m in modules if not m.notebook}
-        index: dict[str, int] = {}
-        low: dict[str, int] = {}
-        on_stack: set[str] = set()
-        stack: list[ModuleFile] = []
-        groups: list[list[ModuleFile]] = []
-
-        def successors(module: ModuleFile) -> list[ModuleFile]:
-            return [by_name[n] for n in sorted(self.imports(module)) if n in by_name]
-
-        for root in sorted(modules, key=lambda m: m.path):
-            if root.path in index:
-                continue
-            work = [(root, iter(successors(root)))]
-            index[root.path] = low[root.path] = len(index)
-            stack.append(root)
-            on_stack.add(root.path)
-            while work:
-                module, pending = work[-1]
-                advanced = False
-                for nxt in pending:
-                    if nxt.path not in index:
-                        index[nxt.path] = low[nxt.path] = len(index)
-                        stack.append(nxt)
-                        on_stack.add(nxt.path)
-                        work.append((nxt, iter(successors(nxt))))
-                        advanced = True
-                        break
-                    if nxt.path in on_stack:
-                        low[module.path] = min(low[module.path], index[nxt.path])
-                if advanced:
-                    continue
-                work.pop()
-                if work:
-                    parent = work[-1][0]
-                    low[parent.path] = min(low[parent.path], low[module.path])
-                if low[module.path] == index[module.path]:
-                    group = []
-                    while True:
-                        member = stack.pop()
-                        on_stack.discard(member.path)
-                        group.append(member)
-                        if member is module:
-                            break
-                    groups.append(sorted(group, key=lambda m: m.path))
-        groups.reverse()  # Tarjan gives the imported first
-        return groups
+        return importer_first_groups(modules, self.imports)
 
     def importers_first(self, modules: list[ModuleFile]) -> list[ModuleFile]:
         return [m for group in self._importer_first_groups(modules) for m in group]
