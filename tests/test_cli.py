@@ -140,20 +140,25 @@ def test_sarif_format(project):
     assert {r["id"] for r in run["tool"]["driver"]["rules"]} == {"JAX601", "JAX602"}
 
 
-def test_cache_reuses_results_and_notices_changes(project):
+def test_cache_reuses_results_and_notices_changes(project, monkeypatch):
+    from jaxlint.frontends import cache
+
     first = CliRunner().invoke(main, ["check", "pkg", "--output-format", "json"])
     assert (project / ".jaxlint_cache").is_dir()
     # one result entry per file (the project index is kept beside them, under projects/)
     entries = [e for e in (project / ".jaxlint_cache").rglob("*.json") if "projects" not in e.parts]
     assert len(entries) == 2
     assert list((project / ".jaxlint_cache").rglob("projects/*.json"))
-    # Poison the cached entry for bad.py: a cache hit must return what is stored.
+    # Poison the cached entry for bad.py, sealed as if jaxlint wrote it: a hit returns what is stored.
     for entry in entries:
         data = json.loads(entry.read_text())
-        if data["findings"]:
-            data["findings"][0]["message"] = "from the cache"
-            entry.write_text(json.dumps(data))
-    cached = CliRunner().invoke(main, ["check", "pkg", "--output-format", "json"])
+        body = json.loads(data["body"])
+        if body["findings"]:
+            body["findings"][0]["message"] = "from the cache"
+            entry.write_text(json.dumps({**data, "seal": "as written", "body": json.dumps(body)}))
+    with monkeypatch.context() as patched:
+        patched.setattr(cache, "seal", lambda *parts: "as written")
+        cached = CliRunner().invoke(main, ["check", "pkg", "--output-format", "json"])
     assert "from the cache" in cached.stdout
     fresh = CliRunner().invoke(main, ["check", "pkg", "--output-format", "json", "--no-cache"])
     assert "from the cache" not in fresh.stdout and json.loads(fresh.stdout) == json.loads(first.stdout)

@@ -197,8 +197,9 @@ def test_a_cell_that_fails_to_parse_keeps_the_columns_of_its_magics(tmp_path, mo
     path = tmp_path / "broken.ipynb"
     path.write_text(notebook("import jax\n%time y = jax.tree_map(abs, [1.0])\n", "def f(:\n"))
     data = findings_of(path)
+    # the parse error at the `:` of `def f(:`, in the cell (not at a column of the JSON text's line 1)
     assert sorted((d["code"], d["cell"], d["line"], d["column"]) for d in data) == [
-        ("JAX000", 1, 1, 3), ("JAX602", 0, 2, 11)]
+        ("JAX000", 1, 1, 7), ("JAX602", 0, 2, 11)]
 
 
 # -- the editor's front end: the same findings, and its actions keep the magic -------------------------

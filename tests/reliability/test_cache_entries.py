@@ -9,6 +9,7 @@ import os
 import pytest
 from click.testing import CliRunner
 
+from jaxlint.frontends import cache as cache_module
 from jaxlint.frontends.cache import CACHE_DIR_NAME
 from jaxlint.frontends.cli import main
 from jaxlint_process import needs_proc, run
@@ -51,39 +52,76 @@ def a_finding(**changes) -> dict:
     return {**finding, **changes}
 
 
+def body(findings, extra=None) -> str:
+    return json.dumps({"findings": findings, "extra": extra})
+
+
+#: Entries of the wrong shape: the first few as a whole, the others sealed as jaxlint seals its
+#: entries (the seal is made to match below) but with a body of the wrong shape.
 WRONG_SHAPES = {
     "old-format-list": lambda key: [],
     "object-of-nothing": lambda key: {"a": 1},
     "null": lambda key: None,
     "string": lambda key: "findings",
-    "another-key": lambda key: {"key": "0" * 64, "findings": []},
-    "findings-not-a-list": lambda key: {"key": key, "findings": {"0": a_finding()}},
-    "finding-not-an-object": lambda key: {"key": key, "findings": ["JAX601"]},
-    "line-a-string": lambda key: {"key": key, "findings": [a_finding(line="1")]},
-    "line-a-boolean": lambda key: {"key": key, "findings": [a_finding(line=True)]},
-    "line-zero": lambda key: {"key": key, "findings": [a_finding(line=0)]},
-    "unknown-severity": lambda key: {"key": key, "findings": [a_finding(severity="fatal")]},
-    "code-not-a-code": lambda key: {"key": key, "findings": [a_finding(code="E501")]},
-    "missing-message": lambda key: {"key": key, "findings": [{k: v for k, v in a_finding().items() if k != "message"}]},
-    "negative-cell": lambda key: {"key": key, "findings": [a_finding(cell=-1)]},
-    "fix-without-edits": lambda key: {"key": key, "findings": [a_finding(fix={"title": "t", "applicability": "safe"})]},
-    "edit-content-not-text": lambda key: {"key": key, "findings": [a_finding(fix={
+    "another-key": lambda key: {"key": "0" * 64, "seal": "trusted", "body": body([])},
+    "old-format-object": lambda key: {"key": key, "findings": []},
+    "body-not-text": lambda key: {"key": key, "seal": "trusted", "body": {"findings": []}},
+    "body-not-json": lambda key: {"key": key, "seal": "trusted", "body": "{findings"},
+    "findings-not-a-list": lambda key: {"key": key, "seal": "trusted", "body": body({"0": a_finding()})},
+    "finding-not-an-object": lambda key: {"key": key, "seal": "trusted", "body": body(["JAX601"])},
+    "line-a-string": lambda key: {"key": key, "seal": "trusted", "body": body([a_finding(line="1")])},
+    "line-a-boolean": lambda key: {"key": key, "seal": "trusted", "body": body([a_finding(line=True)])},
+    "line-zero": lambda key: {"key": key, "seal": "trusted", "body": body([a_finding(line=0)])},
+    "unknown-severity": lambda key: {"key": key, "seal": "trusted", "body": body([a_finding(severity="fatal")])},
+    "code-not-a-code": lambda key: {"key": key, "seal": "trusted", "body": body([a_finding(code="E501")])},
+    "missing-message": lambda key: {"key": key, "seal": "trusted",
+                                    "body": body([{k: v for k, v in a_finding().items() if k != "message"}])},
+    "negative-cell": lambda key: {"key": key, "seal": "trusted", "body": body([a_finding(cell=-1)])},
+    "fix-without-edits": lambda key: {"key": key, "seal": "trusted",
+                                      "body": body([a_finding(fix={"title": "t", "applicability": "safe"})])},
+    "edit-content-not-text": lambda key: {"key": key, "seal": "trusted", "body": body([a_finding(fix={
         "title": "t", "applicability": "safe",
-        "edits": [{"line": 1, "column": 1, "end_line": 1, "end_column": 2, "content": 5}]})]},
+        "edits": [{"line": 1, "column": 1, "end_line": 1, "end_column": 2, "content": 5}]})])},
 }
 
 
+def stored_codes(entry) -> list[str]:
+    stored = json.loads(entry.read_text())
+    return [f["code"] for f in json.loads(stored["body"])["findings"]]
+
+
 @pytest.mark.parametrize("shape", sorted(WRONG_SHAPES))
-def test_an_entry_of_the_wrong_shape_is_a_miss_and_is_overwritten(project, shape):
+def test_an_entry_of_the_wrong_shape_is_a_miss_and_is_overwritten(project, shape, monkeypatch):
     entry = cached_run(project)
     key = entry.stem
     entry.write_text(json.dumps(WRONG_SHAPES[shape](key)))
+    monkeypatch.setattr(cache_module, "seal", lambda *parts: "trusted")  # the body's shape is what is tried
     result = check()
     assert result.exit_code == 1, result.output
     assert codes(result) == [("bad.py", "JAX601")]
     assert "forged" not in result.stdout
-    rewritten = json.loads(entry.read_text())
-    assert rewritten["key"] == key and [f["code"] for f in rewritten["findings"]] == ["JAX601"]
+    assert json.loads(entry.read_text())["key"] == key and stored_codes(entry) == ["JAX601"]
+
+
+@pytest.mark.parametrize("change", ["line", "message", "code", "no-findings", "seal"])
+def test_an_entry_changed_after_it_was_written_is_a_miss(project, change):
+    """An entry that still has the right shape but is not what jaxlint wrote (a flipped bit, a
+    hand edit): its seal no longer matches, so the findings are the file's own."""
+    entry = cached_run(project)
+    stored = json.loads(entry.read_text())
+    findings = json.loads(stored["body"])["findings"]
+    if change == "seal":
+        stored["seal"] = "0" * len(stored["seal"])
+    else:
+        findings = {"line": [{**findings[0], "line": 2, "end_line": 2}],
+                    "message": [{**findings[0], "message": "forged"}],
+                    "code": [{**findings[0], "code": "JAX101"}], "no-findings": []}[change]
+        stored["body"] = body(findings)
+    entry.write_text(json.dumps(stored))
+    result = check()
+    assert result.exit_code == 1, result.output
+    assert [(d["code"], d["line"]) for d in json.loads(result.stdout)] == [("JAX601", 1)]
+    assert "forged" not in result.stdout
 
 
 @pytest.mark.parametrize("damage", ["truncated", "not-json", "not-utf8", "empty", "deeply-nested"])
@@ -140,3 +178,20 @@ def test_an_entry_that_is_a_fifo_or_a_device_does_not_block(project):
     result = run(["check", "--output-format", "json", "bad.py"], project, timeout=30)
     assert result.returncode == 1 and codes(result) == [("bad.py", "JAX601")]
     assert result.left_running == []
+
+
+def test_an_empty_gitignore_marker_is_repaired(project):
+    """A full disk can leave the marker empty: the next run that writes the cache writes it whole,
+    so that `git status` does not list the cache; a marker someone wrote, or a link, is left alone."""
+    marker = project / CACHE_DIR_NAME / ".gitignore"
+    cached_run(project)
+    assert marker.read_text() == "# created by jaxlint\n*\n"
+    marker.write_text("")
+    (project / "other.py").write_text("import jax.numpy as np\nx = 1\n")  # a new result to write
+    CliRunner().invoke(main, ["check", "other.py"])
+    assert marker.read_text() == "# created by jaxlint\n*\n"
+    assert not [p for p in marker.parent.iterdir() if p.suffix == ".tmp"]
+    marker.write_text("*\n!keep\n")
+    (project / "third.py").write_text("import jax.numpy as np\ny = 2\n")
+    CliRunner().invoke(main, ["check", "third.py"])
+    assert marker.read_text() == "*\n!keep\n"

@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 
 from . import notebook as nb
+from .cell_recovery import parses, recovered
 from ..model.settings import Settings
 from .checker import (PARSE_ERROR, UNUSED_NOQA, FileResult, NotAnalysed, RuleFailure, check_source, fix_until_stable,
                       has_safe_fix, parse_error)
 from ..model.finding import Edit, Finding, Fix, Position
 from ..semantic.source_file import CELL_BOUNDARY
+from .parsing import python_tree
 
 BOUNDARY = CELL_BOUNDARY
 _BOUNDARY_LINE = re.compile(rf"^{re.escape(BOUNDARY)}\n", re.MULTILINE)
@@ -153,7 +156,7 @@ def check_notebook_file(text: str, path: str, settings: Settings, enabled: froze
         return FileResult(path, [joined.to_cell(f) for f in partial.findings], original_text=text,
                           not_analysed=partial.reason)
     if any(f.code == PARSE_ERROR for f in findings):
-        return _cell_by_cell(cells, text, path, settings, enabled)
+        return _with_broken_cells(cells, text, path, settings, enabled, project)
     result = FileResult(path, [joined.to_cell(f) for f in findings], original_text=text)
     findings = joined.fixable(findings)
     if not (fix and has_safe_fix(findings, settings.unsafe_fixes)):
@@ -188,6 +191,58 @@ def check_notebook_file(text: str, path: str, settings: Settings, enabled: froze
     result.fixed_count = count
     result.fixed_findings = [joined.to_cell(f) for f in refixed]
     return result
+
+
+def recovered_cells(cells: list[nb.Cell]) -> tuple[list[nb.Cell], list[tuple[nb.Cell, str, int, int]]]:
+    """The cells, each that does not parse replaced by what can be kept of it (`cell_recovery`),
+    and for each of those why it does not parse: (cell, message, line, column)."""
+    kept, broken = [], []
+    for cell in cells:
+        if parses(cell.source):
+            kept.append(cell)
+            continue
+        tree = python_tree(cell.source, "<cell>")
+        if isinstance(tree, tuple):
+            broken.append((cell, *tree))
+        kept.append(replace(cell, source=recovered(cell.source)))
+    return kept, broken
+
+
+def notebook_module_text(cells: list[nb.Cell]) -> JoinedCells:
+    """The cells joined as the notebook's module in a project: with its broken cells recovered."""
+    joined = JoinedCells(cells)
+    return joined if parses(joined.text) else JoinedCells(recovered_cells(cells)[0])
+
+
+def _with_broken_cells(cells: list[nb.Cell], text: str, path: str, settings: Settings, enabled: frozenset[str],
+                       project) -> FileResult:
+    found = findings_with_broken_cells(cells, path, enabled, lambda source, label: check_source(
+        source, path, settings, enabled - {UNUSED_NOQA}, line_label=label, project=project))
+    if found is None:
+        return _cell_by_cell(cells, text, path, settings, enabled)
+    return FileResult(path, found, original_text=text)
+
+
+def findings_with_broken_cells(cells: list[nb.Cell], path: str, enabled: frozenset[str],
+                               check: Callable[[str, Callable[[int], str]], list[Finding]]) -> list[Finding] | None:
+    """The findings of a notebook some of whose cells do not parse: a JAX000 for each of those, and
+    the findings of every cell checked with what they bind (`cell_recovery`), by `check(joined
+    text, line_label)`, which is not asked for JAX001 (with a cell partly unknown, whether a `noqa`
+    comment is used cannot be judged). None when the cells do not parse even so, or could not be
+    analysed: they are then checked one by one."""
+    kept, broken = recovered_cells(cells)
+    if not broken:
+        return None
+    joined = JoinedCells(kept)
+    try:
+        findings = check(joined.text, joined.line_label)
+    except (RuleFailure, NotAnalysed):
+        return None
+    if any(f.code == PARSE_ERROR for f in findings):
+        return None
+    errors = [JoinedCells([cell]).to_cell(parse_error(path, f"cannot parse: {message}", line, column))
+              for cell, message, line, column in broken] if PARSE_ERROR in enabled else []
+    return errors + [joined.to_cell(f) for f in findings]
 
 
 def _cell_by_cell(cells: list[nb.Cell], text: str, path: str, settings: Settings, enabled: frozenset[str]) -> FileResult:

@@ -22,7 +22,7 @@ from .checker import cyclic_gc_paused
 from .deep_stack import call_with_deep_stack, stack_depth_available
 from .files import decode_file
 from . import notebook as nb
-from .notebook_check import JoinedCells
+from .notebook_check import JoinedCells, notebook_module_text
 from .parsing import NotParsed, Parsed, libcst_parse, nesting_beyond, python_tree
 from ..reading import read_regular, size_limit
 
@@ -97,6 +97,10 @@ class ProjectSession:
         module = self.layout.module_of(path)
         if module is None:
             return ""
+        if module.path in self._settled:
+            # settled in this session: it has every seed its importers give it, and replaying
+            # them would walk all of its importers again, once per checked file
+            return self.project.context_key(module)
         with cyclic_gc_paused():
             if not call_with_deep_stack(self.project.settle, [module], True):
                 return None
@@ -165,7 +169,7 @@ class ProjectSession:
             return None
         if module.notebook:
             try:
-                joined = JoinedCells(nb.read_notebook(text))
+                joined = notebook_module_text(nb.read_notebook(text))
             except nb.NotebookError:
                 return None
             self._cells[module.path] = joined

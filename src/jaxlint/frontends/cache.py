@@ -1,9 +1,11 @@
 """A content-hash cache of findings: an unchanged file under unchanged settings is not re-analysed.
 
-An entry is `{"key": KEY, "findings": [...]}` in `<root>/.jaxlint_cache/<version>/<KEY[:2]>/<KEY>.json`.
-Nothing read from the cache is trusted: an entry that is not a regular file, is not JSON, names
-another key or holds a finding of the wrong shape is a miss, and the file is overwritten after the
-analysis. A cache that cannot be read or written is skipped silently: it is only a cache.
+An entry is `{"key": KEY, "seal": SEAL, "body": "{\"findings\": [...], \"extra\": ...}"}` in
+`<root>/.jaxlint_cache/<version>/<KEY[:2]>/<KEY>.json`. Nothing read from the cache is trusted: an
+entry that is not a regular file, is not JSON, names another key, whose body does not match its
+seal (`project.stored`) or holds a finding of the wrong shape is a miss, and the file is
+overwritten after the analysis. A cache that cannot be read or written is skipped silently: it is
+only a cache.
 """
 from __future__ import annotations
 
@@ -11,13 +13,12 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
 from ..model.finding import Applicability, Edit, Finding, Fix, Position, Severity, TraceLocation
-from ..reading import read_regular
+from ..project.stored import keep_out_of_version_control, read_json, seal, write_atomically
 
 CACHE_DIR_NAME = ".jaxlint_cache"
 #: the largest entry read: far above what any real file's findings take
@@ -45,6 +46,8 @@ class FindingCache:
     def __init__(self, root: str | Path, settings_fingerprint: str) -> None:
         self.directory = Path(root) / CACHE_DIR_NAME / __version__
         self.salt = f"{__version__}\0{_code_fingerprint()}\0{settings_fingerprint}\0"
+        #: the entry folders this process has made (or found) already
+        self._folders: set[str] = set()
 
     def key(self, path: str, data: bytes, context: str = "") -> str:
         """The key of a file's findings: its text, and `context`, what they depend on beyond it (in
@@ -64,35 +67,32 @@ class FindingCache:
 
     def get_entry(self, key: str) -> tuple[list[Finding], Any] | None:
         """The findings stored under `key` and what was stored with them (`put`'s `extra`)."""
+        entry = read_json(self.directory / key[:2] / f"{key}.json", MAX_ENTRY_BYTES)
+        if not isinstance(entry, dict) or entry.get("key") != key or not isinstance(entry.get("body"), str) \
+                or entry.get("seal") != seal(self.salt, key, entry["body"]):
+            return None
         try:
-            entry = json.loads(read_regular(str(self.directory / key[:2] / f"{key}.json"), MAX_ENTRY_BYTES))
-            if not isinstance(entry, dict) or entry.get("key") != key or not isinstance(entry.get("findings"), list):
+            body = json.loads(entry["body"])
+            if not isinstance(body, dict) or not isinstance(body.get("findings"), list):
                 return None
-            return [_finding(item) for item in entry["findings"]], entry.get("extra")
-        except (OSError, ValueError, RecursionError):  # unreadable, not JSON, or not a finding
+            return [_finding(item) for item in body["findings"]], body.get("extra")
+        except (ValueError, TypeError, RecursionError):  # not JSON, or not a finding
             return None
 
     def put(self, key: str, findings: list[Finding], extra: Any = None) -> None:
         """Store findings; a cache that cannot be written is skipped silently (it is only a cache)."""
-        try:
-            folder = self.directory / key[:2]
-            folder.mkdir(parents=True, exist_ok=True)
-            marker = self.directory.parent / ".gitignore"
-            if not os.path.lexists(marker):  # never write through a link, whatever it points to
-                marker.write_text("# created by jaxlint\n*\n", encoding="utf-8")
-            payload = json.dumps({"key": key, "findings": [f.to_json() for f in findings], "extra": extra})
-            handle, temp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        except OSError:
-            return
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(payload)
-            os.replace(temp, folder / f"{key}.json")
-        except OSError:
+        folder = self.directory / key[:2]
+        if key[:2] not in self._folders:  # made once per run: a cold run writes hundreds of entries
             try:
-                os.unlink(temp)
+                folder.mkdir(parents=True, exist_ok=True)
             except OSError:
-                pass
+                return
+            if not self._folders:
+                keep_out_of_version_control(self.directory.parent / ".gitignore")
+            self._folders.add(key[:2])
+        body = json.dumps({"findings": [f.to_json() for f in findings], "extra": extra})
+        write_atomically(folder / f"{key}.json",
+                         json.dumps({"key": key, "seal": seal(self.salt, key, body), "body": body}))
 
 
 def project_index_path(root: str | Path, roots: tuple[str, ...]) -> Path:
@@ -138,10 +138,7 @@ class ProjectState:
 
     def _stored(self) -> dict[str, str]:
         """The contexts the record holds for this state."""
-        try:
-            stored = json.loads(read_regular(str(self.path), MAX_ENTRY_BYTES))
-        except (OSError, ValueError, RecursionError):
-            return {}
+        stored = read_json(self.path, MAX_ENTRY_BYTES)
         files = stored.get("files") if isinstance(stored, dict) and stored.get("stamp") == self.stamp else None
         if not isinstance(files, dict):
             return {}
@@ -162,23 +159,13 @@ class ProjectState:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            if not os.path.lexists(self.marker):  # never write through a link, whatever it points to
-                self.marker.write_text("# created by jaxlint\n*\n", encoding="utf-8")
-            handle, temp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
         except OSError:
             return
+        keep_out_of_version_control(self.marker)
         # runs over other files of the same state (the pre-commit hook's batches) keep theirs
         contexts = {**self._stored(), **self.contexts}
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump({"stamp": self.stamp, "files": contexts}, out, separators=(",", ":"))
-            os.replace(temp, self.path)
+        if write_atomically(self.path, json.dumps({"stamp": self.stamp, "files": contexts}, separators=(",", ":"))):
             self._changed = False
-        except OSError:
-            try:
-                os.unlink(temp)
-            except OSError:
-                pass
 
 
 def _modules_stamp(salt: str, roots: tuple[str, ...], modules: tuple[str, ...]) -> str | None:

@@ -13,9 +13,9 @@ import os
 from dataclasses import dataclass, field, replace
 
 from ..api import PARSE_ERROR, NotAnalysed, RuleFailure, lint_source
-from ..engine.checker import fix_until_stable, has_safe_fix, parse_error, syntax_error
+from ..engine.checker import UNUSED_NOQA, fix_until_stable, has_safe_fix, parse_error, syntax_error
 from ..engine import notebook as nb
-from ..engine.notebook_check import JoinedCells
+from ..engine.notebook_check import JoinedCells, findings_with_broken_cells
 from ..model.finding import Applicability, Edit, Finding, Position
 from ..model.settings import Settings
 from ..syntax.fixes import apply_fixes
@@ -196,7 +196,12 @@ class BufferLinter:
             outcome.notes.append(f"not analysed: {partial.reason}")
             found = partial.findings
         if any(f.code == PARSE_ERROR for f in found):
-            outcome.findings = self._cell_by_cell(outcome.cells, name, context, outcome.notes)
+            # the cells after one that does not parse are checked with what it binds, as `jaxlint check` does
+            recovered = findings_with_broken_cells(outcome.cells, name, context.enabled, lambda text, label: lint_source(
+                text, name, context.settings, enabled=context.enabled - {UNUSED_NOQA}, line_label=label,
+                project=context.project))
+            outcome.findings = recovered if recovered is not None else \
+                self._cell_by_cell(outcome.cells, name, context, outcome.notes)
         else:
             outcome.findings = [joined.to_cell(f) for f in found]
         return outcome

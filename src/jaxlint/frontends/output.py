@@ -16,14 +16,18 @@ import json
 import posixpath
 from collections import Counter
 from pathlib import PurePosixPath, PureWindowsPath
-from typing import Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Protocol, Sequence
 from urllib.parse import quote
 
 from ..model.finding import Applicability, Finding, Severity
+from ..reading import MAX_NOTEBOOK_BYTES, read_regular
 from .output_full import render_full
 from .output_gitlab import render_gitlab
 from .output_junit import render_junit
 from .source_cache import SourceCache
+
+if TYPE_CHECKING:
+    from ..engine.notebook_positions import NotebookPositions
 
 #: `text` is the older name of `concise`
 FORMATS = ("full", "concise", "text", "json", "json-lines", "github", "gitlab", "junit", "sarif")
@@ -219,8 +223,15 @@ def _github_line(finding: Finding, rules: Mapping[str, RuleInfo] | None) -> str:
 
 # -- SARIF 2.1.0 ---------------------------------------------------------------------------------
 
-def sarif_document(findings: Sequence[Finding], rules: Mapping[str, RuleInfo] | None = None) -> dict:
-    """The SARIF log (as a dict) for `findings`: one run, one rule descriptor per code reported."""
+def sarif_document(findings: Sequence[Finding], rules: Mapping[str, RuleInfo] | None = None,
+                   in_notebook: "Callable[[str, int, int, int], tuple[int, int] | None] | None" = None) -> dict:
+    """The SARIF log (as a dict) for `findings`: one run, one rule descriptor per code reported.
+
+    A SARIF region is a place in the file as stored, and a notebook is stored as JSON: a finding in
+    a cell points at the characters of the cell's source in that JSON text (`in_notebook(path,
+    cell, line, column)`, by default read from the notebook), and says its cell and its line in the
+    cell in its message and its `cell` property. A notebook that cannot be read gives no region."""
+    in_notebook = in_notebook or _NotebookFiles().position
     first_of: dict[str, Finding] = {}
     for finding in findings:
         first_of.setdefault(finding.code, finding)
@@ -228,7 +239,7 @@ def sarif_document(findings: Sequence[Finding], rules: Mapping[str, RuleInfo] | 
     index_of = {code: i for i, code in enumerate(codes)}
     driver: dict = {"name": "jaxlint", "version": _version()}
     driver["rules"] = [_sarif_rule(code, first_of[code], (rules or {}).get(code)) for code in codes]
-    results = [_sarif_result(f, index_of[f.code]) for f in findings]
+    results = [_sarif_result(f, index_of[f.code], in_notebook) for f in findings]
     return {
         "$schema": SARIF_SCHEMA,
         "version": SARIF_VERSION,
@@ -275,33 +286,30 @@ def _sarif_artifact(path: str) -> dict:
     return {"uri": quote(posix, safe="/", errors="surrogateescape"), "uriBaseId": "%SRCROOT%"}
 
 
-def _sarif_result(finding: Finding, rule_index: int) -> dict:
+def _sarif_result(finding: Finding, rule_index: int, in_notebook) -> dict:
     message = finding.message
     label = cell_label(finding)
     if label is not None:
-        message = f"{label}: {message}"
-    region = {
-        "startLine": finding.start.line,
-        "startColumn": finding.start.column,
-        "endLine": finding.end.line,
-        "endColumn": finding.end.column,
-    }
+        message = f"{label}, line {finding.start.line}: {message}"
+    location: dict = {"artifactLocation": _sarif_artifact(finding.path)}
+    start, end = (finding.start.line, finding.start.column), (finding.end.line, finding.end.column)
+    if finding.cell is not None:
+        start, end = in_notebook(finding.path, finding.cell, *start), in_notebook(finding.path, finding.cell, *end)
+    if start is not None and end is not None:
+        location["region"] = {"startLine": start[0], "startColumn": start[1], "endLine": end[0], "endColumn": end[1]}
     result: dict = {
         "ruleId": finding.code,
         "ruleIndex": rule_index,
         "level": _SARIF_LEVEL[finding.severity],
         "message": {"text": message},
-        "locations": [{"physicalLocation": {"artifactLocation": _sarif_artifact(finding.path),
-                                            "region": region}}],
+        "locations": [{"physicalLocation": location}],
     }
     fix = _sarif_fix(finding)
     if fix is not None:
         result["fixes"] = [fix]
     if finding.trace:
         result["relatedLocations"] = [
-            {"id": index, "message": {"text": step.message},
-             "physicalLocation": {"artifactLocation": _sarif_artifact(step.path),
-                                  "region": {"startLine": step.line}}}
+            {"id": index, "message": {"text": step.message}, "physicalLocation": _step_location(step, in_notebook)}
             for index, step in enumerate(finding.trace)]
     properties: dict = {}
     if finding.cell is not None:
@@ -311,6 +319,33 @@ def _sarif_result(finding: Finding, rule_index: int) -> dict:
     if properties:
         result["properties"] = properties
     return result
+
+
+def _step_location(step, in_notebook) -> dict:
+    location: dict = {"artifactLocation": _sarif_artifact(step.path)}
+    place = (step.line, 1) if step.cell is None else in_notebook(step.path, step.cell, step.line, 1)
+    if place is not None:
+        location["region"] = {"startLine": place[0]}
+    return location
+
+
+class _NotebookFiles:
+    """The notebooks of a report, each read once, for the places of their cells' characters."""
+
+    def __init__(self) -> None:
+        self._read: dict[str, "NotebookPositions | None"] = {}
+
+    def position(self, path: str, cell: int, line: int, column: int) -> tuple[int, int] | None:
+        if path not in self._read:
+            from ..engine.notebook_positions import NotebookPositions  # only a report on a notebook needs it
+
+            try:
+                text = read_regular(path, MAX_NOTEBOOK_BYTES).decode("utf-8")
+            except (OSError, UnicodeDecodeError):
+                text = None
+            self._read[path] = NotebookPositions(text) if text is not None else None
+        positions = self._read[path]
+        return positions.position(cell, line, column) if positions is not None else None
 
 
 def _sarif_fix(finding: Finding) -> dict | None:

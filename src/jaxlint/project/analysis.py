@@ -42,6 +42,7 @@ from ..semantic.scopes import Scope, StarExports
 from ..semantic.source_file import SourceFile
 from .encoding import (key_uses_from_json, key_uses_to_json, parameters_code, parameters_from_code, seed_from_json,
                        seed_to_json, seeds_key, signature_from_key, signature_key, value_from_json, value_to_json)
+from .import_order import importer_first_groups
 from .index import ProjectIndex, combined, content_hash
 from .layout import ImportedName, ModuleFile, ProjectLayout, shown_path
 
@@ -102,6 +103,10 @@ class Project:
         self._importers: dict[str, set[str]] | None = None
         #: path -> the variable and attribute names its code mentions (None: unreadable), per run
         self._names_mentioned: dict[str, frozenset[str] | None] = {}
+        #: modules whose replay-only settling failed since the last analysis: a cold run asks each
+        #: module's context before analysing anything, and the importers of a module of a long
+        #: import chain are most of the chain (walked once each, not once per module)
+        self._unreplayable: set[str] = set()
         self._importers_made_for = 0
 
     # -- modules ------------------------------------------------------------------------------
@@ -183,7 +188,18 @@ class Project:
         context is unchanged, else analysed (and recorded). `replay_only`: analyse nothing; False
         when that was not enough (some importer changed)."""
         reported = list(reported)
-        needed = self._importers_of(reported)
+        if not replay_only:
+            self._unreplayable.clear()  # what it records may let a replay succeed
+        elif any(m.path in self._unreplayable for m in reported):
+            return False
+        needed = self._importers_of(reported, self._unreplayable if replay_only else None)
+        if needed is None or not self._settle_groups(reported, needed, replay_only):
+            self._unreplayable.update(m.path for m in reported)
+            return False
+        return True
+
+    def _settle_groups(self, reported: list[ModuleFile], needed: list[ModuleFile], replay_only: bool) -> bool:
+        """`settle` for the reported modules and their importers (`needed`)."""
         inside = {m.path for m in needed}
         analysed_anyway = {m.path for m in reported}
         groups = self._importer_first_groups(needed)
@@ -319,8 +335,10 @@ class Project:
             return True
         return False
 
-    def _importers_of(self, reported: list[ModuleFile]) -> list[ModuleFile]:
-        """The reported modules and every project module that imports one of them, transitively."""
+    def _importers_of(self, reported: list[ModuleFile], unreplayable: set[str] | None = None) -> list[ModuleFile] | None:
+        """The reported modules and every project module that imports one of them, transitively;
+        None as soon as one is `unreplayable` (a replay of what it receives failed in this run: so
+        would any replay that goes through it)."""
         importers = self._importers
         if importers is None or self._importers_made_for != len(self.layout.by_path):
             importers = {}
@@ -334,6 +352,8 @@ class Project:
         while pending:
             module = pending.pop()
             for path in importers.get(module.name, ()):
+                if unreplayable and path in unreplayable:
+                    return None
                 if path not in found:
                     importer = self.layout.by_path[path]
                     found[path] = importer
@@ -342,55 +362,7 @@ class Project:
         return list(found.values())
 
     def _importer_first_groups(self, modules: list[ModuleFile]) -> list[list[ModuleFile]]:
-        """The modules' import cycles (strongly connected components; most modules are one alone),
-        importers before the modules they import (Tarjan's algorithm, without recursion)."""
-        by_name = {m.name: m for m in modules if not m.notebook}
-        index: dict[str, int] = {}
-        low: dict[str, int] = {}
-        on_stack: set[str] = set()
-        stack: list[ModuleFile] = []
-        groups: list[list[ModuleFile]] = []
-
-        def successors(module: ModuleFile) -> list[ModuleFile]:
-            return [by_name[n] for n in sorted(self.imports(module)) if n in by_name]
-
-        for root in sorted(modules, key=lambda m: m.path):
-            if root.path in index:
-                continue
-            work = [(root, iter(successors(root)))]
-            index[root.path] = low[root.path] = len(index)
-            stack.append(root)
-            on_stack.add(root.path)
-            while work:
-                module, pending = work[-1]
-                advanced = False
-                for nxt in pending:
-                    if nxt.path not in index:
-                        index[nxt.path] = low[nxt.path] = len(index)
-                        stack.append(nxt)
-                        on_stack.add(nxt.path)
-                        work.append((nxt, iter(successors(nxt))))
-                        advanced = True
-                        break
-                    if nxt.path in on_stack:
-                        low[module.path] = min(low[module.path], index[nxt.path])
-                if advanced:
-                    continue
-                work.pop()
-                if work:
-                    parent = work[-1][0]
-                    low[parent.path] = min(low[parent.path], low[module.path])
-                if low[module.path] == index[module.path]:
-                    group = []
-                    while True:
-                        member = stack.pop()
-                        on_stack.discard(member.path)
-                        group.append(member)
-                        if member is module:
-                            break
-                    groups.append(sorted(group, key=lambda m: m.path))
-        groups.reverse()  # Tarjan gives the imported first
-        return groups
+        return importer_first_groups(modules, self.imports)
 
     def importers_first(self, modules: list[ModuleFile]) -> list[ModuleFile]:
         return [m for group in self._importer_first_groups(modules) for m in group]
@@ -520,8 +492,14 @@ class Project:
         return kept
 
     def still_true(self, asked: list[list]) -> bool:
-        """Whether every recorded question still gets its recorded answer."""
-        for path, question, answer in asked:
+        """Whether every recorded question still gets its recorded answer (a record of another
+        shape, from a damaged cache, never does)."""
+        if not isinstance(asked, list):
+            return False
+        for item in asked:
+            if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], str) and isinstance(item[1], str)):
+                return False
+            path, question, answer = item
             module = self.layout.by_path.get(path)
             if module is None or self._current(module, question) != answer:
                 return False
