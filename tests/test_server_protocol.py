@@ -147,19 +147,17 @@ def checking(client: LspClient, path) -> None:
 
 
 @pytest.mark.system  # a server process of its own
-@pytest.mark.parametrize("signum, line", [(signal.SIGTERM, b"stopped by SIGTERM"), (signal.SIGHUP, b"stopped by SIGHUP"),
-                                          (signal.SIGINT, b"interrupted")])
-def test_a_stop_signal_ends_the_server_at_once_mid_check(client, tmp_path, signum, line):
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_stop_signal_ends_the_server_at_once_mid_check(client, tmp_path, signum):
     checking(client, tmp_path / "slow.py")
     client.process.send_signal(signum)
-    assert client.process.wait(timeout=EXIT_CEILING) == 128 + signum  # stdin still open
-    assert line in b"".join(client.stderr)
+    assert client.process.wait(timeout=EXIT_CEILING) == -signum  # stdin still open; 128 + N to a shell
 
 
 @pytest.mark.system  # a server process of its own
 def test_a_stop_signal_ends_an_idle_server_with_stdin_open(client):
     client.process.send_signal(signal.SIGTERM)
-    assert client.process.wait(timeout=EXIT_CEILING) == 128 + signal.SIGTERM
+    assert client.process.wait(timeout=EXIT_CEILING) == -signal.SIGTERM
 
 
 @pytest.mark.system  # a server process of its own

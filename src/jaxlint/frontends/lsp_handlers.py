@@ -1,9 +1,10 @@
 """The language server's handlers (pygls): what `jaxlint server` does with each message once
 `server.py` has read it and the protocol's life (`lsp_lifecycle.py`) lets it through.
 
-- Diagnostics when a document opens, is saved, or changes (a burst of changes is checked once, when
-  it has been quiet for `DEBOUNCE_SECONDS`; the last version is always checked, and a check of a
-  version that is no longer the last is dropped before it starts); severity from the rule's
+- Diagnostics when a document opens, is saved, or changes (`debounce`: a change on its own is
+  checked after `DEBOUNCE_SECONDS`, a burst of changes once it has been quiet for
+  `BURST_DEBOUNCE_SECONDS`; the last version is always checked, and a check of a version that is
+  no longer the last is dropped before it starts); severity from the rule's
   catalogue entry, the code linked to the rule's page, the calls that trace a function from
   another module as related locations.
 - Code actions: a finding's fix, `# noqa: CODE` on its line, every fix of that code in the file
@@ -38,10 +39,11 @@ from .editor import BufferLinter
 from .lsp_findings import FIX_ALL_KIND, Checked, FindingsView
 from .lsp_positions import UTF16
 
-#: how long a document must be left alone after a change before it is checked: a check of a file
-#: of a few hundred lines takes longer than this, and a check that started is never wasted on a
-#: version already replaced, so the wait only has to cover the gap between two keystrokes
+#: how long a document must be left alone after a change before it is checked
 DEBOUNCE_SECONDS = 0.05
+#: the same within a burst of changes (each less than this after the one before): a check that has
+#: started cannot be stopped, and one of a version typed past would delay the check of the last
+BURST_DEBOUNCE_SECONDS = 0.3
 #: the id the server gives the `initialize` it replays to pygls, its answer already sent
 REPLAYED_INITIALIZE = "jaxlint-initialize"
 _PYTHON_SUFFIXES = (".py", ".pyi")
@@ -107,6 +109,8 @@ class JaxlintServer(LanguageServer):
         self.checker = CheckWorker()
         self.checked: dict[str, Checked] = {}
         self.pending: dict[str, asyncio.Task] = {}
+        #: when each document last changed (the event loop's clock)
+        self.changed_at: dict[str, float] = {}
         self.resolve_edits = False
         self.watch_files = False
         self.shut_down = False
@@ -149,6 +153,14 @@ class JaxlintServer(LanguageServer):
         if waiting is not None:
             waiting.cancel()
         self.pending[target] = asyncio.ensure_future(self._check_later(target, delay))
+
+    def debounce(self, target: str) -> float:
+        """How long to wait before checking `target`, which has just changed."""
+        now = asyncio.get_running_loop().time()
+        before = self.changed_at.get(target)
+        self.changed_at[target] = now
+        in_burst = before is not None and now - before < BURST_DEBOUNCE_SECONDS
+        return BURST_DEBOUNCE_SECONDS if in_burst else DEBOUNCE_SECONDS
 
     async def _check_later(self, target: str, delay: float) -> None:
         if delay:
@@ -211,6 +223,7 @@ class JaxlintServer(LanguageServer):
         if waiting is not None:
             waiting.cancel()
         self.checked.pop(target, None)
+        self.changed_at.pop(target, None)
         for uri in uris:
             self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, []))
 
@@ -258,7 +271,7 @@ def build_server() -> JaxlintServer:
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: JaxlintServer, params: lsp.DidChangeTextDocumentParams) -> None:
         if ls.is_python(params.text_document.uri):
-            ls.schedule(params.text_document.uri, DEBOUNCE_SECONDS)
+            ls.schedule(params.text_document.uri, ls.debounce(params.text_document.uri))
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: JaxlintServer, params: lsp.DidSaveTextDocumentParams) -> None:
@@ -289,7 +302,7 @@ def build_server() -> JaxlintServer:
         structure = params.change.cells and params.change.cells.structure
         for closed in (structure.did_close or []) if structure else []:
             ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(closed.uri, []))
-        ls.schedule(params.notebook_document.uri, DEBOUNCE_SECONDS)
+        ls.schedule(params.notebook_document.uri, ls.debounce(params.notebook_document.uri))
 
     @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_SAVE)
     def notebook_save(ls: JaxlintServer, params: lsp.DidSaveNotebookDocumentParams) -> None:

@@ -140,10 +140,12 @@ def _field(value, name: str):
 class Inbox:
     """The client's messages, read on a thread of their own (the server's main thread stays free to
     answer signals): taken one by one with `take` until `deliver_to` hands them, in order, to a
-    callback (the event loop's), None last when the stream ends."""
+    callback (the event loop's), None last when the stream ends; then `ended` is called, on the
+    reading thread."""
 
-    def __init__(self, read: Callable[[], object]) -> None:
+    def __init__(self, read: Callable[[], object], ended: Callable[[], None] = lambda: None) -> None:
         self._read = read
+        self._ended = ended
         self._queue: queue.Queue = queue.Queue()
         self._lock = threading.Lock()
         self._deliver: Callable[[object], None] | None = None
@@ -161,6 +163,7 @@ class Inbox:
                 else:
                     self._queue.put(item)
             if item is None:
+                self._ended()
                 return
 
     def take(self):

@@ -11,9 +11,13 @@ How a session goes:
    handlers (`lsp_handlers.py`) on an event loop in the main thread.
 
 The server ends on `exit` (0 after a shutdown request, else 1, as the protocol says), when the
-client closes the stream or can no longer be written to (1), and on SIGINT, SIGTERM or SIGHUP
-(the command's line and 128 + N): at once in every case, a check under way or not. What the
-server prints goes to stderr: stdout carries the protocol alone.
+client closes the stream or can no longer be written to (1), and on SIGINT, SIGTERM or SIGHUP, at
+once in every case, a check under way or not. A check may hold the interpreter for a second or
+more at a time (libcst's parser of a large buffer), so neither a signal nor the end of the stream
+waits for Python code to run: the stop signals keep their default action (the process ends as
+the signal ends it: 128 + N to a shell), and the thread that reads the stream ends the process
+itself when the event loop has not ended it within `_GRACE_SECONDS`. What the server prints goes
+to stderr: stdout carries the protocol alone.
 """
 from __future__ import annotations
 
@@ -23,15 +27,18 @@ import os
 import signal
 import sys
 import threading
+import time
 from importlib.machinery import PathFinder
 from importlib.util import find_spec
 
 from .lsp_framing import BadFrame, FrameReader, FrameWriter
 from .lsp_lifecycle import (INVALID_PARAMS, PARSE_ERROR, Inbox, Lifecycle, answerable, capabilities_for,
                             error_response)
-from .stopping import STOP_SIGNALS, RunStopped
+from .stopping import STOP_SIGNALS
 
 logger = logging.getLogger(__name__)
+#: how long the event loop has to end the session after the client's stream ended
+_GRACE_SECONDS = 0.5
 
 
 def _require(name: str) -> None:
@@ -69,28 +76,27 @@ class _Ending:
 
     def __init__(self) -> None:
         self.status: int | None = None
-        self.signal: int | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.done: asyncio.Future | None = None
 
-    def end(self, status: int, signum: int | None = None) -> None:
+    def end(self, status: int) -> None:
         """From any thread."""
         if self.status is None:
-            self.status, self.signal = status, signum
+            self.status = status
             if self.loop is not None and self.done is not None:
                 self.loop.call_soon_threadsafe(lambda: self.done.done() or self.done.set_result(None))
 
 
 def serve() -> int:
-    """Serve on stdin and stdout until the session ends; its exit status (a signal raises
-    `RunStopped`)."""
+    """Serve on stdin and stdout until the session ends; its exit status."""
     protocol_out = sys.stdout.buffer
     sys.stdout = sys.stderr  # a stray print must not corrupt the protocol stream
     ending = _Ending()
     writer = FrameWriter(protocol_out, lost=lambda: ending.end(1))
-    inbox = Inbox(FrameReader(sys.stdin.fileno()).read)
-    threading.Thread(target=_warm_up, name="jaxlint-warm-up", daemon=True).start()
     lifecycle = Lifecycle()
+    _stop_signals_end_the_process()
+    inbox = Inbox(FrameReader(sys.stdin.fileno()).read, ended=lambda: _end_process_soon(lifecycle))
+    threading.Thread(target=_warm_up, name="jaxlint-warm-up", daemon=True).start()
     initialize, answer = _until_initialize(inbox, writer, lifecycle, ending)
     if ending.status is not None:
         return ending.status
@@ -101,22 +107,15 @@ def serve() -> int:
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     ending.loop, ending.done = loop, loop.create_future()
-    handled = _signals_end_the_session(loop, ending)
-    try:
-        if answer is None:
-            _hand_on(server, initialize, writer)
-        else:  # answered already: pygls is told of it, its answer kept
-            _hand_on(server, {**initialize, "id": REPLAYED_INITIALIZE}, writer)
-            if server.protocol.replayed_answer != answer:
-                logger.warning("jaxlint server: the capabilities announced differ from pygls's: %s",
-                               server.protocol.replayed_answer)
-        inbox.deliver_to(lambda item: loop.call_soon_threadsafe(_receive, server, lifecycle, writer, ending, item))
-        loop.run_until_complete(ending.done)
-    finally:
-        for signum in handled:
-            loop.remove_signal_handler(signum)
-    if ending.signal is not None:
-        raise RunStopped(ending.signal)
+    if answer is None:
+        _hand_on(server, initialize, writer)
+    else:  # answered already: pygls is told of it, its answer kept
+        _hand_on(server, {**initialize, "id": REPLAYED_INITIALIZE}, writer)
+        if server.protocol.replayed_answer != answer:
+            logger.warning("jaxlint server: the capabilities announced differ from pygls's: %s",
+                           server.protocol.replayed_answer)
+    inbox.deliver_to(lambda item: loop.call_soon_threadsafe(_receive, server, lifecycle, writer, ending, item))
+    loop.run_until_complete(ending.done)
     return ending.status if ending.status is not None else 1
 
 
@@ -148,17 +147,23 @@ def _until_initialize(inbox: Inbox, writer: FrameWriter, lifecycle: Lifecycle,
         return item, answer
 
 
-def _signals_end_the_session(loop: asyncio.AbstractEventLoop, ending: _Ending) -> list[int]:
-    handled = []
+def _stop_signals_end_the_process() -> None:
+    """SIGINT, SIGTERM and SIGHUP end the process as their default action does, wherever it is
+    (an ignored one, under `nohup`, stays ignored)."""
     for signum in STOP_SIGNALS:
-        if signal.getsignal(signum) is signal.SIG_IGN:  # `nohup`: left as it is
-            continue
         try:
-            loop.add_signal_handler(signum, ending.end, 128 + signum, signum)
-        except (ValueError, RuntimeError):  # not the main thread
-            continue
-        handled.append(signum)
-    return handled
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                signal.signal(signum, signal.SIG_DFL)
+        except ValueError:  # not the main thread: the handlers stay as they are
+            return
+
+
+def _end_process_soon(lifecycle: Lifecycle) -> None:
+    """On the reading thread, once the client's stream has ended: the event loop ends the session
+    (it has been told); if a check holds the interpreter past the grace period, this ends it."""
+    time.sleep(_GRACE_SECONDS)
+    sys.stderr.flush()
+    os._exit(0 if lifecycle.shut_down else 1)
 
 
 def _receive(server, lifecycle: Lifecycle, writer: FrameWriter, ending: _Ending, item) -> None:
