@@ -203,3 +203,39 @@ def test_the_early_answer_to_initialize_is_what_pygls_answers(capabilities, tmp_
     _hand_on(server, {"jsonrpc": "2.0", "id": REPLAYED_INITIALIZE, "method": "initialize", "params": params},
              FrameWriter(None, lambda: None))
     assert server.protocol.replayed_answer == capabilities_for(params)
+
+
+# -- the reader alone -----------------------------------------------------------------------------------
+def read_all(data: bytes, limit: int | None = None) -> list:
+    from jaxlint.frontends.lsp_framing import FrameReader
+
+    read_end, write_end = os.pipe()
+    with os.fdopen(write_end, "wb") as out:
+        out.write(data)
+    reader = FrameReader(read_end, **({"limit": limit} if limit else {}))
+    messages = []
+    try:
+        while (message := reader.read()) is not None:
+            messages.append(message)
+    finally:
+        os.close(read_end)
+    return messages
+
+
+def test_the_reader_skips_a_refused_body_and_noise_to_the_next_header():
+    big = frame({"id": 1, "method": "m", "params": {"text": "x" * 5000}})
+    messages = read_all(big + b"garbage without a line break" + frame({"id": 2, "method": "m"}), limit=1000)
+    assert messages == [{"jsonrpc": "2.0", "id": 2, "method": "m"}]
+
+
+def test_the_reader_reports_a_body_that_is_not_json_and_goes_on():
+    from jaxlint.frontends.lsp_framing import BadFrame
+
+    messages = read_all(b"Content-Length: 5\r\n\r\n{nope" + frame({"id": 2, "method": "m"}))
+    assert isinstance(messages[0], BadFrame) and messages[1] == {"jsonrpc": "2.0", "id": 2, "method": "m"}
+
+
+def test_a_document_that_mentions_content_length_is_not_a_header():
+    text = "Content-Length: 12\r\n\r\n"
+    messages = read_all(frame({"id": 1, "method": "m", "params": {"text": text}}) + frame({"id": 2, "method": "m"}))
+    assert [m["id"] for m in messages] == [1, 2] and messages[0]["params"]["text"] == text
