@@ -96,10 +96,12 @@ def serve() -> int:
     lifecycle = Lifecycle()
     _stop_signals_end_the_process()
     inbox = Inbox(FrameReader(sys.stdin.fileno()).read, ended=lambda: _end_process_soon(lifecycle))
-    threading.Thread(target=_warm_up, name="jaxlint-warm-up", daemon=True).start()
+    warming = threading.Thread(target=_warm_up, name="jaxlint-warm-up", daemon=True)
+    warming.start()
     initialize, answer = _until_initialize(inbox, writer, lifecycle, ending)
     if ending.status is not None:
         return ending.status
+    warming.join()  # one thread imports at a time: two importing the same modules can deadlock
     from .lsp_handlers import REPLAYED_INITIALIZE, build_server
 
     server = build_server()
