@@ -21,7 +21,8 @@ class ServerError(AssertionError):
 
 
 class LspClient:
-    def __init__(self, cwd: Path, capabilities: dict | None = None, root: Path | None = None) -> None:
+    def __init__(self, cwd: Path, capabilities: dict | None = None, root: Path | None = None,
+                 initialize: bool = True) -> None:
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
         self.process = subprocess.Popen([sys.executable, "-m", "jaxlint", "server"], cwd=cwd, env=env,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -32,9 +33,13 @@ class LspClient:
         self.reader.start()
         self.stderr: list[bytes] = []
         threading.Thread(target=lambda: self.stderr.extend(self.process.stderr), daemon=True).start()
-        root = root or cwd
+        self.root = root or cwd
+        if initialize:
+            self.initialize(capabilities)
+
+    def initialize(self, capabilities: dict | None = None) -> None:
         self.initialized = self.request("initialize", {
-            "processId": os.getpid(), "rootUri": root.as_uri(),
+            "processId": os.getpid(), "rootUri": self.root.as_uri(),
             "capabilities": capabilities if capabilities is not None else {}})
         self.notify("initialized", {})
 
@@ -58,7 +63,10 @@ class LspClient:
 
     def _send(self, message: dict) -> None:
         body = json.dumps({"jsonrpc": "2.0", **message}).encode()
-        self.process.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        self.send_raw(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+
+    def send_raw(self, data: bytes) -> None:
+        self.process.stdin.write(data)
         self.process.stdin.flush()
 
     def _next(self, deadline: float) -> dict:
@@ -82,13 +90,18 @@ class LspClient:
         self.next_id += 1
         ident = self.next_id
         self._send({"id": ident, "method": method, "params": params})
+        message = self.response(ident, timeout)
+        if "error" in message:
+            raise ServerError(f"{method}: {message['error']}")
+        return message.get("result")
+
+    def response(self, ident, timeout: float = TIMEOUT) -> dict:
+        """The server's response to the request `ident` (its result or its error), however sent."""
         deadline = time.monotonic() + timeout
         while True:
             message = self._next(deadline)
             if message.get("id") == ident and "method" not in message:
-                if "error" in message:
-                    raise ServerError(f"{method}: {message['error']}")
-                return message.get("result")
+                return message
 
     def diagnostics(self, uri: str, until=lambda diagnostics: True, timeout: float = TIMEOUT) -> list[dict]:
         """The diagnostics the server publishes next for `uri` that satisfy `until`."""

@@ -62,6 +62,9 @@ class _Worker:
                 if _state.pid == os.getpid():
                     _state.idle.append(self)
             job.done.set()
+            # the job holds what it analysed (a whole project's trees): not this thread's to keep
+            # until the next one comes
+            del job
 
 
 class _Job:

@@ -7,6 +7,7 @@ handed to a worker, and the analysis is imported only where a file must be analy
 from __future__ import annotations
 
 import functools
+import gc
 import os
 from dataclasses import dataclass, field
 from typing import Callable
@@ -393,8 +394,12 @@ _SESSIONS: dict[tuple[ProjectPlan, str], object] = {}
 
 
 def forget_project_sessions() -> None:
-    """The files on disk changed: a project is read again when next asked for."""
-    _SESSIONS.clear()
+    """The files on disk changed: a project is read again when next asked for. What the sessions
+    froze is given back to the cycle collector and collected now: the next session freezes
+    whatever is alive when it has settled, and the garbage of this one would be frozen with it,
+    session after session (a language server's memory grew with every save)."""
+    _drop_sessions()
+    gc.collect()
 
 
 def project_session(plan: ProjectPlan | None, settings: Settings, reported: tuple[str, ...], settled: bool = True,

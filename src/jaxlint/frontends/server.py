@@ -1,302 +1,209 @@
-"""`jaxlint server`: a language server over stdio (pygls), a thin front end over `editor.py`.
+"""`jaxlint server`: a language server over stdio, a thin front end over `editor.py`.
 
-- Diagnostics when a document opens, is saved, or changes (a burst of changes is checked once, when
-  it has been quiet for `DEBOUNCE_SECONDS`; the last version is always checked); severity from
-  the rule's catalogue entry, the code linked to the rule's page, the calls that trace a function
-  from another module as related locations.
-- Code actions: a finding's fix, `# noqa: CODE` on its line, every fix of that code in the file
-  (`source.fixAll.jaxlint`: every safe fix, as `jaxlint check --fix`).
-- Hover on a finding: the rule's documentation, as `jaxlint rule CODE` prints it.
-- Notebook documents (LSP 3.17), their code cells checked together as `jaxlint check` checks a
-  notebook, where the client syncs notebooks.
+How a session goes:
 
-Checks run on one worker thread, one at a time, never on the event loop. What the server prints
-goes to stderr: stdout carries the protocol alone. What the client is shown of the findings is
-`lsp_findings.py`; positions in the client's units, `lsp_positions.py`.
+1. The client's messages are read on a thread of their own (`lsp_framing.FrameReader`), which
+   never loses its place on a malformed frame and never reads a body it refused.
+2. `initialize` is answered at once, while the protocol library and the analysis are imported on
+   another thread: an editor waits for that answer before it shows anything.
+3. Then every message goes through `lsp_lifecycle.Lifecycle` (the JSON-RPC errors the protocol
+   asks for: not initialized, shut down, invalid request, invalid params, parse error) to the
+   handlers (`lsp_handlers.py`) on an event loop in the main thread.
+
+The server ends on `exit` (0 after a shutdown request, else 1, as the protocol says), when the
+client closes the stream or can no longer be written to (1), and on SIGINT, SIGTERM or SIGHUP, at
+once in every case, a check under way or not. A check may hold the interpreter for a second or
+more at a time (libcst's parser of a large buffer), so neither a signal nor the end of the stream
+waits for Python code to run: the stop signals keep their default action (the process ends as
+the signal ends it: 128 + N to a shell), and the thread that reads the stream ends the process
+itself when the event loop has not ended it within `_GRACE_SECONDS`. What the server prints goes
+to stderr: stdout carries the protocol alone.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import signal
 import sys
-from concurrent.futures import ThreadPoolExecutor
+import threading
+import time
+from importlib.machinery import PathFinder
+from importlib.util import find_spec
 
-from lsprotocol import types as lsp
-from pygls.lsp.server import LanguageServer
-from pygls.uris import to_fs_path
-
-from .. import __version__
-from ..engine.checker import parse_error
-from .editor import BufferLinter
-from .lsp_findings import FIX_ALL_KIND, Checked, FindingsView
-from .lsp_positions import UTF16
-
-#: how long a document must be left alone after a change before it is checked
-DEBOUNCE_SECONDS = 0.3
-_PYTHON_SUFFIXES = (".py", ".pyi")
-#: the files on disk whose changes can change a finding: modules, notebooks, the configuration
-WATCHED = ("**/*.py", "**/*.pyi", "**/*.ipynb", "**/pyproject.toml")
+from .lsp_framing import BadFrame, FrameReader, FrameWriter
+from .lsp_lifecycle import (INVALID_PARAMS, PARSE_ERROR, Inbox, Lifecycle, answerable, capabilities_for,
+                            error_response)
+from .stopping import STOP_SIGNALS
 
 logger = logging.getLogger(__name__)
+#: how long the event loop has to end the session after the client's stream ended
+_GRACE_SECONDS = 0.5
 
 
-class JaxlintServer(LanguageServer):
+def _require(name: str) -> None:
+    """ImportError naming `name` when the module cannot be imported (without importing it: the
+    protocol library loads while `initialize` is answered)."""
+    package, _, rest = name.partition(".")
+    missing = ImportError(f"No module named {name!r}", name=name)
+    if sys.modules.get(name, ...) is None:
+        raise missing
+    spec = find_spec(package) if sys.modules.get(package, ...) is not None else None
+    if spec is None:
+        raise ImportError(f"No module named {package!r}", name=package)
+    if rest and PathFinder.find_spec(name, [os.path.join(location, *rest.split(".")[:-1])
+                                            for location in spec.submodule_search_locations or []]) is None:
+        raise missing
+
+
+for _module in ("pygls", "lsprotocol", "pygls.lsp.server"):
+    _require(_module)
+
+
+def _warm_up() -> None:
+    """Imports what the handlers and the first check need, while the main thread answers `initialize`."""
+    try:
+        from . import lsp_handlers  # noqa: F401
+        from .. import api
+
+        api.all_rules()
+    except Exception:  # noqa: BLE001 - the main thread imports it again and reports what fails
+        pass
+
+
+class _Ending:
+    """How the session ends: the first reason given wins."""
+
     def __init__(self) -> None:
-        notebooks = lsp.NotebookDocumentSyncOptions(notebook_selector=[
-            lsp.NotebookDocumentFilterWithNotebook(notebook="jupyter-notebook",
-                                                   cells=[lsp.NotebookCellLanguage(language="python")])])
-        super().__init__("jaxlint", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Full,
-                         notebook_document_sync=notebooks)
-        self.linter = BufferLinter()
-        #: the worker thread every check runs on, one at a time
-        self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jaxlint-check")
-        self.checked: dict[str, Checked] = {}
-        self.pending: dict[str, asyncio.Task] = {}
-        self.resolve_edits = False
-        self.watch_files = False
-        self.shut_down = False
+        self.status: int | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.done: asyncio.Future | None = None
 
-    # -- the documents ----------------------------------------------------------------------------
-    def snapshot(self, target: str) -> Checked | None:
-        """The current version of a document or notebook (no findings yet), None once closed."""
-        notebook = self.workspace.get_notebook_document(notebook_uri=target)
-        if notebook is not None:
-            cell_uris, cells, texts = {}, [], {}
-            for index, cell in enumerate(notebook.cells):
-                if cell.kind != lsp.NotebookCellKind.Code:
-                    continue
-                document = self.workspace.text_documents.get(cell.document)
-                text = document.source if document is not None else ""
-                cell_uris[index], texts[cell.document] = cell.document, text
-                cells.append((index, text))
-            return Checked(notebook.version, _path(target), texts, cell_uris=cell_uris, cells=cells, notebook=True)
-        document = self.workspace.text_documents.get(target)
-        if document is None:
-            return None
-        return Checked(document.version, _path(target), {target: document.source})
-
-    def targets(self) -> list[str]:
-        open_cells = {cell.document for nb in self.workspace.notebook_documents.values() for cell in nb.cells}
-        documents = [uri for uri in self.workspace.text_documents if uri not in open_cells and self.is_python(uri)]
-        return [*documents, *self.workspace.notebook_documents]
-
-    def is_python(self, uri: str) -> bool:
-        """Whether a text document is Python source to check (a notebook opened as JSON text is not)."""
-        document = self.workspace.text_documents.get(uri)
-        if uri.endswith(".ipynb") or document is None:
-            return False
-        return document.language_id == "python" or uri.endswith(_PYTHON_SUFFIXES)
-
-    # -- checking -----------------------------------------------------------------------------------
-    def schedule(self, target: str, delay: float) -> None:
-        """Check `target` after `delay` seconds, in place of a check still waiting for it."""
-        waiting = self.pending.pop(target, None)
-        if waiting is not None:
-            waiting.cancel()
-        self.pending[target] = asyncio.ensure_future(self._check_later(target, delay))
-
-    async def _check_later(self, target: str, delay: float) -> None:
-        if delay:
-            await asyncio.sleep(delay)
-        await self.current(target)
-
-    async def current(self, target: str) -> Checked | None:
-        """The findings of the current version of `target`, checked now if they are not known."""
-        snapshot = self.snapshot(target)
-        if snapshot is None:
-            return None
-        known = self.checked.get(target)
-        if known is not None and known.version == snapshot.version and known.texts == snapshot.texts:
-            return known
-        loop = asyncio.get_running_loop()
-        checked = await loop.run_in_executor(self.checker, self._check, snapshot)
-        latest = self.snapshot(target)
-        if latest is None:
-            return None
-        if latest.version == checked.version and latest.texts == checked.texts:
-            self.checked[target] = checked
-            self.publish(checked)
-            for note in checked.notes:
-                self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Warning, f"jaxlint: {note}"))
-        return checked
-
-    def _check(self, snapshot: Checked) -> Checked:
-        """On the worker thread: the findings of a snapshot; never raises."""
-        name = snapshot.path or "untitled.py"
-        try:
-            if snapshot.notebook:
-                found = self.linter.lint_cells(snapshot.path, snapshot.cells)
-            else:
-                found = self.linter.lint(snapshot.path, next(iter(snapshot.texts.values())))
-            snapshot.findings = found.findings
-            snapshot.notes = [f"{name}: {note}" for note in found.notes]
-        except Exception as exc:  # noqa: BLE001 - a bug in jaxlint must not take the server down
-            logger.exception("checking %s failed", name)
-            message = f"jaxlint could not check this file: {type(exc).__name__}: {exc} (please report this)"
-            snapshot.findings = [parse_error(name, message)]
-        return snapshot
-
-    def publish(self, checked: Checked) -> None:
-        by_uri: dict[str, list[lsp.Diagnostic]] = {uri: [] for uri in checked.texts}
-        view = self.view()
-        for finding in checked.findings:
-            uri = checked.uri_of(finding)
-            if uri is not None:
-                by_uri.setdefault(uri, []).append(view.diagnostic(finding, checked.texts.get(uri, "")))
-        for uri, diagnostics in by_uri.items():
-            version = None if checked.notebook else checked.version
-            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, diagnostics, version))
-
-    def view(self, target: str = "") -> FindingsView:
-        """The protocol's values for the findings of `target`, in the encoding agreed with the client."""
-        encoding = str(self.workspace.position_encoding or UTF16)
-        return FindingsView(self.linter, encoding, target, self.resolve_edits)
-
-    def forget(self, target: str, uris: list[str]) -> None:
-        waiting = self.pending.pop(target, None)
-        if waiting is not None:
-            waiting.cancel()
-        self.checked.pop(target, None)
-        for uri in uris:
-            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, []))
-
-
-# -- helpers ----------------------------------------------------------------------------------------
-def _path(uri: str) -> str | None:
-    if not uri.startswith("file:"):
-        return None
-    return to_fs_path(uri)
-
-
-def build_server() -> JaxlintServer:
-    server = JaxlintServer()
-
-    @server.feature(lsp.INITIALIZE)
-    def initialize(ls: JaxlintServer, params: lsp.InitializeParams) -> None:
-        root = params.root_uri or (params.workspace_folders[0].uri if params.workspace_folders else None)
-        if root and _path(root):
-            ls.linter = BufferLinter(_path(root))
-        action = params.capabilities.text_document and params.capabilities.text_document.code_action
-        support = action and action.resolve_support
-        ls.resolve_edits = bool(support and "edit" in support.properties)
-        watched = params.capabilities.workspace and params.capabilities.workspace.did_change_watched_files
-        ls.watch_files = bool(watched and watched.dynamic_registration)
-
-    @server.feature(lsp.INITIALIZED)
-    async def initialized(ls: JaxlintServer, params: lsp.InitializedParams) -> None:
-        """Where the client can, it tells of changes on disk (another branch checked out, a module
-        added, the configuration edited): what other modules say may have changed."""
-        if not ls.watch_files:
-            return
-        watchers = [lsp.FileSystemWatcher(glob_pattern=pattern) for pattern in WATCHED]
-        registration = lsp.Registration(id="jaxlint-watched-files", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                                        register_options=lsp.DidChangeWatchedFilesRegistrationOptions(watchers))
-        try:
-            await ls.client_register_capability_async(lsp.RegistrationParams([registration]))
-        except Exception:  # noqa: BLE001 - without it, saves still refresh the projects
-            logger.warning("the client refused to watch files for jaxlint")
-
-    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: JaxlintServer, params: lsp.DidOpenTextDocumentParams) -> None:
-        if ls.is_python(params.text_document.uri):
-            ls.schedule(params.text_document.uri, 0)
-
-    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: JaxlintServer, params: lsp.DidChangeTextDocumentParams) -> None:
-        if ls.is_python(params.text_document.uri):
-            ls.schedule(params.text_document.uri, DEBOUNCE_SECONDS)
-
-    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
-    def did_save(ls: JaxlintServer, params: lsp.DidSaveTextDocumentParams) -> None:
-        disk_changed(ls, params.text_document.uri)
-
-    @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def did_change_files(ls: JaxlintServer, params: lsp.DidChangeWatchedFilesParams) -> None:
-        disk_changed(ls, None)
-
-    def disk_changed(ls: JaxlintServer, saved: str | None) -> None:
-        """What other modules tell a file, and the configuration, may have changed: every open
-        document is checked again (the saved one first)."""
-        ls.checker.submit(ls.linter.forget_disk)  # on the worker: after the check under way, before the next
-        ls.checked.clear()
-        for target in ls.targets():
-            ls.schedule(target, 0 if target == saved else DEBOUNCE_SECONDS)
-
-    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: JaxlintServer, params: lsp.DidCloseTextDocumentParams) -> None:
-        ls.forget(params.text_document.uri, [params.text_document.uri])
-
-    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_OPEN)
-    def notebook_open(ls: JaxlintServer, params: lsp.DidOpenNotebookDocumentParams) -> None:
-        ls.schedule(params.notebook_document.uri, 0)
-
-    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CHANGE)
-    def notebook_change(ls: JaxlintServer, params: lsp.DidChangeNotebookDocumentParams) -> None:
-        structure = params.change.cells and params.change.cells.structure
-        for closed in (structure.did_close or []) if structure else []:
-            ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(closed.uri, []))
-        ls.schedule(params.notebook_document.uri, DEBOUNCE_SECONDS)
-
-    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_SAVE)
-    def notebook_save(ls: JaxlintServer, params: lsp.DidSaveNotebookDocumentParams) -> None:
-        disk_changed(ls, params.notebook_document.uri)
-
-    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CLOSE)
-    def notebook_close(ls: JaxlintServer, params: lsp.DidCloseNotebookDocumentParams) -> None:
-        ls.forget(params.notebook_document.uri, [cell.uri for cell in params.cell_text_documents])
-
-    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
-                    lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL_KIND],
-                                          resolve_provider=True))
-    async def code_action(ls: JaxlintServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
-        uri = params.text_document.uri
-        checked = await ls.current(target_of_uri(ls, uri))
-        if checked is None:
-            return None
-        loop = asyncio.get_running_loop()
-        only = list(params.context.only) if params.context.only else None
-        view = ls.view(target_of_uri(ls, uri))
-        return await loop.run_in_executor(ls.checker, view.code_actions, checked, uri, params.range, only)
-
-    @server.feature(lsp.CODE_ACTION_RESOLVE)
-    async def code_action_resolve(ls: JaxlintServer, action: lsp.CodeAction) -> lsp.CodeAction:
-        data = action.data if isinstance(action.data, dict) else {}
-        target = data.get("target")
-        checked = await ls.current(target) if isinstance(target, str) else None
-        if checked is not None and action.edit is None:
-            loop = asyncio.get_running_loop()
-            action.edit = await loop.run_in_executor(ls.checker, ls.view(target).fix_all_edit, checked, data.get("code"))
-        return action
-
-    @server.feature(lsp.TEXT_DOCUMENT_HOVER)
-    async def hover(ls: JaxlintServer, params: lsp.HoverParams) -> lsp.Hover | None:
-        uri = params.text_document.uri
-        checked = await ls.current(target_of_uri(ls, uri))
-        return ls.view().hover(checked, uri, params.position) if checked is not None else None
-
-    @server.feature(lsp.SHUTDOWN)
-    def shutdown(ls: JaxlintServer, params) -> None:
-        ls.shut_down = True
-        for task in ls.pending.values():
-            task.cancel()
-
-    return server
-
-
-def target_of_uri(ls: JaxlintServer, uri: str) -> str:
-    """The notebook a cell belongs to, or the document itself."""
-    notebook = ls.workspace.get_notebook_document(cell_uri=uri)
-    return notebook.uri if notebook is not None else uri
+    def end(self, status: int) -> None:
+        """From any thread."""
+        if self.status is None:
+            self.status = status
+            if self.loop is not None and self.done is not None:
+                self.loop.call_soon_threadsafe(lambda: self.done.done() or self.done.set_result(None))
 
 
 def serve() -> int:
-    """Serve on stdin and stdout until the client says exit (0 after a shutdown request, else 1,
-    as the protocol says) or closes the stream."""
+    """Serve on stdin and stdout until the session ends; its exit status."""
     protocol_out = sys.stdout.buffer
     sys.stdout = sys.stderr  # a stray print must not corrupt the protocol stream
+    ending = _Ending()
+    writer = FrameWriter(protocol_out, lost=lambda: ending.end(1))
+    lifecycle = Lifecycle()
+    _stop_signals_end_the_process()
+    inbox = Inbox(FrameReader(sys.stdin.fileno()).read, ended=lambda: _end_process_soon(lifecycle))
+    warming = threading.Thread(target=_warm_up, name="jaxlint-warm-up", daemon=True)
+    warming.start()
+    initialize, answer = _until_initialize(inbox, writer, lifecycle, ending)
+    if ending.status is not None:
+        return ending.status
+    warming.join()  # one thread imports at a time: two importing the same modules can deadlock
+    from .lsp_handlers import REPLAYED_INITIALIZE, build_server
+
     server = build_server()
+    server.protocol.set_writer(writer)
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    ending.loop, ending.done = loop, loop.create_future()
+    if answer is None:
+        _hand_on(server, initialize, writer)
+    else:  # answered already: pygls is told of it, its answer kept
+        _hand_on(server, {**initialize, "id": REPLAYED_INITIALIZE}, writer)
+        if server.protocol.replayed_answer != answer:
+            logger.warning("jaxlint server: the capabilities announced differ from pygls's: %s",
+                           server.protocol.replayed_answer)
+    inbox.deliver_to(lambda item: loop.call_soon_threadsafe(_receive, server, lifecycle, writer, ending, item))
+    loop.run_until_complete(ending.done)
+    return ending.status if ending.status is not None else 1
+
+
+def _until_initialize(inbox: Inbox, writer: FrameWriter, lifecycle: Lifecycle,
+                      ending: _Ending) -> tuple[dict | None, dict | None]:
+    """Reads messages until `initialize`, answering what comes before it: the request and the
+    answer sent to it (None when its params are for pygls to judge); (None, None) when the session
+    ended first."""
+    while True:
+        item = inbox.take()
+        if item is None:
+            ending.end(0 if lifecycle.shut_down else 1)
+            return None, None
+        if isinstance(item, BadFrame):
+            writer.send(error_response(None, PARSE_ERROR, item.reason))
+            continue
+        verdict = lifecycle.admit(item)
+        if verdict.exit_status is not None:
+            ending.end(verdict.exit_status)
+            return None, None
+        if verdict.error is not None:
+            writer.send(verdict.error)
+        if not verdict.handed_on:
+            continue
+        if not answerable(item.get("params")):
+            return item, None
+        answer = capabilities_for(item["params"])
+        writer.send({"id": item["id"], "result": answer})
+        return item, answer
+
+
+def _stop_signals_end_the_process() -> None:
+    """SIGINT, SIGTERM and SIGHUP end the process as their default action does, wherever it is
+    (an ignored one, under `nohup`, stays ignored)."""
+    for signum in STOP_SIGNALS:
+        try:
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                signal.signal(signum, signal.SIG_DFL)
+        except ValueError:  # not the main thread: the handlers stay as they are
+            return
+
+
+def _end_process_soon(lifecycle: Lifecycle) -> None:
+    """On the reading thread, once the client's stream has ended: the event loop ends the session
+    (it has been told); if a check holds the interpreter past the grace period, this ends it."""
+    time.sleep(_GRACE_SECONDS)
+    sys.stderr.flush()
+    os._exit(0 if lifecycle.shut_down else 1)
+
+
+def _receive(server, lifecycle: Lifecycle, writer: FrameWriter, ending: _Ending, item) -> None:
+    """On the event loop: one message of the client's."""
+    if ending.status is not None:
+        return
+    if item is None:
+        ending.end(0 if lifecycle.shut_down else 1)
+        return
+    if isinstance(item, BadFrame):
+        writer.send(error_response(None, PARSE_ERROR, item.reason))
+        return
+    verdict = lifecycle.admit(item)
+    if verdict.exit_status is not None:
+        ending.end(verdict.exit_status)
+    elif verdict.error is not None:
+        writer.send(verdict.error)
+    elif verdict.handed_on:
+        _hand_on(server, item, writer)
+
+
+def _hand_on(server, message: dict, writer: FrameWriter) -> None:
+    """Gives a message to pygls; what pygls cannot read as the method's params is -32602."""
+    from pygls.exceptions import JsonRpcException
+
+    quiet = logging.getLogger("pygls.protocol.json_rpc")
+    quiet.disabled = True  # it logs a traceback for params it cannot read: the client is told instead
     try:
-        server.start_io(sys.stdin.buffer, protocol_out)
+        structured = server.protocol.structure_message(message)
+    except JsonRpcException as error:
+        cause = error.__cause__ or error
+        reason = str(cause).splitlines()[0] if str(cause) else type(cause).__name__
+        if "id" in message:
+            writer.send(error_response(message["id"], INVALID_PARAMS,
+                                       f"{message.get('method')}: invalid params ({reason})"))
+        else:
+            logger.warning("jaxlint server: %s with invalid params ignored (%s)", message.get("method"), reason)
+        return
     finally:
-        server.checker.shutdown(wait=False, cancel_futures=True)
-    return 0 if server.shut_down else 1
+        quiet.disabled = False
+    server.protocol.handle_message(structured)
