@@ -72,6 +72,7 @@ def confirm(findings: Sequence[Finding], settings: Settings, options: RuntimeOpt
             result.verdicts = {i: (v, plan.notebook.translate(e)) for i, (v, e) in result.verdicts.items()}
         return plan, result
 
+    not_isolated: set[str] = set()
     jobs = max(1, min(options.jobs, MAX_JOBS, len(runnable) or 1))
     try:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -80,6 +81,7 @@ def confirm(findings: Sequence[Finding], settings: Settings, options: RuntimeOpt
                     device = result.device or fallback_device
                     for index, (verdict, evidence) in result.verdicts.items():
                         verdicts[index] = _runtime(verdict, evidence, device)
+                    not_isolated.update(result.not_isolated)
                     if notes is not None:
                         notes.extend(_skipped_notes(plan, result.skipped))
                     if progress:
@@ -92,6 +94,8 @@ def confirm(findings: Sequence[Finding], settings: Settings, options: RuntimeOpt
         run.close()
     if progress:
         progress.done()
+    if notes is not None:
+        notes.extend(isolation_notes(sorted(not_isolated)))
     return [replace(f, runtime=verdicts[i]) if i in verdicts else f for i, f in enumerate(findings)]
 
 
@@ -103,6 +107,19 @@ def _skipped_notes(plan, skipped: list[tuple[int, str]]) -> list[str]:
         rest = "notebook" if plan.notebook is not None else "module"
         error = error if len(error) <= 120 else error[:117] + "..."
         lines.append(f"{plan.path}: {where} raised {error} and was skipped; the rest of the {rest} was still run")
+    return lines
+
+
+def isolation_notes(missing: Sequence[str]) -> list[str]:
+    """A line for what the workers ran without (sandbox.py): the network, a private /dev/shm."""
+    lines = []
+    for entry in missing:
+        what, _, why = entry.partition(": ")
+        reach = "the network" if what.startswith("network") else "the machine's /dev/shm"
+        if what.startswith("network and"):
+            reach += " and the machine's /dev/shm"
+        lines.append(f"the checked code could reach {reach} ({why}); run `--runtime` on code you do not "
+                     f"trust only inside a disposable container (docs/runtime.md#isolation)")
     return lines
 
 

@@ -54,9 +54,15 @@ def confirm(subject: Subject) -> Outcome:
         return Outcome("inconclusive", "the function makes legacy jax.random.PRNGKey keys, which JAX's "
                                        "key-reuse checker does not track")
     if clean:
-        inputs, lines = clean[0]
-        reached = "" if subject.line in lines else f"; line {subject.line} was not reached"
-        return Outcome("not-reproduced", f"ran cleanly under jax.debug_key_reuse ({inputs.description}){reached}")
+        reached = [(inputs, lines) for inputs, lines in clean if subject.line in lines]
+        if not reached:
+            inputs, _ = clean[0]
+            return Outcome("inconclusive", f"line {subject.line} was not reached: a call with {inputs.description} "
+                                           f"ran cleanly without it; declare example inputs for "
+                                           f"`{subject.qualname}` that reach it")
+        inputs, _ = reached[0]
+        return Outcome("not-reproduced", f"line {subject.line} ran cleanly under jax.debug_key_reuse "
+                                         f"({inputs.description})")
     inputs, error = failed[0]
     return Outcome("inconclusive", f"no input set reached the key reuse: a plain call with {inputs.description} "
                                    f"raised {describe(error, subject.path, within)}")

@@ -119,7 +119,8 @@ def _import(plan: dict, events: Events, jax) -> State:
     state: State = {"module": None, "import_error": None, "cache": {}, "checked_errors": [], "units": None}
     checked = any(e["function"] is None and e["check"]["check"] == "key-reuse-checker" for e in plan["findings"])
     recorder = _recorder(plan)
-    load = (lambda: recorder.watching(lambda: _load(plan))) if recorder is not None else (lambda: _load(plan))
+    load = _observed((lambda: recorder.watching(lambda: _load(plan))) if recorder is not None
+                     else (lambda: _load(plan)), plan, state)
     events.write(event="importing")
     if checked:
         before = set(sys.modules)
@@ -135,6 +136,7 @@ def _import(plan: dict, events: Events, jax) -> State:
         module, error, units = load()
     if error is not None:
         state["import_error"] = _error_record(error, plan["path"])
+    state["caught_errors"] = [e for e in state.pop("observed", []) if not _escaped(e, error, units)]
     state["fatal_import_error"] = error
     state["units"] = units
     for failure in units.failures if units is not None else ():
@@ -151,6 +153,30 @@ def _import(plan: dict, events: Events, jax) -> State:
         events.write(event="recorded", entry_points=recorder.entry_points, functions=sorted(recorder.records))
     state["recorder"] = recorder
     return state
+
+
+def _observed(load, plan: dict, state: State):
+    """`load`, watching for the exceptions raised in the module's own frames (into
+    `state["observed"]`): one that the module's code catches is still evidence of its line."""
+    from .tracebacks import raised_in
+
+    def observed():
+        ran = state["module_lines"] = set()
+        with raised_in(plan["path"], ran) as raised:
+            try:
+                return load()
+            finally:
+                state["observed"] = list(raised)
+
+    return observed
+
+
+def _escaped(error: BaseException, fatal: BaseException | None, units) -> bool:
+    """Whether `error` ended a top-level statement (or the import) rather than being caught."""
+    from .tracebacks import caught
+
+    ended = [failure.error for failure in units.failures] if units is not None else []
+    return not all(caught([error], escaped) for escaped in [*ended, fatal])
 
 
 def _recorder(plan: dict):
@@ -495,6 +521,12 @@ def _module_level(entry: dict, plan: dict, state: State):
             if expected:
                 return Outcome("confirmed", f"{type(error).__name__} at line {entry['line']} "
                                             f"while importing the module{checker}")
+        handled = [] if keyed else [error for error in state.get("caught_errors", ())
+                                    if raised_on(error, plan["path"], span, module_level=True)
+                                    and errors.predicted(check["raises"], error)]
+        if handled:
+            return Outcome("confirmed", f"{type(handled[0]).__name__} at line {entry['line']}, caught by the code, "
+                                        "while importing the module")
         if here:
             error = here[0]
             return Outcome("inconclusive", f"line {entry['line']} raised another error while importing the module: "
@@ -502,6 +534,10 @@ def _module_level(entry: dict, plan: dict, state: State):
         stopped = frames_in(fatal, plan["path"], module_level=True) if fatal is not None else []
         if fatal is not None and (not stopped or stopped[-1][0] < entry["line"]):
             return Outcome("inconclusive", f"the import failed elsewhere: {_import_reason(state)}")
+        ran = state.get("module_lines")
+        if ran is not None and not any(line in ran for line in range(span[0], span[1] + 1)):
+            return Outcome("inconclusive", f"line {entry['line']} did not run while importing the module "
+                                           "(a branch or a loop the import does not take)")
         # The flagged statement ran and raised nothing.
         if keyed:
             # The checker saw nothing; legacy keys escape it, so compare the draws themselves.
@@ -573,7 +609,8 @@ def _subject(entry: dict, plan: dict, state: State):
     else:
         abstract = not (set(facts["modes"]) <= {"grad"})  # untransformed, or traced abstractly
         recorder = state.get("recorder")
-        recorded = recorder.inputs(facts["qualname"], abstract and traced is not None) if recorder else []
+        recorded = recorder.inputs(facts["qualname"], abstract and traced is not None,
+                                   transformed=bool(facts["modes"])) if recorder else []
         # The program's own calls say what the function takes: they come first, and one that runs
         # cleanly settles the finding (a probe that confirms what no call does proves nothing).
         # Guesses follow, for recorded calls that fail some other way.

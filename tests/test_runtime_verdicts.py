@@ -1,0 +1,135 @@
+"""`not-reproduced` is a strong claim: made only when the flagged line ran under the transform the
+finding names, with inputs that stand for the transformed call. The shapes that used to call a
+real bug "not reproduced", each in a module of one `confirm()` run:
+
+- an error the code catches itself (`try: x[0] = 1 / except TypeError:`), at module level and in
+  a function: the exception is observed where it is raised, not where it escapes;
+- a function called plainly first (`relu(1.0)`) and then jitted: the plain call's inputs do not
+  settle a finding about the jitted one; the jitted call is what is replayed;
+- a flagged line the inputs never reach, in a function or at module level: inconclusive, with
+  what to do.
+"""
+from __future__ import annotations
+
+import os
+import textwrap
+
+import pytest
+
+from jaxlint.engine.files import check_file
+from jaxlint.engine.registry import known_codes
+from jaxlint.frontends.config import load_settings
+from jaxlint.runtime import RuntimeOptions, confirm
+
+MODULES = {
+    "caught_at_import": """
+        import jax.numpy as jnp
+
+        x = jnp.zeros(3)
+        try:
+            x[0] = 1  # expect JAX401
+        except TypeError:
+            print("immutable!")
+    """,
+    "caught_in_function": """
+        import jax.numpy as jnp
+
+
+        def update(n):
+            x = jnp.zeros(n)
+            try:
+                x[0] = 1  # expect JAX401
+            except TypeError:
+                pass
+            return x
+
+
+        update(3)
+    """,
+    "plain_then_jitted": """
+        import jax
+        import jax.numpy as jnp
+
+
+        def relu(x):
+            if x > 0:  # expect JAX201
+                return x
+            return 0.0
+
+
+        print(relu(1.0))
+        try:
+            jax.jit(relu)(jnp.ones(()))
+        except Exception as exc:
+            print(type(exc).__name__)
+    """,
+    "plain_only": """
+        import jax
+
+
+        def relu(x):
+            if x > 0:  # expect JAX201
+                return x
+            return 0.0
+
+
+        fast_relu = jax.jit(relu)
+        print(relu(1.0))
+    """,
+    "unreached": """
+        import jax
+
+
+        @jax.jit
+        def long_only(x):
+            if x.shape[0] > 5:
+                if x.sum() > 0:  # expect JAX201
+                    return x
+            return x
+    """,
+    "unreached_at_import": """
+        import jax.numpy as jnp
+
+        x = jnp.zeros(3)
+        if x.shape[0] > 5:
+            x[0] = 1  # expect JAX401
+    """,
+}
+
+
+@pytest.mark.runtime
+def test_caught_errors_confirm_plain_calls_do_not_settle_and_unreached_lines_are_inconclusive(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint.runtime]\ntimeout = 60\n", encoding="utf-8")
+    for name, text in MODULES.items():
+        (tmp_path / f"{name}.py").write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    settings = load_settings(tmp_path, known_codes())
+    findings = [f for path in sorted(tmp_path.glob("*.py")) for f in check_file(str(path), settings).findings
+                if f.code in ("JAX201", "JAX401")]
+    expected = {(os.path.basename(f.path)[:-3], f.start.line) for f in findings}
+    for name, text in MODULES.items():
+        lines = textwrap.dedent(text).lstrip().splitlines()
+        flagged = [n for n, line in enumerate(lines, 1) if "# expect" in line]
+        assert {(name, n) for n in flagged} <= expected, (name, flagged, expected)
+    checked = confirm(findings, settings, RuntimeOptions(jobs=2))
+    verdicts = {os.path.basename(f.path)[:-3]: f.runtime for f in checked}
+
+    caught = verdicts["caught_at_import"]
+    assert caught["verdict"] == "confirmed", caught
+    assert caught["evidence"] == "TypeError at line 5, caught by the code, while importing the module"
+    inside = verdicts["caught_in_function"]
+    assert inside["verdict"] == "confirmed" and "TypeError at line 7, caught by the code (a plain call" \
+        in inside["evidence"], inside
+
+    jitted = verdicts["plain_then_jitted"]
+    assert jitted["verdict"] == "confirmed", jitted
+    assert "TracerBoolConversionError at line 6 (jax.jit trace; inputs recorded from the call at " \
+           "plain_then_jitted.py:13: x=f32[])" in jitted["evidence"], jitted
+    plain = verdicts["plain_only"]
+    assert plain["verdict"] == "confirmed" and "jax.jit trace" in plain["evidence"], plain
+
+    for name, line in (("unreached", 7), ("unreached_at_import", 5)):
+        runtime = verdicts[name]
+        assert runtime["verdict"] == "inconclusive", (name, runtime)
+        assert f"line {line} " in runtime["evidence"] and ("not reached" in runtime["evidence"]
+                                                           or "did not run" in runtime["evidence"]), runtime
+    assert "declare example inputs for `long_only` that reach it" in verdicts["unreached"]["evidence"]
