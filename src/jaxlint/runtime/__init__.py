@@ -58,10 +58,20 @@ def confirm(findings: Sequence[Finding], settings: Settings, options: RuntimeOpt
     verdicts: dict[int, dict] = {}
     fallback_device = ""  # no worker ran: no device was used
     for plan in plans:
+        if notes is not None:
+            notes.extend(f"{plan.path}: {where} does not parse ({error}) and was skipped; the rest of the notebook "
+                         f"was still run" for where, error in plan.unparsed)
         if plan.reason:
             for index, _ in plan.findings:
                 verdicts[index] = _runtime("inconclusive", plan.reason, fallback_device)
     runnable = [plan for plan in plans if plan.payload is not None]
+    if options.device and runnable:
+        from .launcher import missing_device
+
+        why = missing_device(options.device)
+        if why is not None:
+            raise RuntimeUnavailable(f"--device {options.device}: JAX finds no {options.device} device here ({why}); "
+                                     f"leave out --device to run on JAX's default backend")
     allow_runs()
     run = RuntimeRun(runtime, options.device, settings_x64(settings))
     progress = _Progress(len(runnable)) if options.progress and runnable else None
@@ -83,7 +93,10 @@ def confirm(findings: Sequence[Finding], settings: Settings, options: RuntimeOpt
                         verdicts[index] = _runtime(verdict, evidence, device)
                     not_isolated.update(result.not_isolated)
                     if notes is not None:
-                        notes.extend(_skipped_notes(plan, result.skipped))
+                        confirmed = {finding.start.line for index, finding in plan.findings
+                                     if result.verdicts.get(index, ("",))[0] == "confirmed"}
+                        notes.extend(_skipped_notes(plan, [(line, error) for line, error in result.skipped
+                                                           if line not in confirmed or plan.notebook is not None]))
                     if progress:
                         progress.step()
             except BaseException:  # Ctrl-C: the workers are in their own sessions and would run on
@@ -108,6 +121,25 @@ def _skipped_notes(plan, skipped: list[tuple[int, str]]) -> list[str]:
         error = error if len(error) <= 120 else error[:117] + "..."
         lines.append(f"{plan.path}: {where} raised {error} and was skipped; the rest of the {rest} was still run")
     return lines
+
+
+#: Skipped statements listed by `note_lines` without `--verbose`.
+SHOWN_SKIPPED = 3
+_SKIPPED = " and was skipped; "
+
+
+def note_lines(notes: Sequence[str], verbose: bool = False) -> list[str]:
+    """The notes to print: every one with `verbose`; otherwise the first few skipped statements
+    and a count of the others (a tutorial notebook may skip a hundred)."""
+    skipped = [note for note in notes if _SKIPPED in note]
+    if verbose or len(skipped) <= SHOWN_SKIPPED:
+        return list(notes)
+    shown = set(skipped[:SHOWN_SKIPPED])
+    rest = len(skipped) - SHOWN_SKIPPED
+    kept = [note for note in notes if _SKIPPED not in note or note in shown]
+    kept.append(f"{len(skipped)} top-level statements raised and were skipped in all ({rest} more than the "
+                f"{SHOWN_SKIPPED} above; `--verbose` lists them)")
+    return kept
 
 
 def isolation_notes(missing: Sequence[str]) -> list[str]:

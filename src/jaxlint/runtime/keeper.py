@@ -75,6 +75,8 @@ def main(argv: list[str]) -> int:
         _remove_shm(outcome.shm, shm_before)
         _orphaned(plan)
         return 0
+    if outcome.timed_out:
+        _ask_for_stack(child, read_end, capture)
     if outcome.timed_out or outcome.memory_mib is not None:
         kill_tree(keeper, include_root=False)
         outcome.status = _wait(child)
@@ -233,6 +235,29 @@ def _remove_shm(paths: set[str], before: set[str]) -> None:
                 os.unlink(path)
             except OSError:
                 pass
+
+
+#: After asking the worker for its stack at the time limit, how long its dump is waited for.
+STACK_WAIT_S = 1.0
+
+
+def _ask_for_stack(child: int, read_end: int, capture: "Capture") -> None:
+    """At the time limit: SIGUSR1 makes the worker write its Python stack (faulthandler), so the
+    launcher can say which line of the user's code was running."""
+    try:
+        os.kill(child, signal.SIGUSR1)
+    except OSError:
+        return
+    deadline = time.monotonic() + STACK_WAIT_S
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([read_end], [], [], 0.05)
+        if not ready:
+            continue
+        chunk = os.read(read_end, 65536)
+        if not chunk:
+            return
+        capture.add(chunk)
+        deadline = min(deadline, time.monotonic() + 0.2)  # the dump is arriving: a moment for the rest
 
 
 def _reap(child: int) -> int | None:

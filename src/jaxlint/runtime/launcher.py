@@ -327,6 +327,34 @@ def _spawn(payload: dict, scratch: str, run_dir: str, timeout: float) -> _Run:
     return run
 
 
+#: Seconds the device check may take: importing JAX and asking it for its devices.
+DEVICE_CHECK_S = 120
+_DEVICE_CHECK = """
+import sys
+import jax
+try:
+    jax.devices(sys.argv[1])
+except Exception as exc:
+    print(" ".join(str(exc).split())[:240] or type(exc).__name__)
+    sys.exit(3)
+"""
+
+
+def missing_device(device: str) -> str | None:
+    """Why the `--device` kind is not there (JAX's reason, and what is), or None when it is: asked
+    once, up front, in a process of its own (asking imports JAX and may start a backend)."""
+    environment, _ = _environment(device)
+    try:
+        done = subprocess.run([sys.executable, "-c", _DEVICE_CHECK, device], env=environment,
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=DEVICE_CHECK_S)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"could not ask JAX for its devices: {exc}"
+    if done.returncode == 0:
+        return None
+    lines = done.stdout.strip().splitlines() or [" ".join(done.stderr.split())[-200:] or "JAX could not start"]
+    return "; ".join(lines)
+
+
 def _read_bounded(path: str, limit: int) -> str:
     """The end of a file, at most `limit` bytes of it; "" when it is gone (the run was stopped)."""
     try:
@@ -412,7 +440,7 @@ def _death(run: _Run, runtime: RuntimeSettings, phase: str) -> str:
         return f"internal error in the worker: {run.internal[:200]} {during} (please report this)"
     ended = run.exit
     if run.timed_out or (ended and ended.get("timed_out")):
-        return f"time limit ({runtime.timeout:g} s) reached {during}"
+        return _time_limit(run, runtime, during)
     if ended and ended.get("memory_mib") is not None:
         return (f"memory limit ({runtime.memory_limit} MiB) reached {during}: the worker's processes used "
                 f"{ended['memory_mib']} MiB, shared memory included; raise `memory-limit` in "
@@ -429,7 +457,7 @@ def _death(run: _Run, runtime: RuntimeSettings, phase: str) -> str:
         if name == "SIGXCPU":
             return f"CPU time limit reached {during}"
         if name == "SIGALRM":
-            return f"time limit ({runtime.timeout:g} s) reached {during}"
+            return _time_limit(run, runtime, during)
         return f"the worker process crashed: {name}{_SIGNALS.get(name, '')}{at} {during}"
     how = " (os._exit)" if run.exit_line is not None else ""
     status = ended.get("status")
@@ -438,6 +466,15 @@ def _death(run: _Run, runtime: RuntimeSettings, phase: str) -> str:
     if phase == "check":
         return f"the code exited with status {status}{how}{at} {during}"
     return f"the worker process exited with status {status} {during}"
+
+
+def _time_limit(run: _Run, runtime: RuntimeSettings, during: str) -> str:
+    """The time limit, the user's line the worker was running when it was reached (from the stack
+    the worker dumped when its keeper asked), and the setting to raise."""
+    line = _crash_line(run.log, run.path)
+    at = f" at line {line}" if line else ""
+    return (f"time limit ({runtime.timeout:g} s) reached{at} {during}; raise `timeout` in "
+            f"[tool.jaxlint.runtime] to let it finish")
 
 
 def _signal_name(number: int) -> str:

@@ -43,6 +43,11 @@ def main(plan: dict, events_path: str) -> int:
     events = Events(events_path)
     _record_exits(events, plan["path"])
     faulthandler.enable()  # a segfault prints the Python stack to the output: the parent reads the line
+    if hasattr(faulthandler, "register") and hasattr(__import__("signal"), "SIGUSR1"):
+        import signal
+
+        # At the time limit the keeper asks for the stack: the line the user's code was running.
+        faulthandler.register(signal.SIGUSR1, all_threads=True, chain=False)
     try:
         import jax
     except BaseException as exc:  # noqa: B036 - a broken JAX install must still be reported
