@@ -63,9 +63,9 @@ def plan_module(path: str, findings: list[tuple[int, Finding]], settings: Settin
             source = Path(path).read_text(encoding="utf-8-sig")
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        where = notebook.cell_line(exc.raw_line) if notebook is not None else f"line {exc.raw_line}"
-        plan.reason = (f"the {kind} does not parse ({where}: {' '.join(exc.message.split())[:120]}): "
-                       f"fix it to check this finding")
+        line, message = _syntax_error(source, exc)
+        where = notebook.cell_line(line) if notebook is not None else f"line {line}"
+        plan.reason = f"the {kind} does not parse ({where}: {message}): fix it to check this finding"
         return plan
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         plan.reason = f"cannot read the {kind}: {type(exc).__name__}: {' '.join(str(exc).split())[:160]}"
@@ -93,6 +93,17 @@ def plan_module(path: str, findings: list[tuple[int, Finding]], settings: Settin
         plan.payload["source"] = notebook.text
         plan.notebook = notebook
     return plan
+
+
+def _syntax_error(source: str, exc: cst.ParserSyntaxError) -> tuple[int, str]:
+    """The line and message of a parse error, in Python's words where Python rejects the code too."""
+    try:
+        compile(source, "<module>", "exec", dont_inherit=True)
+    except SyntaxError as error:
+        return error.lineno or exc.raw_line, f"SyntaxError: {error.msg}"
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return exc.raw_line, " ".join(exc.message.split())[:120]
 
 
 class _Notebook:

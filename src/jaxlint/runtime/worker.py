@@ -437,6 +437,8 @@ def _outcome(entry: dict, plan: dict, state: State):
         fallback = _behaviour(check, subject, state)
         if fallback is None or (fallback.verdict != "confirmed" and mine.verdict == "not-reproduced"):
             return mine
+        if fallback.verdict != "confirmed" and keys.UNSEEN_CONSUMER in mine.evidence:
+            return mine  # the draws compared are jax.random's: the library's consumption is as unseen there
         return fallback
     return _behaviour(check, subject, state) or Outcome("inconclusive", "no runtime check for this rule yet")
 
@@ -619,8 +621,8 @@ def _subject(entry: dict, plan: dict, state: State):
         # The program's own calls say what the function takes: they come first, and one that runs
         # cleanly settles the finding (a probe that confirms what no call does proves nothing).
         # Guesses follow, for recorded calls that fail some other way.
-        candidates = [*recorded, *inputs_module.candidates(params, traced, abstract=abstract,
-                                                           calls=facts.get("calls"))]
+        guesses = inputs_module.candidates(params, traced, abstract=abstract, calls=facts.get("calls"))
+        candidates = [*recorded, *_with_structures(guesses, params, state)]
     modes = facts["modes"]
     subject = Subject(
         code=entry["code"], line=entry["line"], path=plan["path"], message=entry["message"],
@@ -635,6 +637,18 @@ def _subject(entry: dict, plan: dict, state: State):
     if inner is not None:
         subject.extra["inner_qualname"] = inner  # the flagged function, defined inside `qualname`
     return subject, None
+
+
+def _with_structures(guesses: list, params: list[dict], state: State) -> list:
+    """The guesses, with one before the first probes in which the parameters annotated with a
+    dataclass or NamedTuple get an instance of it (structured.py)."""
+    from .structured import structured_inputs
+
+    first = next((i for i, g in enumerate(guesses) if g.description.startswith(("annotations:", "probes:"))), None)
+    if first is None or state.get("module") is None:
+        return guesses
+    built = structured_inputs(params, guesses[first], state["module"].__dict__)
+    return guesses if built is None else [*guesses[:first], built, *guesses[first:]]
 
 
 def _init(example: dict | None) -> list | None:
