@@ -154,15 +154,15 @@ def test_declared_examples_verdicts_json_and_dropping_refuted(package, run_cli):
     assert unreached["verdict"] == "inconclusive" and unreached["evidence"].startswith(
         "line 26 was not reached: jax.jit trace with probes: x=f32[3] ran cleanly without it; declare example "
         "inputs for `only_for_long_inputs` that reach it"), unreached
-    refuted = findings[(47, "JAX201")]["runtime"]
+    refuted = findings[(45, "JAX201")]["runtime"]
     assert refuted["verdict"] == "not-reproduced" and refuted["evidence"].startswith(
-        "line 47 traced cleanly with jax.jit trace (inputs recorded from the call at model.py:53"), refuted
+        "line 45 traced cleanly with jax.jit trace (inputs recorded from the call at model.py:51"), refuted
     assert "Runtime on " in result.stderr and "3 confirmed, 1 not reproduced, 3 inconclusive" in result.stderr
 
     dropped = run_cli("check", "--runtime", "--runtime-drop-refuted", "--no-cache", ".", cwd=package)
     assert dropped.returncode == 1
     lines = dropped.stdout.splitlines()
-    assert len(lines) == 6 and not any(":47:" in line for line in lines)
+    assert len(lines) == 6 and not any(":45:" in line for line in lines)
     assert any(line.endswith("]") and "[confirmed: TracerBoolConversionError at line 10" in line for line in lines)
     assert "(1 not reproduced dropped)" in dropped.stderr
     # Nothing written into the user's tree by the workers (the static cache is off here).

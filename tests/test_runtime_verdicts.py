@@ -133,3 +133,41 @@ def test_caught_errors_confirm_plain_calls_do_not_settle_and_unreached_lines_are
         assert f"line {line} " in runtime["evidence"] and ("not reached" in runtime["evidence"]
                                                            or "did not run" in runtime["evidence"]), runtime
     assert "declare example inputs for `long_only` that reach it" in verdicts["unreached"]["evidence"]
+
+
+@pytest.mark.jax
+def test_a_parameter_annotated_with_a_dataclass_gets_one_built_from_its_fields():
+    import dataclasses
+    from typing import Callable, NamedTuple, Optional
+
+    import jax
+
+    from jaxlint.runtime.subject import Inputs
+    from jaxlint.runtime.structured import structured_inputs
+
+    class Limits(NamedTuple):
+        low: float
+        high: float = 2.0
+
+    @dataclasses.dataclass
+    class State:
+        step: int
+        params: dict
+        apply_fn: Callable
+        limits: Limits
+        rate: jax.Array = None  # filled in by the program: built
+        note: Optional[str] = None  # optional: kept
+        frozen: int = 0
+
+    params = [{"name": "state", "kind": "positional", "default": None, "annotation": "State"},
+              {"name": "x", "kind": "positional", "default": None, "annotation": None}]
+    probes = Inputs(lambda: ((1, 2), {}), "probes: state=f32[3], x=f32[3]")
+    # the checked module's names: what its annotations are resolved against
+    namespace = {"State": State, "Limits": Limits, "Callable": Callable, "Optional": Optional, "jax": jax}
+    inputs = structured_inputs(params, probes, namespace)
+    assert inputs.description == "annotations: state=State(...), x=f32[3]"
+    (state, x), kwargs = inputs.make()
+    assert x == 2 and kwargs == {}
+    assert state.step == 3 and state.frozen == 0 and state.note is None and callable(state.apply_fn)
+    assert state.limits == Limits(1.0, 2.0) and state.rate.shape == () and set(state.params) == {"w"}
+    assert structured_inputs(params[1:], probes, {}) is None

@@ -181,33 +181,57 @@ def _watch(child: int, read_end: int, capture: Capture, plan: dict, parent: int 
                 outcome.shm_private = _own_shm(child)
             if not outcome.shm_private:
                 outcome.shm |= shm_files(tree)
-            used = _tree_memory_mib(tree, child)
-            if limit and used > limit:
-                outcome.memory_mib = used
-                return outcome
+            shm = _private_shm_mib(child) if outcome.shm_private else 0
+            if limit and _resident_mib(tree) + shm > limit:  # a cheap upper bound first (see _resident_mib)
+                used = _tree_memory_mib(tree) + shm
+                if used > limit:
+                    outcome.memory_mib = used
+                    return outcome
 
 
-def _tree_memory_mib(tree: list[int], worker: int) -> int:
-    """The memory of the worker's processes in MiB: each one's proportional set size (its share of
-    the pages it shares, shared anonymous memory and /dev/shm mappings included), plus the files
-    in the worker's private /dev/shm, which no process needs to map."""
+def _resident_mib(tree: list[int]) -> int:
+    """An upper bound of the tree's memory, cheap to read (`/proc/PID/status`, no walk of the
+    mappings): each process's anonymous and shared resident memory, pages shared between them
+    counted once per process."""
+    total = 0
+    for pid in tree:
+        try:
+            with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as handle:
+                for line in handle:
+                    if line.startswith(("RssAnon:", "RssShmem:")):
+                        total += int(line.split()[1])
+        except (OSError, ValueError):
+            continue
+    return total // 1024
+
+
+def _tree_memory_mib(tree: list[int]) -> int:
+    """The memory of the worker's processes in MiB: each one's proportional share of its anonymous
+    and shared memory (`Pss_Anon` + `Pss_Shmem`: shared anonymous memory and /dev/shm mappings
+    included, a page shared by several processes counted once in all; the code of the libraries
+    it maps is not memory it asked for). Exact but costly to read (the kernel walks every
+    mapping), so read only past the cheap bound."""
     total = 0
     for pid in tree:
         try:
             with open(f"/proc/{pid}/smaps_rollup", encoding="ascii", errors="replace") as handle:
-                for line in handle:
-                    if line.startswith("Pss:"):
-                        total += int(line.split()[1]) * 1024
-                        break
+                fields = dict(line.split(":", 1) for line in handle if ":" in line and not line[0].isdigit())
         except (OSError, ValueError):
             continue
-    if _own_shm(worker):
-        try:
-            shm = os.statvfs(f"/proc/{worker}/root{SHM}")
-            total += (shm.f_blocks - shm.f_bfree) * shm.f_frsize
-        except OSError:
-            pass
+        parts = [fields.get("Pss_Anon"), fields.get("Pss_Shmem")]
+        if None in parts:  # an older kernel: the whole proportional set size
+            parts = [fields.get("Pss", "0 kB")]
+        total += sum(int(part.split()[0]) for part in parts) * 1024
     return total // (1024 * 1024)
+
+
+def _private_shm_mib(worker: int) -> int:
+    """What the files in the worker's private /dev/shm hold, which no process needs to map."""
+    try:
+        shm = os.statvfs(f"/proc/{worker}/root{SHM}")
+    except OSError:
+        return 0
+    return (shm.f_blocks - shm.f_bfree) * shm.f_frsize // (1024 * 1024)
 
 
 def _own_shm(worker: int) -> bool:

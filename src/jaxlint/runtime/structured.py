@@ -96,7 +96,9 @@ def build(cls: type, namespace: dict, depth: int = 0) -> Any:
 
 
 def _not_optional(hint: Any) -> bool:
-    if hint is None or isinstance(hint, str):
+    if isinstance(hint, str):
+        return "Optional[" not in hint and "None" not in hint and hint.strip() != "Any"
+    if hint is None:
         return False
     origin = typing.get_origin(hint)
     union = origin is typing.Union or type(hint).__name__ == "UnionType"
@@ -104,20 +106,33 @@ def _not_optional(hint: Any) -> bool:
 
 
 def _hints(cls: type, namespace: dict) -> dict:
+    """The fields' types: resolved where the names are known (the class's module, then the checked
+    module), else the annotation's text, one field at a time."""
+    import sys
+
+    scope = {**vars(typing), **namespace, **vars(sys.modules.get(cls.__module__, typing))}
     try:
-        return typing.get_type_hints(cls, globalns=dict(namespace))
-    except Exception:  # noqa: BLE001 - unresolvable forward references: the raw annotations
+        return typing.get_type_hints(cls, globalns=scope)
+    except Exception:  # noqa: BLE001 - one unresolvable annotation: resolve the others alone
         hints: dict = {}
         for klass in reversed(cls.__mro__):
-            hints.update(getattr(klass, "__annotations__", {}))
+            for name, hint in getattr(klass, "__annotations__", {}).items():
+                hints[name] = (_resolve_any(hint, scope) or hint) if isinstance(hint, str) else hint
         return hints
+
+
+def _resolve_any(annotation: str, scope: dict) -> Any:
+    try:
+        return eval(annotation, dict(scope))  # noqa: S307 - the user's annotation, in the worker
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def _value(hint: Any, namespace: dict, depth: int) -> Any:
     import jax.numpy as jnp
 
     if isinstance(hint, str):
-        hint = _resolve(hint, namespace) or hint
+        return _value_from_text(hint)
     origin = typing.get_origin(hint)
     if origin is typing.Union or type(hint).__name__ == "UnionType":
         options = [a for a in typing.get_args(hint) if a is not type(None)]
@@ -142,6 +157,21 @@ def _value(hint: Any, namespace: dict, depth: int) -> Any:
             return _function
     if hint is collections.abc.Callable or getattr(hint, "_name", None) == "Callable":
         return _function
+    return jnp.ones(())
+
+
+def _value_from_text(text: str) -> Any:
+    """A field whose annotation names what this module cannot resolve: read from its text."""
+    import jax.numpy as jnp
+
+    bare = text.replace("typing.", "").replace("Optional[", "").strip()
+    if "Callable" in bare:
+        return _function
+    for name, value in (("bool", True), ("int", 3), ("float", 1.0), ("str", "x")):
+        if bare == name or bare.startswith(f"{name} |"):
+            return value
+    if bare.startswith(("dict", "Dict", "Mapping", "FrozenDict")):
+        return {"w": jnp.ones(())}
     return jnp.ones(())
 
 
