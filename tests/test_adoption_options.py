@@ -41,11 +41,28 @@ def test_show_files_lists_what_a_run_would_check(tree):
 def test_show_settings_names_the_configuration_and_its_values(tree):
     result = invoke("--show-settings")
     assert result.exit_code == 0
-    header, body = result.output.split("\n", 1)
+    header, *lines = result.output.splitlines()
     assert header == f"# configuration: {tree / 'pyproject.toml'}"
-    assert json.loads(body)["exclude"] == ["generated/"]
-    other = invoke("--show-settings", "--config", "other.toml").output.split("\n", 1)[1]
-    assert json.loads(other)["ignore"] == ["JAX601"]
+    assert any(line.startswith('exclude = ["generated/"] ') and line.endswith(f"  # {tree / 'pyproject.toml'}")
+               for line in lines)
+    other = json.loads(invoke("--show-settings", "--config", "other.toml", "--output-format", "json").output)
+    assert other["configuration"] == str(tree / "other.toml")
+    assert other["settings"]["ignore"] == {"value": ["JAX601"], "source": str(tree / "other.toml")}
+
+
+def test_show_settings_says_where_each_setting_comes_from(tree):
+    shown = json.loads(invoke("--show-settings", "--ignore", "JAX602", "--extend-select", "JAX001",
+                              "--output-format", "json").output)["settings"]
+    config = str(tree / "pyproject.toml")
+    assert shown["exclude"] == {"value": ["generated/"], "source": config}
+    assert shown["ignore"] == {"value": ["JAX602"], "source": "command line (--ignore)"}
+    assert shown["extend-select"]["source"] == "command line (--extend-select)"
+    assert shown["select"] == {"value": ["JAX"], "source": "default"}
+    assert shown["root"] == {"value": str(tree), "source": "the configuration file's directory"}
+    isolated = json.loads(invoke("--show-settings", "--isolated", "--output-format", "json").output)
+    assert isolated["configuration"] is None and isolated["settings"]["exclude"]["source"] == "default"
+    lines = invoke("--show-settings", "--ignore", "JAX602").output.splitlines()
+    assert any(line.startswith('ignore = ["JAX602"]') and line.endswith("# command line (--ignore)") for line in lines)
 
 
 def test_config_and_isolated_choose_the_configuration(tree):

@@ -121,8 +121,8 @@ def test_fix_never_writes_a_file_that_does_not_parse(tree, monkeypatch):
 
     original = engine.apply_fixes
 
-    def breaking(text, findings):
-        new, count = original(text, findings)
+    def breaking(text, findings, unsafe=False):
+        new, count = original(text, findings, unsafe)
         return new + "\ndef (:\n", count
 
     monkeypatch.setattr(engine, "apply_fixes", breaking)

@@ -15,16 +15,18 @@ from jaxlint.frontends.cli import main
 
 BAD = "import jax\nimport jax.numpy as np\n\n\ndef f(t):\n    return jax.tree_map(np.abs, t)\n"
 CONCISE = [
-    "bad.py:2:8: JAX601 `jax.numpy` imported as `np`: readers and tools take `np` for NumPy, whose arrays are "
-    "mutable and eager; import it as `import jax.numpy as jnp` [*]",
-    "bad.py:6:12: JAX602 `jax.tree_map` is deprecated in JAX 0.4.26 and removed in 0.6.0; use `jax.tree.map`, "
-    "the same API under its new name [*]",
+    "bad.py:2:8: JAX601 `jax.numpy` imported as `np` [*]",
+    "bad.py:6:12: JAX602 `jax.tree_map` is deprecated in JAX 0.4.26 and removed in 0.6.0 [*]",
 ]
 FULL = (
     f"{CONCISE[0].replace(': JAX601 ', ': JAX601 [warning] ')}\n"
     "  |\n"
+    "1 | import jax\n"
     "2 | import jax.numpy as np\n"
     "  |        ^^^^^^^^^^^^^^^\n"
+    "3 |\n"
+    "  = note: readers and tools take `np` for NumPy, whose arrays are mutable and eager\n"
+    "  = help: import it as `import jax.numpy as jnp`\n"
     "  = help: Import jax.numpy as jnp and rename its uses\n"
     "2 - import jax.numpy as np\n"
     "2 + import jax.numpy as jnp\n"
@@ -33,8 +35,10 @@ FULL = (
     "\n"
     f"{CONCISE[1].replace(': JAX602 ', ': JAX602 [warning] ')}\n"
     "  |\n"
+    "5 | def f(t):\n"
     "6 |     return jax.tree_map(np.abs, t)\n"
     "  |            ^^^^^^^^^^^^\n"
+    "  = help: use `jax.tree.map`, the same API under its new name\n"
     "  = help: Use jax.tree.map\n"
     "6 -     return jax.tree_map(np.abs, t)\n"
     "6 +     return jax.tree.map(np.abs, t)\n"
@@ -113,7 +117,7 @@ def run_on_terminal(cwd, *args):
                 break
             chunks.append(chunk)
         try:
-            status = process.wait(timeout=5)
+            status = process.wait(timeout=60)
         finally:
             if process.poll() is None:
                 process.kill()
@@ -193,12 +197,21 @@ def test_json_lines_and_gitlab_from_the_command_line(bad):
         ("JAX601", {"path": "bad.py", "lines": {"begin": 2}}), ("JAX602", {"path": "bad.py", "lines": {"begin": 6}})]
 
 
-def junit_case(concise: str, name: str, line: int) -> str:
+#: the whole messages, which a JUnit failure's text gives below the concise line
+MESSAGES = [
+    "`jax.numpy` imported as `np`: readers and tools take `np` for NumPy, whose arrays are mutable and eager; "
+    "import it as `import jax.numpy as jnp`",
+    "`jax.tree_map` is deprecated in JAX 0.4.26 and removed in 0.6.0; use `jax.tree.map`, the same API under its "
+    "new name",
+]
+
+
+def junit_case(concise: str, whole: str, name: str, line: int) -> str:
     message = concise.split(": ", 1)[1]
     code = message.split()[0]
     return (f'    <testcase name="{code} {name} (line {line}, column {concise.split(":")[2]})" classname="bad" '
             f'file="bad.py" line="{line}">\n'
-            f'      <failure message="{message}" type="{code} {name} (warning)">{concise}</failure>\n'
+            f'      <failure message="{message}" type="{code} {name} (warning)">{concise}\n{whole}</failure>\n'
             "    </testcase>\n")
 
 
@@ -206,7 +219,8 @@ JUNIT = (
     '<?xml version="1.0" encoding="UTF-8"?>\n'
     '<testsuites name="jaxlint" tests="3" failures="2" errors="0">\n'
     '  <testsuite name="bad.py" tests="2" failures="2" errors="0" skipped="0">\n'
-    + junit_case(CONCISE[0], "jax-numpy-as-np", 2) + junit_case(CONCISE[1], "deprecated-api", 6) +
+    + junit_case(CONCISE[0], MESSAGES[0], "jax-numpy-as-np", 2)
+    + junit_case(CONCISE[1], MESSAGES[1], "deprecated-api", 6) +
     "  </testsuite>\n"
     '  <testsuite name="clean.py" tests="1" failures="0" errors="0" skipped="0">\n'
     '    <testcase name="no findings" classname="clean" file="clean.py" />\n'
@@ -225,7 +239,8 @@ def test_junit_from_the_command_line_lists_every_file_checked(bad):
     root = ET.fromstring(result.stdout)
     suites = {suite.get("name"): suite for suite in root.findall("testsuite")}
     assert set(suites) == {"bad.py", "clean.py"}
-    assert [case.find("failure").text for case in suites["bad.py"].findall("testcase")] == CONCISE
+    assert [case.find("failure").text for case in suites["bad.py"].findall("testcase")] == [
+        f"{line}\n{whole}" for line, whole in zip(CONCISE, MESSAGES)]
     (passed,) = suites["clean.py"].findall("testcase")
     assert passed.find("failure") is None
     assert check("--no-cache", "--output-format", "junit", "clean.py").returncode == 0

@@ -664,3 +664,101 @@ SECTION_PREMISES = {
 
 def test_every_section_premise_is_pinned_by_a_test():
     assert set(FRAMEWORKS.premises.values()) == set(SECTION_PREMISES)
+
+
+# -- library calls that trace the functions they are given ([library_traces]) --------------------
+def _numpyro_runs(numpyro):
+    """For each NumPyro entry, a function that runs the inference it names on `model(x)`."""
+    jax, jnp = _jax()
+    from numpyro import distributions
+    from numpyro.infer import HMC, NUTS, SA, SVI, BarkerMH, MCMC, Predictive, Trace_ELBO
+
+    def mcmc(kernel):
+        return lambda model, x: MCMC(kernel(model), num_warmup=2, num_samples=2, progress_bar=False).run(
+            jax.random.key(0), x)
+
+    def svi(model, x):
+        def guide(x):
+            loc = numpyro.param("loc", 0.0)
+            numpyro.sample("mu", distributions.Normal(loc, 1.0))
+        SVI(model, guide, numpyro.optim.Adam(0.1), Trace_ELBO()).run(jax.random.key(0), 2, x, progress_bar=False)
+
+    def predictive(model, x):
+        Predictive(model, num_samples=2)(jax.random.key(0), x)
+
+    return {"numpyro.infer.NUTS": mcmc(NUTS), "numpyro.infer.HMC": mcmc(HMC), "numpyro.infer.SA": mcmc(SA),
+            "numpyro.infer.BarkerMH": mcmc(BarkerMH), "numpyro.infer.SVI": svi, "numpyro.infer.Predictive": predictive}
+
+
+def test_numpyro_inference_traces_the_models_latent_sites_not_its_arguments():
+    numpyro = pytest.importorskip("numpyro")
+    jax, jnp = _jax()
+    from jax.core import Tracer
+    from numpyro import distributions
+
+    runs = _numpyro_runs(numpyro)
+    entries = {n: t for n, t in FRAMEWORKS.library_traces.items() if t.premise == "numpyro_models"}
+    assert set(entries) == set(runs)
+    for name, trace in entries.items():
+        latent, argument = [], []
+
+        def model(x):
+            argument.append(isinstance(x, Tracer))
+            latent.append(isinstance(numpyro.sample("mu", distributions.Normal(0.0, 1.0)), Tracer))
+            numpyro.sample("obs", distributions.Normal(0.0, 1.0), obs=x)
+
+        runs[name](model, jnp.ones(3))
+        assert trace.latent_samples and any(latent), name
+        # the model's arguments stay concrete: no position of them is listed as traced
+        assert not any(argument) and trace.traced == (), name
+        # traced again by every run, not cached by the library: Python control flow fails, a print
+        # shows tracers, and nothing is kept between runs
+        assert trace.mode == "abstract", name
+
+
+def test_diffrax_terms_trace_time_and_state_and_compile_once():
+    diffrax = pytest.importorskip("diffrax")
+    jax, jnp = _jax()
+    from jax.core import Tracer
+
+    for name, trace in FRAMEWORKS.library_traces.items():
+        if trace.premise != "diffrax_terms":
+            continue
+        runs = []
+
+        def field(t, y, args):
+            runs.append((isinstance(t, Tracer), isinstance(y, Tracer), isinstance(args, Tracer)))
+            return -y * args
+
+        if name == "diffrax.ODETerm":
+            term, solver = diffrax.ODETerm(field), diffrax.Tsit5()
+        else:
+            def diffusion(t, y, args):
+                runs.append((isinstance(t, Tracer), isinstance(y, Tracer), isinstance(args, Tracer)))
+                return jnp.eye(2) * args
+
+            brownian = diffrax.VirtualBrownianTree(0.0, 1.0, tol=1e-2, shape=(2,), key=jax.random.key(0))
+            term = diffrax.MultiTerm(diffrax.ODETerm(lambda t, y, args: -y), resolve(name)(diffusion, brownian))
+            solver = diffrax.Euler()
+        for _ in range(2):
+            diffrax.diffeqsolve(term, solver, 0.0, 1.0, 0.1, jnp.ones(2), args=0.5)
+        # time and state traced, the Python float `args` left as it is (equinox's filtered jit)
+        assert set(runs) == {(True, True, False)}, name
+        assert trace.traced == (0, 1) and trace.mode == "jit", name
+        # the second solve of the same term reuses the compiled code: no more runs than the first
+        first = len(runs)
+        diffrax.diffeqsolve(term, solver, 0.0, 1.0, 0.1, jnp.ones(2), args=0.5)
+        assert len(runs) == first, name
+
+
+LIBRARY_TRACE_PREMISES = {
+    "numpyro_models": test_numpyro_inference_traces_the_models_latent_sites_not_its_arguments,
+    "diffrax_terms": test_diffrax_terms_trace_time_and_state_and_compile_once,
+}
+
+
+def test_every_library_trace_is_pinned_by_a_test():
+    assert {t.premise for t in FRAMEWORKS.library_traces.values()} == set(LIBRARY_TRACE_PREMISES)
+    for name in FRAMEWORKS.library_traces:
+        if not _removed(name):
+            resolve(name)  # the library has it under this name

@@ -79,6 +79,17 @@ def test_text_runtime_verdict():
     runtime = {"verdict": "confirmed", "evidence": "TracerBoolConversionError\nat line 7", "device": "cpu"}
     line = render([finding(runtime=runtime, fix=SAFE_FIX)], "text")
     assert line == "pkg/a.py:1:1: JAX601 msg [*] [confirmed: TracerBoolConversionError at line 7]\n"
+    long = {**runtime, "evidence": "TracerBoolConversionError: " + "the value of a traced bool " * 20}
+    concise = render([finding(runtime=long)], "text").rstrip("\n")
+    assert len(concise.split(": JAX601 ", 1)[1]) <= 140 and concise.endswith("…]")
+
+
+def test_full_gives_the_whole_runtime_evidence(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text("x = 1\n")
+    evidence = "TracerBoolConversionError: " + "the value of a traced bool " * 20
+    text = render([finding(path="m.py", runtime={"verdict": "confirmed", "evidence": evidence})], "full")
+    assert f"  = note: runtime, confirmed: {evidence.strip()}\n" in text
 
 
 def test_text_show_source(tmp_path, monkeypatch):
@@ -128,8 +139,10 @@ def test_full_snapshot(tmp_path, monkeypatch):
     assert render(items, "full") == (
         "m.py:2:8: JAX601 [warning] `jax.numpy` imported as `np` [*]\n"
         "  |\n"
+        "1 | import jax\n"
         "2 | import jax.numpy as np\n"
         "  |        ^^^^^^^^^^^^^^^\n"
+        "3 |\n"
         "  = help: Import jax.numpy as jnp and rename its uses\n"
         "2 - import jax.numpy as np\n"
         "2 + import jax.numpy as jnp\n"
@@ -139,18 +152,21 @@ def test_full_snapshot(tmp_path, monkeypatch):
         "m.py:6:5: JAX201 [error] `if` on a traced value\n"
         "  via train.py:6 (`step` calls it under `jax.jit`)\n"
         "  |\n"
+        "5 | def f(x):\n"
         "6 | \tif x > \u00e9t\u00e9:\n"
         "  | \t   ^^^^^^^\n"
+        "7 | \t\treturn np.sin(x)\n"
         "\n"
         "m.py:5:1: JAX503 [info] whole function\n"
         "  |\n"
+        "4 |\n"
         "5 | def f(x):\n"
         "  | ^^^^^^^^^\n"
         "6 | \tif x > \u00e9t\u00e9:\n"
         "  | \t^^^^^^^^^^^\n"
         "7 | \t\treturn np.sin(x)\n"
         "  | \t\t^^^^^^^^^^^^^^^^\n"
-        "  = help: Maybe (unsafe: --fix does not apply it)\n"
+        "  = help: Maybe (unsafe: only --fix --unsafe-fixes applies it)\n"
         "1 - import jax\n"
         "1 + ymport jax\n"
         "\n"
@@ -169,6 +185,7 @@ def test_full_notebook_cell_and_long_span(tmp_path, monkeypatch):
     assert render(items, "full") == (
         "n.ipynb:cell 2, line 2:5: JAX601 [warning] msg\n"
         "  |\n"
+        "1 | x = 1\n"
         "2 | y = np.ones(3)\n"
         "  |     ^^\n"
         "\n"
@@ -213,6 +230,7 @@ def test_full_fix_across_cells_and_many_places(tmp_path, monkeypatch):
         "  |\n"
         "1 | v0 = np.zeros(0)\n"
         "  |      ^^\n"
+        "2 | v1 = np.zeros(1)\n"
         "  = help: Rename\n"
         "1 - v0 = np.zeros(0)\n"
         "1 + v0 = jnp.zeros(0)\n"
@@ -231,8 +249,10 @@ def test_full_gutter_is_one_width_for_the_whole_finding(tmp_path, monkeypatch):
     assert render([finding(path="m.py", line=9, column=6, end_column=8, fix=fix)], "full") == (
         "m.py:9:6: JAX601 [warning] msg [*]\n"
         "   |\n"
+        " 8 | v8 = np.zeros(8)\n"
         " 9 | v9 = np.zeros(9)\n"
         "   |      ^^\n"
+        "10 | v10 = np.zeros(10)\n"
         "   = help: Rename\n"
         " 9 - v9 = np.zeros(9)\n"
         " 9 + v9 = jnp.zeros(9)\n"
@@ -633,7 +653,9 @@ def test_summary_many(findings):
     extra = finding(code="JAX201", severity=Severity.ERROR, path="pkg/b.py", fix=UNSAFE_FIX)
     line = summary_line([*findings, extra], 12, fixed=4)
     assert line == ("Fixed 4 findings. Found 4 findings (2 errors, 1 warning, 1 info) in 3 of 12 files; "
-                    "1 fixable with --fix.")
+                    "1 fixable with --fix (1 more with --fix --unsafe-fixes).")
+    assert summary_line([*findings, extra], 12, unsafe_fixes=True).endswith("; 2 fixable with --fix --unsafe-fixes.")
+    assert summary_line([extra], 1).endswith("; 1 fixable with --fix --unsafe-fixes.")
 
 
 # -- statistics ----------------------------------------------------------------------------------

@@ -72,7 +72,7 @@ def test_parses_on_several_threads_at_once_leave_validation_on():
     start = threading.Barrier(4)
 
     def parse_some() -> None:
-        start.wait(timeout=10)
+        start.wait(timeout=60)
         results.extend(parsing.parse_module(text).deep_equals(expected) for _ in range(3))
 
     threads = [threading.Thread(target=parse_some) for _ in range(4)]

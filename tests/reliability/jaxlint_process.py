@@ -11,8 +11,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-#: every run of these tests ends well within this; a hang fails the test instead of stalling the suite
-TIMEOUT = 60
+#: every run of these tests ends well within this, even on a machine busy with other work; a hang
+#: fails the test instead of stalling the suite. The waits below poll for what they wait for and
+#: return as soon as it is there: a long ceiling costs nothing when all goes well.
+TIMEOUT = 120
+#: how long processes may take to exit, or to appear, on a busy machine
+SETTLE_SECONDS = 60.0
 
 _WRAPPER = """
 import sys
@@ -65,8 +69,10 @@ def environment() -> dict[str, str]:
     return env
 
 
-def start(args: list[str], cwd: Path, patch: str | None = None, **options) -> subprocess.Popen:
-    return subprocess.Popen(command(args, patch), cwd=cwd, env=environment(), stdout=subprocess.PIPE,
+def start(args: list[str], cwd: Path, patch: str | None = None, env_extra: dict[str, str] | None = None,
+          **options) -> subprocess.Popen:
+    return subprocess.Popen(command(args, patch), cwd=cwd, env={**environment(), **(env_extra or {})},
+                            stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True,
                             **options)
 
@@ -102,7 +108,7 @@ def group_members(group: int) -> list[tuple[int, str]]:
     return members
 
 
-def left_running(group: int, wait: float = 3.0) -> list[tuple[int, str]]:
+def left_running(group: int, wait: float = SETTLE_SECONDS) -> list[tuple[int, str]]:
     """The members of `group` still alive after up to `wait` seconds (workers may take a moment to exit)."""
     deadline = time.monotonic() + wait
     while True:
@@ -112,11 +118,16 @@ def left_running(group: int, wait: float = 3.0) -> list[tuple[int, str]]:
         time.sleep(0.05)
 
 
-def wait_for_members(group: int, count: int, timeout: float = 20.0) -> None:
+def wait_for_members(group: int, count: int, timeout: float = SETTLE_SECONDS) -> None:
+    wait_until(lambda: len(group_members(group)) >= count, f"process group {group} with {count} processes", timeout)
+
+
+def wait_until(condition, what: str, timeout: float = SETTLE_SECONDS) -> None:
+    """Returns once `condition()` holds; fails the test if it still does not after `timeout` s."""
     deadline = time.monotonic() + timeout
-    while len(group_members(group)) < count:
+    while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError(f"process group {group} never had {count} processes")
+            raise AssertionError(f"never happened within {timeout} s: {what}")
         time.sleep(0.02)
 
 

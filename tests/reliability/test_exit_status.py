@@ -114,7 +114,7 @@ def test_missing_path_is_an_error_and_the_summary_does_not_say_passed(project):
     result = check("missing.py")
     assert result.exit_code == 2
     assert stderr_lines(result) == ["jaxlint: missing.py: no such file or directory",
-                                    "No findings in 0 files, but there were errors (see above)."]
+                                    "No files checked, and there were errors (see above)."]
     with_file = check("missing.py", "good.py")
     assert with_file.exit_code == 2 and finding_paths(with_file.stdout) == {"good.py"}
     assert "All checks passed" not in with_file.stderr and "errors (see above)" in with_file.stderr

@@ -8,18 +8,21 @@ import signal
 
 import pytest
 
-from jaxlint_process import finish, needs_proc, snapshot, start, wait_for_members
+from jaxlint_process import finish, needs_proc, snapshot, start, wait_for_members, wait_until
 
 pytestmark = [pytest.mark.system, pytest.mark.skipif(not needs_proc or not hasattr(signal, "SIGHUP"), reason="needs POSIX and /proc")]
 
-#: every file takes a while, so that the run is surely in the middle of its files when stopped
-SLOW_CHECKS = """
-import time
+#: every file waits until the run is stopped: a worker says it has begun one (a file in the
+#: directory named by JAXLINT_TEST_BUSY), so the signal surely comes in the middle of the files,
+#: however slow the machine (a run that sleeps a fixed time could end before the test sends it)
+HELD_CHECKS = """
+import os, time
 from jaxlint.frontends import runner
 _lint_file = runner.lint_file
 def lint_file(path, *args, **kwargs):
-    time.sleep(0.2)
-    return _lint_file(path, *args, **kwargs)
+    open(os.path.join(os.environ["JAXLINT_TEST_BUSY"], str(os.getpid())), "w").close()
+    while True:
+        time.sleep(0.05)
 runner.lint_file = lint_file
 """
 
@@ -31,18 +34,23 @@ runner.lint_file = lint_file
     ("SIGINT", True, "jaxlint: interrupted"),
 ])
 def test_a_signal_stops_the_run_and_its_workers(tmp_path, name, to_group, message):
+    tree, busy = tmp_path / "tree", tmp_path / "busy"
+    tree.mkdir()
+    busy.mkdir()
     for index in range(40):
-        (tmp_path / f"f{index:02d}.py").write_text("import jax.numpy as np\n")
-    before = snapshot(tmp_path)
-    process = start(["check", "--no-cache", "--jobs", "2", "."], tmp_path, patch=SLOW_CHECKS)
+        (tree / f"f{index:02d}.py").write_text("import jax.numpy as np\n")
+    before = snapshot(tree)
+    process = start(["check", "--no-cache", "--jobs", "2", "."], tree, patch=HELD_CHECKS,
+                    env_extra={"JAXLINT_TEST_BUSY": str(busy)})
     try:
-        wait_for_members(process.pid, 3)  # jaxlint and its two workers, busy with the first files
+        wait_for_members(process.pid, 3)  # jaxlint and its two workers
+        wait_until(lambda: len(list(busy.iterdir())) == 2, "both workers busy with a file")
         signum = getattr(signal, name)
         if to_group:
             os.killpg(process.pid, signum)
         else:
             process.send_signal(signum)
-        result = finish(process, timeout=20)
+        result = finish(process)
     finally:
         try:
             os.killpg(process.pid, signal.SIGKILL)
@@ -52,4 +60,4 @@ def test_a_signal_stops_the_run_and_its_workers(tmp_path, name, to_group, messag
     assert result.stderr.splitlines() == [message]  # no traceback, no "Aborted!", no summary
     assert result.stdout == ""
     assert result.left_running == []
-    assert snapshot(tmp_path) == before
+    assert snapshot(tree) == before

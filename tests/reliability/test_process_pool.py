@@ -10,7 +10,7 @@ import time
 import pytest
 
 from jaxlint_process import (CRASH_ON_NAME, finding_paths, group_members, needs_proc, run, snapshot, start,
-                             wait_for_members)
+                             wait_for_members, wait_until)
 
 pytestmark = [pytest.mark.system, pytest.mark.skipif(not needs_proc or not hasattr(os, "fork"), reason="needs fork and /proc")]
 
@@ -86,22 +86,32 @@ runner.lint_file = lint_file
 
 def test_workers_exit_when_jaxlint_is_killed_outright(tmp_path):
     """SIGKILL leaves no chance to clean up: the workers notice their parent is gone and exit."""
-    tree(tmp_path, 20, {})
+    files, busy = tmp_path / "tree", tmp_path / "busy"
+    files.mkdir()
+    busy.mkdir()
+    tree(files, 20, {})
+    # each worker holds on to its first file until jaxlint is gone, so that jaxlint is surely
+    # killed in the middle of the run, and then returns to the loop that notices it is gone
     patch = """
-import time
+import os, time
 from jaxlint.frontends import runner
 _lint_file = runner.lint_file
 def lint_file(path, *args, **kwargs):
-    time.sleep(0.3)
+    parent = os.getppid()
+    open(os.path.join(os.environ["JAXLINT_TEST_BUSY"], str(os.getpid())), "w").close()
+    while os.getppid() == parent:
+        time.sleep(0.05)
     return _lint_file(path, *args, **kwargs)
 runner.lint_file = lint_file
 """
-    process = start(["check", "--no-cache", "--jobs", "2", "."], tmp_path, patch=patch)
+    process = start(["check", "--no-cache", "--jobs", "2", "."], files, patch=patch,
+                    env_extra={"JAXLINT_TEST_BUSY": str(busy)})
     try:
         wait_for_members(process.pid, 3)  # jaxlint and both workers
+        wait_until(lambda: len(list(busy.iterdir())) == 2, "both workers busy with a file")
         process.kill()
-        process.communicate(timeout=10)
-        deadline = time.monotonic() + 5  # a worker looks for its parent twice a second
+        process.communicate(timeout=60)
+        deadline = time.monotonic() + 60  # a worker looks for its parent twice a second: far sooner
         while group_members(process.pid) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert group_members(process.pid) == []
@@ -125,7 +135,7 @@ def test_a_worker_whose_parent_died_while_it_started_exits():
     worker = context.Process(target=_serve, args=(child_end, lambda path: None, gone + 1_000_000), daemon=True)
     worker.start()
     child_end.close()
-    worker.join(timeout=5)
+    worker.join(timeout=60)
     alive = worker.is_alive()
     if alive:
         worker.kill()

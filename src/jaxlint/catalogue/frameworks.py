@@ -1,5 +1,5 @@
 """The framework table shipped with jaxlint (`data/frameworks.toml`): how JAX and the libraries
-built on it (Equinox, Flax NNX and Linen, Haiku, NumPyro) trace the functions users hand them.
+built on it (Equinox, Flax NNX and Linen, Haiku, NumPyro, Diffrax) trace the functions users hand them.
 Loaded once per process; the JAX layer derives its lists from it."""
 from __future__ import annotations
 
@@ -44,6 +44,22 @@ class Transform:
 
 
 @dataclass(frozen=True)
+class LibraryTrace:
+    """A library call that traces the functions it is given (`NUTS(model)`, `ODETerm(field)`)."""
+
+    name: str
+    #: where the call takes the functions it traces
+    function_positions: tuple[int, ...]
+    function_keywords: tuple[str, ...]
+    mode: str
+    #: the positions of the function's parameters that arrive traced (the others are concrete)
+    traced: tuple[int, ...]
+    #: a NumPyro latent sample site (`numpyro.sample` without `obs=`) returns a tracer in them
+    latent_samples: bool
+    premise: str
+
+
+@dataclass(frozen=True)
 class FrameworkTable:
     transforms: dict[str, Transform]
     host_callbacks: frozenset[str]
@@ -71,6 +87,7 @@ class FrameworkTable:
     pytree_class_fields: dict[str, tuple[frozenset[str], frozenset[str]]]
     managed_rng_methods: frozenset[str]
     managed_rng_functions: frozenset[str]
+    library_traces: dict[str, LibraryTrace]
     #: section -> the premise that pins it, for the sections that are not transforms
     premises: dict[str, str]
 
@@ -107,6 +124,25 @@ def _transform(name: str, entry: dict) -> Transform:
         branch=bool(entry.get("branch", False)), broadcasts_keys=bool(entry.get("broadcasts_keys", False)),
         partitions=bool(entry.get("partitions", False)),
     )
+
+
+def _library_trace(name: str, entry: dict) -> LibraryTrace:
+    known = {"functions", "mode", "traced", "latent_samples", "premise"}
+    unknown = set(entry) - known
+    if unknown:
+        raise TableError(f"{name}: unknown fields {sorted(unknown)}")
+    if entry.get("mode") not in MODES:
+        raise TableError(f"{name}: mode {entry.get('mode')!r} is not one of {sorted(MODES)}")
+    if not entry.get("premise"):
+        raise TableError(f"{name}: no premise names the test that pins it")
+    functions = entry.get("functions", {})
+    if not functions.get("positions") and not functions.get("keywords"):
+        raise TableError(f"{name}: no position or keyword says where the traced function is given")
+    return LibraryTrace(
+        name=name, function_positions=tuple(functions.get("positions", ())),
+        function_keywords=tuple(functions.get("keywords", ())), mode=entry["mode"],
+        traced=tuple(entry.get("traced", ())), latent_samples=bool(entry.get("latent_samples", False)),
+        premise=entry["premise"])
 
 
 def _without_premise(section: dict) -> dict:
@@ -147,5 +183,6 @@ def load_frameworks(path: Path = TABLE) -> FrameworkTable:
                              for name, entry in data["pytree_classes"]["fields"].items()},
         managed_rng_methods=frozenset(randomness["methods"]),
         managed_rng_functions=frozenset(randomness["functions"]),
+        library_traces={name: _library_trace(name, entry) for name, entry in data["library_traces"].items()},
         premises=premises,
     )

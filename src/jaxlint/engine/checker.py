@@ -16,8 +16,8 @@ from ..semantic.model import SemanticModel
 from ..semantic.source_file import SourceFile
 from ..semantic.walk_state import Walker, WalkState
 from ..syntax.positions import Span, node_spans, statement_spans
-from ..model.finding import Applicability, Edit, Finding, Fix, Position, TraceLocation
-from ..syntax.fixes import apply_fixes
+from ..model.finding import Edit, Finding, Fix, Position, TraceLocation
+from ..syntax.fixes import applicable, apply_fixes
 from ..syntax.noqa import file_suppressed, source_lines, suppressed, suppressed_in_file
 from .deep_stack import call_with_deep_stack, stack_depth_available
 from .parsing import (NotParsed, Parsed, could_nest_beyond, keeps_rewritten, libcst_parse, nesting_beyond,
@@ -287,7 +287,7 @@ def _findings(file: SourceFile, reports: list[Report], module: cst.Module, path:
         trace = tuple(TraceLocation(step.path, step.line, step.action, step.cell) for step in report.chain)
         trace += tuple(TraceLocation(path, line, note) for line, note in report.related)
         findings.append(Finding(rule.code, doc.name, doc.severity, report.message, path, start, end, fix,
-                                trace=trace))
+                                trace=trace, headline=report.headline))
     return findings
 
 
@@ -304,18 +304,19 @@ def _span(span: Span) -> tuple[Position, Position]:
     return Position(start_line, start_column + 1), Position(end_line, end_column + 1)
 
 
-def has_safe_fix(findings: list[Finding]) -> bool:
-    return any(f.fix is not None and f.fix.applicability is Applicability.SAFE for f in findings)
+def has_safe_fix(findings: list[Finding], unsafe: bool = False) -> bool:
+    """Whether `--fix` has something to apply (with `unsafe`: `--unsafe-fixes` too)."""
+    return any(applicable(f, unsafe) for f in findings)
 
 
-def fix_until_stable(text: str, findings: list[Finding], recheck) -> tuple[str, int]:
+def fix_until_stable(text: str, findings: list[Finding], recheck, unsafe: bool = False) -> tuple[str, int]:
     total = 0
     for _ in range(MAX_FIX_ROUNDS):
-        new_text, applied = apply_fixes(text, findings)
+        new_text, applied = apply_fixes(text, findings, unsafe)
         if not applied or new_text == text:
             break
         text, total = new_text, total + applied
         findings = recheck(text)
-        if any(f.code == PARSE_ERROR for f in findings) or not has_safe_fix(findings):
+        if any(f.code == PARSE_ERROR for f in findings) or not has_safe_fix(findings, unsafe):
             break
     return text, total

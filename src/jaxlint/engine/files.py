@@ -94,9 +94,11 @@ def check_file(path: str, settings: Settings, fix: bool = False, data: bytes | N
         # nothing is fixed in a file whose analysis was cut short
         return FileResult(path, partial.findings, original_text=text, not_analysed=partial.reason)
     result = FileResult(path, findings, original_text=text)
-    if fix and has_safe_fix(findings):
+    if fix and has_safe_fix(findings, settings.unsafe_fixes):
         try:
-            fixed, count = fix_until_stable(text, findings, lambda src: check_source(src, path, settings, enabled, project=project))
+            fixed, count = fix_until_stable(text, findings, lambda src: check_source(src, path, settings, enabled,
+                                                                                     project=project),
+                                            settings.unsafe_fixes)
         except (NotAnalysed, RuleFailure) as exc:
             result.fix_refused = f"fixes not applied: the fixed text could not be analysed ({exc})"
             return result

@@ -156,11 +156,11 @@ def check_notebook_file(text: str, path: str, settings: Settings, enabled: froze
         return _cell_by_cell(cells, text, path, settings, enabled)
     result = FileResult(path, [joined.to_cell(f) for f in findings], original_text=text)
     findings = joined.fixable(findings)
-    if not (fix and has_safe_fix(findings)):
+    if not (fix and has_safe_fix(findings, settings.unsafe_fixes)):
         return result
     try:
         fixed, count = fix_until_stable(joined.text, findings, lambda src: joined.fixable(check_source(
-            src, path, settings, enabled, line_label=joined.line_label, project=project)))
+            src, path, settings, enabled, line_label=joined.line_label, project=project)), settings.unsafe_fixes)
     except (NotAnalysed, RuleFailure) as exc:
         result.fix_refused = f"fixes not applied: the fixed cells could not be analysed ({exc})"
         return result

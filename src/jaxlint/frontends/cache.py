@@ -218,7 +218,7 @@ def _finding(item: Any) -> Finding:
                                    if k in ("path", "line", "message", "cell")}) for step in trace)
     return Finding(item["code"], item["name"], Severity(item["severity"]), item["message"], item["path"],
                    _position(item, "line", "column"), _position(item, "end_line", "end_column"), fix, item["cell"],
-                   trace=steps)
+                   trace=steps, headline=item["headline"] if isinstance(item.get("headline"), str) else None)
 
 
 def _cell(item: dict) -> int | None:

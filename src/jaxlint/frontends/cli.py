@@ -17,6 +17,7 @@ from typing import Iterator, Sequence
 import click
 
 from .. import __version__
+from .cli_help import CHECK_OPTION_GROUPS, GroupedOptionsCommand
 from .stopping import RunStopped, raise_if_stopped, signals_stop_the_run
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -59,7 +60,8 @@ def main() -> None:
     """jaxlint finds JAX's sharp bits before the code runs."""
 
 
-@main.command()
+@main.command(cls=GroupedOptionsCommand, short_help="Check files and notebooks for JAX's sharp bits.",
+              option_groups=CHECK_OPTION_GROUPS)
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--select", multiple=True, metavar="CODES", help="Only these codes or prefixes (replaces the configured selection).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these codes or prefixes.")
@@ -70,6 +72,10 @@ def main() -> None:
               help="Write the report to PATH instead of stdout (replaced whole once complete; default format concise).")
 @click.option("--fix", is_flag=True, help="Apply safe fixes to the files.")
 @click.option("--diff", is_flag=True, help="Show the safe fixes as a diff; write nothing.")
+@click.option("--unsafe-fixes", is_flag=True,
+              help="With --fix or --diff: apply the unsafe fixes too (they can change what the code does; review them).")
+@click.option("--show-fixes", is_flag=True,
+              help="List the findings fixed, by file and rule (without --fix: those --fix would fix).")
 @click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
 @click.option("--runtime", is_flag=True, help="Confirm findings by tracing the flagged functions with JAX (docs/runtime.md).")
 @click.option("--device", type=click.Choice(["cpu", "gpu", "tpu"]), default=None,
@@ -93,10 +99,11 @@ def main() -> None:
 @click.option("--stdin-filename", type=str, default=None, metavar="PATH",
               help="Read the source from stdin (path `-` or none) and check it as the file PATH; nothing is written (--fix prints the fixed source).")
 @click.option("--show-files", is_flag=True, help="List the files that would be checked, then exit.")
-@click.option("--show-settings", is_flag=True, help="Print the settings in effect (and where they come from), then exit.")
-def check(paths, select, ignore, extend_select, output_format, output_file, fix, diff, statistics, runtime, device,
-          runtime_drop_refuted, verbose, jobs, no_cache, exit_zero, quiet, config_path, isolated, extend_exclude,
-          force_exclude, severity, add_noqa, stdin_filename, show_files, show_settings) -> None:
+@click.option("--show-settings", is_flag=True,
+              help="Print the settings in effect and where each comes from (JSON with --output-format json), then exit.")
+def check(paths, select, ignore, extend_select, output_format, output_file, fix, diff, unsafe_fixes, show_fixes,
+          statistics, runtime, device, runtime_drop_refuted, verbose, jobs, no_cache, exit_zero, quiet, config_path,
+          isolated, extend_exclude, force_exclude, severity, add_noqa, stdin_filename, show_files, show_settings) -> None:
     """Check PATHS (files or directories; default: the current directory)."""
     from .runner import RunOptions, run
 
@@ -106,18 +113,23 @@ def check(paths, select, ignore, extend_select, output_format, output_file, fix,
     if runtime and (fix or diff):
         _fail("--runtime cannot be combined with --fix or --diff: confirm findings first, "
               "then fix them in a separate run")
+    if unsafe_fixes and not (fix or diff):
+        _fail("--unsafe-fixes applies with --fix or --diff: it says which fixes they apply")
     if (device or runtime_drop_refuted) and not runtime:
         _fail("--device and --runtime-drop-refuted only apply with --runtime")
     if runtime:
         from ..runtime import jax_available
 
         if not jax_available():
-            _fail("--runtime needs JAX: install JAX where jaxlint runs (`pip install jax`, or the `runtime` extra: `pip install '.[runtime]'` from a checkout)")
+            from .install_hints import extra_hint
+
+            _fail(f"--runtime needs JAX where jaxlint runs: {extra_hint('runtime')}")
     options = RunOptions(
         paths=list(paths) or ["."], select=_codes(select), ignore=_codes(ignore),
         extend_select=_codes(extend_select), fix=fix, diff=diff, jobs=jobs or os.cpu_count() or 1,
         use_cache=not no_cache, progress=not quiet and _interactive(),
         config=config_path, isolated=isolated, extend_exclude=_codes(extend_exclude), add_noqa=add_noqa,
+        unsafe_fixes=unsafe_fixes,
     )
     if output_file is not None and (diff or add_noqa or show_files or show_settings):
         _fail("--output-file takes the findings report; it does not apply with --diff, --add-noqa, "
@@ -129,7 +141,7 @@ def check(paths, select, ignore, extend_select, output_format, output_file, fix,
     if config_path and isolated:
         _fail("--config and --isolated contradict each other: give one")
     if show_files or show_settings:
-        _show(options, show_files, show_settings)
+        _show(options, show_files, show_settings, output_format == "json")
         sys.exit(EXIT_CLEAN)
     from_stdin = stdin_filename is not None or tuple(paths) == ("-",)
     if from_stdin:
@@ -139,10 +151,14 @@ def check(paths, select, ignore, extend_select, output_format, output_file, fix,
     raise_if_stopped()
     for line in outcome.problems:
         click.echo(f"jaxlint: {line}", err=True)
+    if not outcome.results and not outcome.fatal and not from_stdin:
+        # as Ruff does: a warning, and the status of a run without findings
+        click.echo(f"jaxlint: warning: no Python files or notebooks found under {', '.join(options.paths)} "
+                   "(all excluded, or none there)", err=True)
     if outcome.config_error:
         sys.exit(EXIT_ERROR)
 
-    from .output import render, statistics as render_statistics, summary_line
+    from .output import fixes_listing, render, statistics as render_statistics, summary_line
     from .output_full import use_colour
     from ..catalogue.rule_docs import RuleEntries
 
@@ -158,6 +174,8 @@ def check(paths, select, ignore, extend_select, output_format, output_file, fix,
         with _writing_the_report():
             if text:
                 click.echo(text, nl=False)  # bytes: each file's patch is in that file's own encoding
+            if show_fixes:
+                click.echo(fixes_listing(outcome.fixed_codes, applied=False, shown=True), nl=False, err=True)
             if not quiet:
                 count = outcome.fixed
                 click.echo(f"{count} fix{'es' if count != 1 else ''} would be applied in {len(outcome.diffs)} file(s).", err=True)
@@ -196,9 +214,14 @@ def check(paths, select, ignore, extend_select, output_format, output_file, fix,
     with _writing_the_report():
         if report:
             click.echo(report, nl=False, color=True if colour else None, err=report_to_stderr)
+        if show_fixes:
+            listing = fixes_listing(outcome.fixed_codes if (fix or diff) else _fixable_codes(findings, unsafe_fixes),
+                                    applied=fix, shown=diff)
+            click.echo(listing, nl=False, err=True)
         if not quiet and output_format in _TEXT_FORMATS:
             click.echo(summary_line(findings, len(outcome.results), fixed=outcome.fixed, errors=outcome.fatal,
-                                    not_analysed=sum(1 for r in outcome.results if r.not_analysed)),
+                                    not_analysed=sum(1 for r in outcome.results if r.not_analysed),
+                                    unsafe_fixes=unsafe_fixes),
                        err=True)
         if runtime_summary and not quiet:
             click.echo(runtime_summary, err=True)
@@ -239,23 +262,41 @@ def _stdout_is_terminal() -> bool:
         return False
 
 
-def _show(options, files: bool, settings: bool) -> None:
-    """--show-files / --show-settings: what a run would check, with which settings."""
+def _fixable_codes(findings, unsafe: bool) -> list[tuple[str, dict[str, int]]]:
+    """For `--show-fixes` without `--fix`: the findings `--fix` would fix, counted by file and code."""
+    from collections import Counter
+
+    from ..syntax.fixes import applicable
+
+    by_file: dict[str, Counter] = {}
+    for finding in findings:
+        if applicable(finding, unsafe):
+            by_file.setdefault(finding.path, Counter())[finding.code] += 1
+    return list(by_file.items())
+
+
+def _show(options, files: bool, settings: bool, as_json: bool = False) -> None:
+    """--show-files / --show-settings: what a run would check, with which settings, and where each
+    setting comes from."""
     import json
-    from dataclasses import asdict
 
     from .config import ConfigError
     from .discovery import discover
     from .runner import resolve_settings
+    from .settings_sources import render_settings, settings_with_sources
 
     try:
         resolved = resolve_settings(options)
+        sourced = settings_with_sources(resolved, options)
     except ConfigError as exc:
         _fail(str(exc))
     if settings:
-        values = asdict(resolved)
-        click.echo(f"# configuration: {resolved.config_path or 'none (defaults)'}")
-        click.echo(json.dumps(values, indent=2, sort_keys=True, default=list))
+        if as_json:
+            click.echo(json.dumps({"configuration": resolved.config_path, "settings": sourced}, indent=2,
+                                  sort_keys=True, default=list))
+        else:
+            click.echo(f"# configuration: {resolved.config_path or 'none (defaults)'}")
+            click.echo(render_settings(sourced), nl=False)
     if files:
         found, problems = discover(options.paths, exclude=resolved.exclude, root=resolved.root)
         for problem in problems:
@@ -264,38 +305,49 @@ def _show(options, files: bool, settings: bool) -> None:
             click.echo(path)
 
 
-@main.command("rule")
-@click.argument("code")
-def rule_command(code: str) -> None:
-    """Print the documentation of rule CODE (e.g. JAX101)."""
-    from ..catalogue.rule_docs import load_catalogue, render_text
+@main.command("rule", short_help="Explain a rule, the rules of a prefix, or all of them.")
+@click.argument("codes", nargs=-1)
+@click.option("--all", "everything", is_flag=True, help="Every rule.")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="Each rule's page as text, or a JSON array.")
+def rule_command(codes: tuple[str, ...], everything: bool, output_format: str) -> None:
+    """Print the documentation of each rule CODES names: a code (JAX101), a prefix (JAX1, JAX)
+    or a rule's name (prng-key-reuse)."""
+    from ..catalogue.rule_docs import load_catalogue
+    from .rule_listing import NoSuchRule, pick_rules, render_rules
 
     docs = load_catalogue()
-    wanted = code.strip().upper()
-    by_name = {doc.name: doc for doc in docs.values()}
-    doc = docs.get(wanted) or by_name.get(code.strip().lower())
-    if doc is None:
-        _fail(f"unknown rule {code!r}; `jaxlint rules` lists them")
-    click.echo(render_text(doc), nl=False)
+    if everything == bool(codes):
+        _fail("give the codes of the rules to explain, or --all (not both)" if codes else
+              "give a rule code (JAX101), a prefix (JAX1) or a name, or --all; `jaxlint rules` lists them")
+    try:
+        picked = list(docs.values()) if everything else pick_rules(docs, codes)
+    except NoSuchRule as exc:
+        _fail(str(exc))
+    click.echo(render_rules(picked, _fixable_rules(), output_format), nl=False)
 
 
-@main.command("rules")
-def rules_command() -> None:
+@main.command("rules", short_help="List every rule.")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="A table, or a JSON array.")
+def rules_command(output_format: str) -> None:
     """List every rule: code, name, severity, whether it can fix ([*]), summary."""
     from ..catalogue.rule_docs import load_catalogue
-    from ..engine.registry import all_rules
+    from .rule_listing import render_table
 
+    docs = load_catalogue()
+    click.echo(render_table(sorted(docs.values(), key=lambda d: d.code), _fixable_rules(), output_format), nl=False)
+
+
+def _fixable_rules() -> dict[str, bool]:
+    from ..engine.registry import all_rules
     from ..model.settings import UNUSED_NOQA_CODE
 
-    rules = all_rules()
-    for doc in load_catalogue().values():
-        # JAX001 is the engine's own, with a fix, not a rule class
-        can_fix = doc.code == UNUSED_NOQA_CODE or (doc.code in rules and rules[doc.code].fixable)
-        fixable = "[*]" if can_fix else "   "
-        click.echo(f"{doc.code}  {doc.name:<30} {doc.severity.value:<8} {fixable} {doc.summary}")
+    # JAX001 is the engine's own, with a fix, not a rule class
+    return {UNUSED_NOQA_CODE: True, **{code: rule.fixable for code, rule in all_rules().items()}}
 
 
-@main.command("server")
+@main.command("server", short_help="Run the language server (needs the server extra).")
 @click.option("--stdio", is_flag=True, help="Accepted for clients that pass it: stdin and stdout are the only transport.")
 def server_command(stdio: bool) -> None:
     """Run the language server on stdin and stdout (docs/editors.md); needs the `server` extra."""
@@ -304,8 +356,9 @@ def server_command(stdio: bool) -> None:
     except ImportError as exc:  # missing, or a pygls without the 2.x API
         if (exc.name or "").split(".")[0] not in ("pygls", "lsprotocol"):
             raise
-        _fail("`jaxlint server` needs pygls 2 and lsprotocol: install the `server` extra "
-              "(pip install 'jax-sharp-bits[server]')")
+        from .install_hints import extra_hint
+
+        _fail(f"`jaxlint server` needs pygls 2 and lsprotocol: {extra_hint('server')}")
 
     status = serve()
     raise_if_stopped()  # ended by a signal: the guard's line and status, as for a check

@@ -74,6 +74,15 @@ def load_settings(start: str | Path, known_codes: Iterable[str]) -> Settings:
     return settings_from_table(table, path, known_codes)
 
 
+def configured_keys(config_path: str | None) -> frozenset[str]:
+    """The keys of the [tool.jaxlint] table a configuration file sets (none without a file)."""
+    if config_path is None:
+        return frozenset()
+    tools = _read_pyproject(Path(config_path)).get("tool", {})
+    table = tools.get("jaxlint", {}) if isinstance(tools, dict) else {}
+    return frozenset(table) if isinstance(table, dict) else frozenset()
+
+
 def load_settings_file(path: str | Path, known_codes: Iterable[str]) -> Settings:
     """`--config PATH`: the [tool.jaxlint] table of that file (a pyproject.toml, or any TOML file
     holding the table); its directory is the project root."""
@@ -241,13 +250,17 @@ _KEYS = {
     "key-names": _name_patterns,
     "unknown-calls-consume-keys": _bool,
     "strict-key-reuse": _bool,
+    "unsafe-fixes": _bool,
     "runtime": lambda value, where, known: _runtime_settings(value, where),
 }
 
 
 def with_overrides(settings: Settings, known: Iterable[str], *, select=None, ignore=None,
-                   extend_select=None, extend_exclude=None) -> Settings:
-    """Command-line options: --select replaces the configured selection, the others add to it."""
+                   extend_select=None, extend_exclude=None, unsafe_fixes=False) -> Settings:
+    """Command-line options: --select replaces the configured selection, the others add to it;
+    `--unsafe-fixes` turns unsafe fixes on whatever the configuration says."""
+    if unsafe_fixes:
+        settings = replace(settings, unsafe_fixes=True)
     changes: dict[str, Any] = {}
     if extend_exclude:
         for pattern in extend_exclude:

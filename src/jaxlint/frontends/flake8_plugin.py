@@ -2,6 +2,11 @@
 
 Importing this module is cheap (no libcst, no JAX): flake8 loads it for every run, and files that
 never mention JAX return before the engine is imported.
+
+flake8 runs no plugin on a file that does not parse: it reports E999 (E902 for a file it cannot
+tokenize or read) itself, which `--select JAX` hides, so such a file would pass silently. The
+plugin therefore adds JAX000 beside that error, as `jaxlint check` reports it, whenever flake8's
+selection would not show the error itself (`_report_unchecked_files`).
 """
 from __future__ import annotations
 
@@ -20,6 +25,11 @@ class JaxlintChecker:
     def __init__(self, tree, filename: str, lines: list[str]) -> None:
         self.filename = filename
         self.lines = lines
+
+    @classmethod
+    def parse_options(cls, options) -> None:
+        """Called by flake8 once its options are read, in each process that checks files."""
+        _report_unchecked_files()
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         source = "".join(self.lines)
@@ -53,6 +63,41 @@ class JaxlintChecker:
         for finding in findings:  # `# noqa` on a line is flake8's own; `# jaxlint: noqa` is ours
             if not suppressed_in_file(finding.code, in_file):
                 yield finding.start.line, finding.start.column - 1, f"{finding.code} {finding.message}", type(self)
+
+
+#: flake8's own codes for a file it could not check: no plugin ran on it
+UNCHECKED_CODES = ("E999", "E902")
+
+
+def _report_unchecked_files() -> None:
+    """Make flake8 add JAX000 to the results of a file it could not parse or read. flake8 offers
+    no hook for this, so its file checker's `run_checks` is wrapped; with a flake8 whose checker
+    differs, nothing is wrapped and such files stay E999 only."""
+    try:
+        from flake8.checker import FileChecker
+        from flake8.style_guide import Decision, DecisionEngine
+    except ImportError:
+        return
+    original = getattr(FileChecker, "run_checks", None)
+    if original is None or getattr(original, "adds_jax000", False):
+        return
+
+    def run_checks(self):
+        outcome = original(self)
+        try:
+            results = outcome[1]
+            failed = [item for item in results if item[0] in UNCHECKED_CODES]
+            if failed:
+                code, line, column, text = failed[0][:4]
+                shown = DecisionEngine(self.options).decision_for(code) is Decision.Selected
+                if not shown:
+                    self.report("JAX000", line, column, f"the file could not be checked: {text}")
+        except Exception:  # noqa: BLE001 - a flake8 whose results look otherwise: leave them alone
+            pass
+        return outcome
+
+    run_checks.adds_jax000 = True  # type: ignore[attr-defined]
+    FileChecker.run_checks = run_checks
 
 
 @lru_cache(maxsize=64)

@@ -32,6 +32,10 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
 
 _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+#: the characters of a concise line after its code that a runtime verdict is fitted into
+CONCISE_LENGTH = 140
+#: the least of a runtime verdict a concise line keeps, however long the headline
+RUNTIME_NOTE_MIN = 40
 _GITHUB_COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 # Plural forms for the summary's severity breakdown, most severe first.
 _SEVERITY_WORDS = ((Severity.ERROR, "error", "errors"), (Severity.WARNING, "warning", "warnings"),
@@ -117,16 +121,20 @@ def _text_line(finding: Finding) -> str:
 
 
 def _text_parts(finding: Finding) -> tuple[str, str]:
-    """The text line's position (`path:line:col`) and what follows the code (message and marks)."""
+    """The text line's position (`path:line:col`) and what follows the code: the message's headline
+    (the `full` format adds the rest below it; JSON, SARIF and GitHub annotations have it whole)
+    and marks."""
     label = cell_label(finding)
     where = (f"{finding.path}:{finding.start.line}:{finding.start.column}" if label is None
              else f"{finding.path}:{label}, line {finding.start.line}:{finding.start.column}")
-    text = _one_line(finding.message)
+    text = _one_line(finding.parts.headline)
     if is_fixable(finding):
         text += " [*]"
     runtime = _runtime_note(finding)
     if runtime:
-        text += f" [{runtime}]"
+        # the line stays one short line: the whole evidence is in the `full` report's note and in JSON
+        room = max(CONCISE_LENGTH - len(text) - 3, RUNTIME_NOTE_MIN)
+        text += f" [{runtime if len(runtime) <= room else runtime[:room - 1] + '…'}]"
     return where, text
 
 
@@ -334,7 +342,7 @@ def _plural(count: int, singular: str, plural: str | None = None) -> str:
 
 
 def summary_line(findings: Sequence[Finding], files_checked: int, fixed: int = 0, errors: bool = False,
-                 not_analysed: int = 0) -> str:
+                 not_analysed: int = 0, unsafe_fixes: bool = False) -> str:
     """One line for stderr after a text report.
 
     `Found 3 findings (2 errors, 1 warning) in 2 of 12 files; 1 fixable with --fix.` (the file
@@ -342,9 +350,13 @@ def summary_line(findings: Sequence[Finding], files_checked: int, fixed: int = 0
     findings.` Fixes already applied come first: `Fixed 4 findings. ...`. With `errors` (the run
     printed errors: a missing path, an internal error), no findings never reads as a pass:
     `No findings in 12 files, but there were errors (see above).` Files that are Python but could
-    not be analysed (`not_analysed`) keep it from reading as a pass too.
+    not be analysed (`not_analysed`) keep it from reading as a pass too, and a run that checked no
+    file says so (`No files checked.`). Unsafe fixes are counted apart (`1 more with --fix
+    --unsafe-fixes`), or with the safe ones under `unsafe_fixes`.
     """
     prefix = f"Fixed {_plural(fixed, 'finding')}. " if fixed > 0 else ""
+    if not findings and not files_checked:
+        return f"{prefix}No files checked{', and there were errors (see above)' if errors else ''}."
     if not findings:
         left = " left" if fixed > 0 else ""
         if errors:
@@ -360,8 +372,39 @@ def summary_line(findings: Sequence[Finding], files_checked: int, fixed: int = 0
              else _plural(with_findings, "file"))
     line = f"{prefix}Found {_plural(len(findings), 'finding')} ({breakdown}) in {files}"
     fixable = sum(1 for f in findings if is_fixable(f))
-    line += f"; {fixable} fixable with --fix." if fixable else "."
+    unsafe = sum(1 for f in findings if f.fix is not None and f.fix.applicability is Applicability.UNSAFE)
+    if unsafe_fixes:
+        fixable, unsafe = fixable + unsafe, 0
+    if fixable:
+        line += f"; {fixable} fixable with --fix{' --unsafe-fixes' if unsafe_fixes else ''}"
+    if unsafe:
+        line += (f" ({unsafe} more with --fix --unsafe-fixes)" if fixable
+                 else f"; {unsafe} fixable with --fix --unsafe-fixes")
+    line += "."
     return line + (" There were errors (see above)." if errors else "")
+
+
+def fixes_listing(fixed: Sequence[tuple[str, Mapping[str, int]]], *, applied: bool, shown: bool = False) -> str:
+    """`--show-fixes`: the findings fixed (`applied`), shown as a patch (`shown`, with --diff) or
+    that `--fix` would fix, by file and code:
+
+    ```
+    Fixed 3 findings:
+      pkg/a.py:
+        2 × JAX601
+        1 × JAX602
+    ```
+    """
+    counted = [(path, counts) for path, counts in fixed if sum(counts.values())]
+    total = sum(sum(counts.values()) for _, counts in counted)
+    if not total:
+        return "No findings fixed.\n" if applied or shown else "No findings to fix.\n"
+    heading = "Fixed" if applied else "The patch fixes" if shown else "--fix would fix"
+    lines = [f"{heading} {_plural(total, 'finding')}:"]
+    for path, counts in counted:
+        lines.append(f"  {path}:")
+        lines.extend(f"    {count} × {code}" for code, count in sorted(counts.items()) if count)
+    return "\n".join(lines) + "\n"
 
 
 def statistics(findings: Sequence[Finding], fmt: str = "concise") -> str:

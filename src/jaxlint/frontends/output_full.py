@@ -1,14 +1,19 @@
-"""The `full` report: each finding with its severity, the source it is about, a caret line under
-the reported span, and the exact change its fix would make.
+"""The `full` report: each finding with its severity and headline, the source it is about (a
+caret line under the reported span, a line of context either side, the other lines it refers to
+labelled), why it bites and what to write instead, and the exact change its fix would make.
 
 ```
-pkg/a.py:2:8: JAX601 [warning] `jax.numpy` imported as `np` [*]
+pkg/a.py:4:9: JAX101 [error] key `key` is used again here
   |
-2 | import jax.numpy as np
-  |        ^^^^^^^^^^^^^^^
-  = help: Alias `jnp`
-2 - import jax.numpy as np
-2 + import jax.numpy as jnp
+2 |     a = jax.random.normal(key)
+  |     -------------------------- `key` is first consumed here
+3 |     b = a * 2
+4 |     c = jax.random.normal(key)
+  |         ^^^^^^^^^^^^^^^^^^^^^^
+5 |     return b + c
+  = note: key `key` consumed at line 2 is used again here
+  = note: both calls get the same randomness, as JAX keys are not stateful
+  = help: split it first: `key, subkey = jax.random.split(key)` and use `subkey`
 ```
 
 Columns count characters, so the carets sit under the span whatever the characters' encoding; a
@@ -21,11 +26,13 @@ from __future__ import annotations
 import os
 from typing import Callable, Sequence, TextIO
 
-from ..model.finding import Applicability, Edit, Finding, Severity
+from ..model.finding import Applicability, Edit, Finding, Severity, TraceLocation
 from .source_cache import SourceCache
 
 #: lines of a span quoted at most; a longer span shows its first lines and then `...`
 MAX_SPAN_LINES = 4
+#: lines quoted before and after the reported span, so that the frame shows where it is
+CONTEXT_LINES = 1
 #: separate groups of fix edits shown at most (a rename can touch many lines); the rest are counted
 MAX_FIX_HUNKS = 3
 
@@ -73,8 +80,8 @@ class _Paint:
 def render_full(findings: Sequence[Finding], text_parts: Callable[[Finding], tuple[str, str]],
                 via: Callable[[Finding], str], *, colour: bool = False) -> str:
     """The full report. `text_parts(finding)` gives the concise line's position and what follows
-    its code, `via(finding)` the line naming the calls that trace it. Findings are separated by a
-    blank line."""
+    its code (the headline and marks), `via(finding)` the line naming the calls that trace it.
+    Findings are separated by a blank line."""
     paint = _Paint(colour)
     sources = SourceCache()
     blocks: list[str] = []
@@ -84,14 +91,27 @@ def render_full(findings: Sequence[Finding], text_parts: Callable[[Finding], tup
         if via_line:
             lines.append(via_line)
         file_lines = sources.lines(finding.path, finding.cell)
+        parts = finding.parts
+        labels = _labels(finding, len(file_lines)) if file_lines is not None else {}
+        # one gutter width for the whole finding, so that its bars line up
+        width = 1
         if file_lines is not None:
-            # one gutter width for the whole finding, so that its bars line up
-            first, last = _span_lines(finding, len(file_lines))
+            shown = _shown_lines(finding, labels, file_lines)
             edits = finding.fix.edits if finding.fix is not None else ()
-            width = len(str(max([min(last, first + MAX_SPAN_LINES - 1)] + [e.end.line for e in edits])))
-            lines.extend(_excerpt(finding, file_lines, width, paint))
-            if finding.fix is not None and finding.fix.edits:
-                lines.extend(_fix_view(finding, sources, width, paint))
+            width = len(str(max(shown + [e.end.line for e in edits], default=1)))
+            lines.extend(_excerpt(finding, file_lines, shown, labels, width, paint))
+        gutter = paint(_BLUE, f"{' ' * width} =")
+        # the `via` line names the calls that trace the code already
+        lines.extend(f"{gutter} note: {note}" for note in (parts.reasons if via_line else parts.notes))
+        lines.extend(f"{gutter} note: {_where(step)}: {step.message}" for step in _unlabelled(finding, labels))
+        runtime = finding.runtime
+        if runtime and runtime.get("evidence"):
+            evidence = " ".join(str(runtime["evidence"]).split())
+            lines.append(f"{gutter} note: runtime, {runtime.get('verdict') or 'checked'}: {evidence}")
+        if parts.help:
+            lines.append(f"{gutter} help: {parts.help}")
+        if file_lines is not None and finding.fix is not None and finding.fix.edits:
+            lines.extend(_fix_view(finding, sources, width, paint))
         blocks.append("\n".join(lines) + "\n")
     return "\n".join(blocks)
 
@@ -110,35 +130,84 @@ def _span_lines(finding: Finding, count: int) -> tuple[int, int]:
     return first, max(first, min(last, count))
 
 
-def _excerpt(finding: Finding, lines: list[str], width: int, paint: _Paint) -> list[str]:
-    first, last = _span_lines(finding, len(lines))
-    if not 1 <= first <= len(lines):
+def _labels(finding: Finding, count: int) -> dict[int, str]:
+    """The secondary labels: other lines of the finding's own file (or cell) that it refers to (a
+    reused key's first use), by line."""
+    return {step.line: step.message for step in finding.trace
+            if step.path == finding.path and step.cell == finding.cell and 1 <= step.line <= count
+            and step.line != finding.start.line}
+
+
+def _unlabelled(finding: Finding, labels: dict[int, str]) -> list[TraceLocation]:
+    """The places of the finding's own notebook that are in other cells than its own."""
+    return [step for step in finding.trace
+            if step.path == finding.path and step.line not in labels and step.cell != finding.cell]
+
+
+def _where(step: TraceLocation) -> str:
+    return f"line {step.line}" if step.cell is None else f"cell {step.cell + 1}, line {step.line}"
+
+
+def _shown_lines(finding: Finding, labels: dict[int, str], lines: list[str]) -> list[int]:
+    """The lines the frame quotes: the span (its first MAX_SPAN_LINES), CONTEXT_LINES around it,
+    and each labelled line."""
+    count = len(lines)
+    # the empty line after a final newline is where an end position can be, not a line to quote
+    text_end = count - 1 if count and lines[-1] == "" else count
+    first, last = _span_lines(finding, count)
+    if not 1 <= first <= count:
         return []
+    shown = set(range(first, min(last, first + MAX_SPAN_LINES - 1) + 1))
+    shown |= set(range(max(first - CONTEXT_LINES, 1), first))
+    if last < first + MAX_SPAN_LINES:
+        shown |= set(range(last + 1, min(last + CONTEXT_LINES, text_end) + 1))
+    shown |= set(labels)
+    return sorted(shown)
+
+
+def _excerpt(finding: Finding, lines: list[str], shown: list[int], labels: dict[int, str], width: int,
+             paint: _Paint) -> list[str]:
+    if not shown:
+        return []
+    first, last = _span_lines(finding, len(lines))
     shown_last = min(last, first + MAX_SPAN_LINES - 1)
     bar = paint(_BLUE, f"{' ' * width} |")
     out = [bar]
     colour = _SEVERITY_COLOUR[finding.severity]
-    for number in range(first, shown_last + 1):
+    previous = None
+    for number in shown:
+        if previous is not None and number > previous + 1:
+            out.append(paint(_BLUE, f"{' ' * width} |") + " ...")
+        previous = number
         text = lines[number - 1].rstrip("\r\n")
+        out.append(f"{paint(_BLUE, f'{number:>{width}} |')} {_visible(text)}".rstrip())
+        if number in labels:
+            start = len(text) - len(text.lstrip())
+            pad = "".join(ch if ch == "\t" else " " for ch in text[:start])
+            marks = "-" * max(len(text.rstrip()) - start, 1)
+            out.append(f"{bar} {pad}{paint(_BLUE, marks)} {labels[number]}")
+            continue
+        if not first <= number <= shown_last:
+            continue
         start = finding.start.column - 1 if number == first else len(text) - len(text.lstrip())
         if number == finding.end.line and finding.end.column > 1:
             end = finding.end.column - 1
         else:
             end = len(text)
         start, end = min(max(start, 0), len(text)), min(end, len(text))
-        out.append(f"{paint(_BLUE, f'{number:>{width}} |')} {_visible(text)}".rstrip())
         carets = "^" * max(end - start, 1 if number == first else 0)
         if carets:
             pad = "".join(ch if ch == "\t" else " " for ch in text[:start])
             out.append(f"{bar} {pad}{paint(colour, carets)}")
-    if shown_last < last:
-        out.append(paint(_BLUE, f"{' ' * width} |") + " ...")
+        if number == shown_last and shown_last < last:
+            out.append(paint(_BLUE, f"{' ' * width} |") + " ...")
+            previous = last
     return out
 
 
 # -- the fix ---------------------------------------------------------------------------------------
 
-_APPLICABILITY_NOTE = {Applicability.SAFE: "", Applicability.UNSAFE: " (unsafe: --fix does not apply it)",
+_APPLICABILITY_NOTE = {Applicability.SAFE: "", Applicability.UNSAFE: " (unsafe: only --fix --unsafe-fixes applies it)",
                        Applicability.DISPLAY_ONLY: " (shown only: --fix does not apply it)"}
 
 

@@ -76,6 +76,8 @@ def _test_case(finding: Finding, class_name: str, text_parts: Callable[[Finding]
     failure = ET.SubElement(case, "failure", message=_xml_text(f"{finding.code} {text}"),
                             type=_xml_text(f"{finding.code} {finding.name} ({finding.severity.value})"))
     details = f"{position}: {finding.code} {text}"
+    if finding.message != finding.parts.headline:
+        details += "\n" + finding.message
     via = via_line(finding)
     if via:
         details += "\n" + via.strip()

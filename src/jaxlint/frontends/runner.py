@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -41,6 +40,8 @@ class RunOptions:
     extend_exclude: list[str] = field(default_factory=list)
     #: `--add-noqa`: write `# noqa: CODES` on every line with findings instead of reporting them
     add_noqa: bool = False
+    #: `--unsafe-fixes`: `--fix` and `--diff` apply unsafe fixes too
+    unsafe_fixes: bool = False
 
 
 @dataclass
@@ -53,6 +54,8 @@ class RunOutcome:
     #: with --diff: one patch per fixed file, bytes in the file's own encoding
     diffs: list[bytes] = field(default_factory=list)
     fixed: int = 0
+    #: with --fix or --diff: the findings fixed, counted by code, for each file fixed
+    fixed_codes: list[tuple[str, dict[str, int]]] = field(default_factory=list)
     #: the project the files were checked in, its settings and files (see `project`)
     checked_in: "tuple[ProjectPlan, Settings, tuple[str, ...]] | None" = None
     #: with --fix of a buffer read from stdin: the buffer to print, fixed or as it came
@@ -107,7 +110,8 @@ def resolve_settings(options: RunOptions, config_start: str | None = None) -> Se
     else:
         settings = load_settings(options.paths[0] if os.path.exists(options.paths[0]) else ".", known)
     return with_overrides(settings, known, select=options.select, ignore=options.ignore,
-                          extend_select=options.extend_select, extend_exclude=options.extend_exclude)
+                          extend_select=options.extend_select, extend_exclude=options.extend_exclude,
+                          unsafe_fixes=options.unsafe_fixes)
 
 
 def run(options: RunOptions) -> RunOutcome:
@@ -133,7 +137,7 @@ def run(options: RunOptions) -> RunOutcome:
 
         cache = FindingCache(settings.root, settings.fingerprint())
     check = functools.partial(_check_one, settings=settings, fixing=fixing, cache=cache, plan=plan,
-                              reported=tuple(files))
+                              reported=tuple(files), progress=options.progress)
     progress = _Progress(len(files)) if options.progress and len(files) >= PARALLEL_THRESHOLD else None
     jobs = options.jobs if len(files) >= PARALLEL_THRESHOLD else 1
     if plan is not None:
@@ -308,13 +312,15 @@ def _cached(path: str, cache, session) -> FileResult | None:
 
 
 def _check_one(path: str, settings: Settings, fixing: bool, cache, plan: "ProjectPlan | None" = None,
-               reported: tuple[str, ...] = ()) -> FileResult:
+               reported: tuple[str, ...] = (), progress: bool = False) -> FileResult:
+    """`progress`: show the project analysis on the terminal's stderr."""
     data = read_bytes(path)
     try:
         if isinstance(data, Finding):
             return lint_file(path, settings)
         if plan is not None:
-            session = project_session(plan, settings, reported or (path,), keep_index=cache is not None)
+            session = project_session(plan, settings, reported or (path,), keep_index=cache is not None,
+                                      progress=progress)
             result = lint_file(path, settings, fix=fixing, data=data, project=session)
             context = session.context_key(path) if cache is not None else None
             if context is not None and result.internal_error is None and result.not_analysed is None:
@@ -392,7 +398,7 @@ def forget_project_sessions() -> None:
 
 
 def project_session(plan: ProjectPlan | None, settings: Settings, reported: tuple[str, ...], settled: bool = True,
-                    keep_index: bool = False):
+                    keep_index: bool = False, progress: bool = False):
     """The project session of this process for `plan` (made on first use), settled for the files
     `reported` (named as given) when first asked: a worker checks the project's files one after
     another with one analysis, the flake8 plugin one file after another. The project index is
@@ -412,7 +418,14 @@ def project_session(plan: ProjectPlan | None, settings: Settings, reported: tupl
                              writable=keep_index, marker=cache_marker(settings.root))
         session = _SESSIONS[key] = ProjectSession(settings, plan.roots, plan.modules, index)
     if settled:
-        session.settle(reported)
+        if progress:
+            from .progress import ModulesProgress
+
+            session.project.progress = ModulesProgress()
+        try:
+            session.settle(reported)
+        finally:
+            session.project.progress = None
     return session
 
 
@@ -475,24 +488,36 @@ def _write_or_show_fixes(outcome: RunOutcome, show: bool) -> None:
             if done:
                 outcome.diffs.append(done)
                 outcome.fixed += result.fixed_count
+                outcome.fixed_codes.append((result.path, _fixed_codes(result)))
         else:
             outcome.fixed += done
+            outcome.fixed_codes.append((result.path, _fixed_codes(result)))
             result.findings = result.fixed_findings or []
 
 
+def _fixed_codes(result: FileResult) -> dict[str, int]:
+    """The findings a fixed text no longer has, by code (a fix can also end a finding of another
+    rule, or bring one: what is counted is what went away)."""
+    from collections import Counter
+
+    before = Counter(f.code for f in result.findings)
+    after = Counter(f.code for f in result.fixed_findings or [])
+    return dict(before - after)
+
+
 class _Progress:
-    """`[n/N]` on a terminal's stderr, rewritten in place; never used for pipes or CI logs."""
+    """`checked n/N files` on a terminal's stderr (progress.py)."""
 
     def __init__(self, total: int) -> None:
+        from .progress import ProgressLine
+
         self.total = total
         self.count = 0
+        self.line = ProgressLine("checked", "files")
 
     def step(self) -> None:
         self.count += 1
-        if self.count % 10 == 0 or self.count == self.total:
-            sys.stderr.write(f"\rjaxlint: checked {self.count}/{self.total} files")
-            sys.stderr.flush()
+        self.line.show(self.count, self.total)
 
     def done(self) -> None:
-        sys.stderr.write("\r\033[K")
-        sys.stderr.flush()
+        self.line.clear()

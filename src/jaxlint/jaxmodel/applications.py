@@ -14,7 +14,8 @@ from .calls import Application, CallSite, Callee, ClassInfo, MethodGiven
 from .signatures import function_scope, has_default, keyword_only_params, params_of, positional_params, star_params
 from .keys.tables import key_name_pattern
 from .values.tables import ARRAY_ONLY_ATTRIBUTES
-from .transforms import FRAMEWORKS, LAX_BODIES, MODES, NUMPYRO_KERNELS, int_literals, literal_keywords, string_literals
+from .transforms import (FRAMEWORKS, LAX_BODIES, LIBRARY_TRACES, MODES, NUMPYRO_KERNELS, int_literals, literal_keywords,
+                         string_literals)
 
 FunctionNode = cst.FunctionDef | cst.Lambda
 #: The last part of the qualified names of array types (`jax.Array`, `numpy.ndarray`, `chex.Array`,
@@ -31,10 +32,15 @@ class TransformApplications:
         resolve = self._resolver(scope)
         callee = resolve(call.func)
         if callee not in LAX_BODIES and callee not in MODES and callee not in self.extra_wrappers \
-                and type(call.func) is not cst.Call:
+                and callee not in LIBRARY_TRACES and type(call.func) is not cst.Call:
             return None  # most calls: no transform can be applied here (see `transform_use`)
         positional = [a.value for a in call.args if a.keyword is None and not a.star]
         keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        if callee in LIBRARY_TRACES:
+            trace = LIBRARY_TRACES[callee]
+            given = [positional[i] for i in trace.function_positions if i < len(positional)]
+            given += [keywords[k] for k in trace.function_keywords if k in keywords]
+            return Application(callee, trace.mode, {}, [], traced_positions=trace.traced), given
         if callee in LAX_BODIES:
             indices, names = LAX_BODIES[callee]
             bodies = [positional[i] for i in indices if i < len(positional)]

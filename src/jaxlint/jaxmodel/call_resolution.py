@@ -14,9 +14,14 @@ from .jax_names import PARTIAL
 from ..semantic.scopes import Binding, Scope
 from .calls import Callee, ClassInfo, PLAIN_METHOD_DECORATORS
 from .signatures import positional_params
-from .transforms import HAIKU_TRANSFORMS, LINEN_APPLY_KEYWORDS, LINEN_APPLY_METHODS, LINEN_MODULE_BASES, PASS_THROUGH
+from .transforms import (HAIKU_TRANSFORMS, LATENT_SAMPLING, LINEN_APPLY_KEYWORDS, LINEN_APPLY_METHODS, LINEN_MODULE_BASES,
+                         PASS_THROUGH)
 
 FunctionNode = cst.FunctionDef | cst.Lambda
+
+
+#: flax's training state, whose `apply_fn` field holds the model's `apply`
+TRAIN_STATE = "flax.training.train_state.TrainState"
 
 
 class CallResolution:
@@ -143,6 +148,8 @@ class CallResolution:
             applied = self._linen_applied(expr, scope, call)
             if applied is not None:
                 return applied
+        if type(expr) is cst.Attribute and expr.attr.value == "apply_fn" and self.classes:
+            return self._train_state_applied(call)
         if type(expr) is cst.Attribute and type(expr.value) is cst.Name and self.classes:
             attr = expr.attr.value
             found = scope.lookup(expr.value.value)
@@ -229,6 +236,34 @@ class CallResolution:
             return None
         return replace(method, skip=LINEN_APPLY_METHODS[expr.attr.value], own_keywords=LINEN_APPLY_KEYWORDS)
 
+    def _train_state_applied(self, call: cst.Call | None) -> Callee | None:
+        """`state.apply_fn(variables, *args)` where every `TrainState.create(apply_fn=model.apply,
+        ...)` of the module gives the `apply` of an instance of one flax.linen module class of the
+        module: that module's method, as `model.apply(...)` reaches it (`_linen_applied`)."""
+        reached = []
+        for site, site_scope in self._calls:
+            func = site.func
+            if type(func) is not cst.Attribute or func.attr.value != "create" \
+                    or not self._train_state_class(func.value, site_scope):
+                continue
+            given = next((a.value for a in site.args if a.keyword is not None and a.keyword.value == "apply_fn"), None)
+            if type(given) is not cst.Attribute or given.attr.value != "apply" or type(given.value) is not cst.Name:
+                return None  # a state made from another function (or none named): not known
+            applied = self._linen_applied(given, site_scope, call)
+            if applied is None:
+                return None
+            reached.append(applied)
+        if not reached or len({id(callee.function) for callee in reached}) != 1:
+            return None
+        return reached[0]
+
+    def _train_state_class(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        """flax's `TrainState`, or a class of the module derived from it."""
+        if self._resolver(scope)(expr) == TRAIN_STATE:
+            return True
+        cls = self._class_named(expr, scope) if type(expr) is cst.Name else None
+        return cls is not None and TRAIN_STATE in self._library_bases(cls)
+
     def _constructor(self, expr: cst.BaseExpression, scope: Scope) -> Callee | None:
         """`Class(…)` of a class of the module whose `__init__` is its own (or a base's of the module)."""
         cls = self._class_named(expr, scope) if type(expr) is cst.Name else None
@@ -248,6 +283,12 @@ class CallResolution:
         """Whether `call` builds a new object of a class of the module (`Class(…)`)."""
         callee = self.callees.get(id(call))
         return callee is not None and callee.constructs
+
+    def samples_latent(self, function: cst.CSTNode) -> bool:
+        """Whether a NumPyro latent sample site gives a tracer in the function: an inference
+        algorithm of the framework table traces it (`NUTS(model)`), or a function it traces calls it."""
+        info = self.infos.get(id(function))
+        return info is not None and not LATENT_SAMPLING.isdisjoint(info.transforms)
 
     def _partial(self, call: cst.Call, scope: Scope, depth: int) -> Callee | None:
         if not call.args or call.args[0].keyword is not None or call.args[0].star:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from .external import TABLE_PREFIXES
 from .name_origins import ARRAY_METHODS, AT_METHODS, NameOrigins
 from ..semantic.scopes import Scope
 from .traced import TracedFunctions
@@ -153,7 +154,9 @@ class Dispatch:
                 return self.jitted(expr.args[0].value, scope, depth + 1)
             # `make_train_step(config)`: a function of the file that returns a jitted function on every path
             returned = self.origins.helper_returns(expr, scope)
-            return bool(returned) and all(self.jitted(value, owner, depth + 1) for value, owner in returned)
+            if returned:
+                return all(self.jitted(value, owner, depth + 1) for value, owner in returned)
+            return self._project_factory(expr, scope)
         if not isinstance(expr, cst.Name):
             return False
         found = self.origins.origins(expr.value, scope)
@@ -175,6 +178,23 @@ class Dispatch:
             return True  # `update = jax.jit(update)`: what it was before is what it wraps now
         # `def step(...)` followed by `step = jax.jit(step)`: the plain definition is shadowed
         return all(ok or _is_def(o) for ok, o in zip(decided, bindings))
+
+    def returns_compiled(self, function: cst.FunctionDef) -> bool:
+        """Whether a function of the module returns a jitted function on every path (a factory:
+        `def make_step(cfg): ...; return jax.jit(step)`)."""
+        returned = self.origins.function_returns(function)
+        return bool(returned) and all(self.jitted(value, owner, 1) for value, owner in returned)
+
+    def _project_factory(self, call: cst.Call, scope: Scope) -> bool:
+        """`utils.make_step(cfg)`: a factory of jitted functions in another module of the project."""
+        project = self.ctx.project
+        if project is None:
+            return False
+        dotted = self.ctx.names.qualified_name(call.func, scope)
+        if dotted is None or dotted.startswith(TABLE_PREFIXES):
+            return False
+        function = project.function_at(dotted)
+        return function is not None and not function.method and project.returns_compiled(function.ref)
 
     def jax_value(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> bool:
         """Whether `expr` holds JAX arrays (or a pytree of them) on every path: never NumPy or Python values."""

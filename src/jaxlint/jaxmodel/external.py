@@ -172,6 +172,10 @@ class ProjectView(Protocol):
     def returns_array(self, ref: FunctionRef) -> bool:
         """Whether the function returns a JAX array on every path."""
 
+    def returns_compiled(self, ref: FunctionRef) -> bool:
+        """Whether the function returns, on every path, a function whose calls run transformed by
+        JAX (`return jax.jit(step)`): a factory of compiled functions."""
+
     def pytree_attributes(self, dotted: str) -> "tuple[tuple[str, Kind], ...] | None":
         """The attributes of an instance of the project class `dotted` names (also through a
         package's re-export), as `Value.attributes`, where it is a dataclass pytree: its leaf fields

@@ -31,6 +31,7 @@ import libcst as cst
 from .external import TABLE_PREFIXES
 from .jax_names import JIT_FAMILY, MEMOISING, PARTIAL
 from ..dataflow.reaching import Origin, ScopeFacts, literal_key, scope_facts
+from ..semantic.bindings import BindingKind
 from ..semantic.instance_attributes import InstanceAttributes, self_param
 from ..semantic.model import SemanticModel
 from ..semantic.scopes import Scope
@@ -362,6 +363,18 @@ class NameOrigins:
             return None
         return [(value, inner) for value in facts.returns]  # type: ignore[misc]
 
+    def function_returns(self, function: cst.FunctionDef) -> list[tuple[cst.BaseExpression, Scope]] | None:
+        """What a function of the module's top level returns, when it returns on every path (and
+        its decorators keep what it returns); else None."""
+        owner = self.ctx.module_scope
+        if function.asynchronous or not all(self._keeps_result(d.decorator, owner) for d in function.decorators):
+            return None
+        inner = self._scope(function, owner)
+        facts = self.facts(inner)
+        if facts.generator or facts.falls_off or not facts.returns or any(r is None for r in facts.returns):
+            return None
+        return [(value, inner) for value in facts.returns]  # type: ignore[misc]
+
     def _project_returns_arrays(self, dotted: str) -> bool:
         """A function of another module of the project that returns a JAX array on every path."""
         function = self.ctx.project.function_at(dotted)
@@ -369,14 +382,8 @@ class NameOrigins:
 
     def returns_arrays(self, function: cst.FunctionDef) -> bool:
         """Whether a function of the module returns JAX arrays on every path (and nothing else)."""
-        owner = self.ctx.module_scope
-        if function.asynchronous or not all(self._keeps_result(d.decorator, owner) for d in function.decorators):
-            return False
-        inner = self._scope(function, owner)
-        facts = self.facts(inner)
-        if facts.generator or facts.falls_off or not facts.returns or any(r is None for r in facts.returns):
-            return False
-        return self._all_arrays([(value, inner) for value in facts.returns], 0)
+        returned = self.function_returns(function)
+        return returned is not None and self._all_arrays(returned, 0)
 
     def _keeps_result(self, decorator: cst.BaseExpression, scope: Scope) -> bool:
         """A decorator that leaves what the function returns as it is (`jax.jit`, `functools.cache`)."""
@@ -491,9 +498,10 @@ class NameOrigins:
         """Names of the classes that classes defined at the top of the module derive from."""
         if self._bases is None:
             self._bases = set()
-            for statement in self.ctx.module.body:
-                if isinstance(statement, cst.ClassDef):
-                    for base in statement.bases:
+            for binding in SemanticModel.of(self.ctx).bindings:
+                statement = binding.statement
+                if binding.kind is BindingKind.CLASS and binding.top_level is statement:
+                    for base in statement.bases:  # type: ignore[attr-defined]
                         value = base.value
                         name = value.attr.value if isinstance(value, cst.Attribute) else getattr(value, "value", None)
                         if isinstance(name, str):

@@ -64,6 +64,12 @@ NNX_VARIABLES = FRAMEWORKS.nnx_variables
 NNX_VARIABLE_LEAVES = FRAMEWORKS.nnx_variable_leaves
 #: NumPyro's MCMC kernels: `MCMC.run` traces the `sample` method of a subclass (`_apply_library_traces`)
 NUMPYRO_KERNELS = FRAMEWORKS.numpyro_kernels
+#: Library calls that trace the functions they are given (`NUTS(model)`, `diffrax.ODETerm(field)`)
+LIBRARY_TRACES = FRAMEWORKS.library_traces
+#: The library traces in which a NumPyro latent sample site gives a tracer
+LATENT_SAMPLING = frozenset(name for name, trace in LIBRARY_TRACES.items() if trace.latent_samples)
+#: NumPyro's sample statement
+NUMPYRO_SAMPLE = frozenset({"numpyro.sample", "numpyro.primitives.sample"})
 
 
 def short_name(transform: str) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
+from .message import MessageParts, message_parts
+
 
 class Severity(str, Enum):
     ERROR = "error"
@@ -92,6 +94,9 @@ class Finding:
     runtime: dict | None = field(default=None, compare=False)
     #: why the code is traced when a caller in another module traces it, outermost call first
     trace: tuple[TraceLocation, ...] = ()
+    #: the short first line a rule declared when its message's own first part is long; None: the
+    #: message's first part is the headline (model/message.py)
+    headline: str | None = field(default=None, compare=False)
 
     @property
     def sort_key(self) -> tuple:
@@ -100,12 +105,18 @@ class Finding:
     def with_path(self, path: str) -> "Finding":
         return replace(self, path=path)
 
+    @property
+    def parts(self) -> MessageParts:
+        """The message as a headline, notes and help (model/message.py)."""
+        return message_parts(self.message, self.headline)
+
     def to_json(self) -> dict:
         data = {
             "code": self.code,
             "name": self.name,
             "severity": self.severity.value,
             "message": self.message,
+            "headline": self.parts.headline,
             "path": self.path,
             "line": self.start.line,
             "column": self.start.column,
@@ -146,4 +157,5 @@ class Finding:
             cell=data.get("cell"),
             trace=tuple(TraceLocation(t["path"], t["line"], t["message"], t.get("cell"))
                         for t in data.get("trace", ())),
+            headline=data.get("headline"),
         )

@@ -86,6 +86,8 @@ class Settings:
     root: str = "."
     config_path: str | None = None
     runtime: RuntimeSettings = RuntimeSettings()
+    #: `--fix` applies unsafe fixes too (`--unsafe-fixes`, `unsafe-fixes = true`)
+    unsafe_fixes: bool = False
 
     def declared_transforms(self) -> dict[str, tuple[str, str]]:
         """The project's own transforms: dotted name -> (mode, leaves). A name of
@@ -124,6 +126,7 @@ class Settings:
         data = asdict(self)
         data.pop("config_path")
         data.pop("runtime", None)  # runtime mode's settings change no static finding
+        data.pop("unsafe_fixes", None)  # nor does which fixes `--fix` applies
         return hashlib.sha256(json.dumps(data, sort_keys=True, default=list).encode()).hexdigest()[:16]
 
 

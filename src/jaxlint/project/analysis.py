@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterable
 import libcst as cst
 
 from ..jaxmodel.configured import ConfiguredIntegers
+from ..jaxmodel.dispatch import Dispatch
 from ..jaxmodel.external import TABLE_PREFIXES, ConfiguredInteger, ExternalFunction, FunctionRef, KeyUse, Seed
 from ..jaxmodel.keys.facts import KeyFlowFacts
 from ..jaxmodel.keys.tables import ALIGNING_DRAWS
@@ -84,6 +85,8 @@ class Project:
         self._parse_imports = parse_imports
         self.index = index if index is not None else ProjectIndex(None, "")
         self._units: dict[str, _Unit] = {}
+        #: told (groups settled, groups to settle) as `settle` goes, for a progress line
+        self.progress: Callable[[int, int], None] | None = None
         self._entries: dict[str, dict | None] = {}
         #: (module path, question) -> its answer in this run
         self._answers: dict[tuple[str, str], Any] = {}
@@ -183,7 +186,10 @@ class Project:
         needed = self._importers_of(reported)
         inside = {m.path for m in needed}
         analysed_anyway = {m.path for m in reported}
-        for group in self._importer_first_groups(needed):
+        groups = self._importer_first_groups(needed)
+        for done, group in enumerate(groups):
+            if self.progress is not None:
+                self.progress(done, len(groups))
             if len(group) == 1 and group[0].name not in self.imports(group[0]):
                 module = group[0]
                 unit = self._unit_of(module)
@@ -214,6 +220,8 @@ class Project:
                 if replay_only:
                     return False
                 self._settle_cycle(group, inside)
+        if self.progress is not None:
+            self.progress(len(groups), len(groups))
         return True
 
     def _replay_cycle(self, group: list[ModuleFile], inside: set[str], replay_only: bool) -> bool:
@@ -390,12 +398,12 @@ class Project:
     # -- questions from stand-ins ---------------------------------------------------------------
     # Each question about a module's functions has a name (`f:losses.clipped_loss` for the function
     # a name reaches, `r:clipped_loss:SIGNATURE` for what a call returns, `k:` for the keys it
-    # consumes, `a:` whether it returns an array, `w:` what its decorator makes of a call, `s:` what
-    # a star import of the module binds, `v:` the integer a configuration object gives,
-    # `v:Config:bare:num_steps`) and a JSON answer. The index records each answer with the answers
-    # its computation could have used (every question its module's analysis had asked by then); a
-    # recorded answer stands while its module's text and those answers are unchanged, else it is
-    # computed again.
+    # consumes, `a:` whether it returns an array, `j:` whether it returns a jitted function, `w:`
+    # what its decorator makes of a call, `s:` what a star import of the module binds, `v:` the
+    # integer a configuration object gives, `v:Config:bare:num_steps`) and a JSON answer. The index
+    # records each answer with the answers its computation could have used (every question its
+    # module's analysis had asked by then); a recorded answer stands while its module's text and
+    # those answers are unchanged, else it is computed again.
 
     def function_at(self, asker: ModuleFile, dotted: str, depth: int = 0, bound: bool = False) -> ExternalFunction | None:
         """The function `dotted` reaches; `bound`: a method of the class it names, called on an
@@ -474,6 +482,9 @@ class Project:
 
     def returns_array(self, asker: ModuleFile, ref: FunctionRef) -> bool:
         return bool(self._ask_ref(asker, ref, "a:" + ref.qualname))
+
+    def returns_compiled(self, asker: ModuleFile, ref: FunctionRef) -> bool:
+        return bool(self._ask_ref(asker, ref, "j:" + ref.qualname))
 
     def named_elsewhere(self, asker: ModuleFile, name: str) -> bool:
         """Whether another module of the project that imports `asker` mentions `name` (a plain name or
@@ -558,6 +569,8 @@ class Project:
             return key_uses_to_json(self._key_uses(module, rest))
         if kind == "a":
             return self._returns_array(module, rest)
+        if kind == "j":
+            return self._returns_compiled(module, rest)
         if kind == "c":
             name, _, depth = rest.rpartition(":")
             found = self._pytree_class_attributes(module, name, int(depth))
@@ -719,6 +732,12 @@ class Project:
             return False
         return NameOrigins.of(traced.ctx).returns_arrays(function)
 
+    def _returns_compiled(self, module: ModuleFile, qualname: str) -> bool:
+        traced, function = self._function(module, qualname)
+        if not isinstance(function, cst.FunctionDef) or "." in qualname:
+            return False
+        return Dispatch.of(traced.ctx).returns_compiled(function)
+
     def seeds_of(self, module: ModuleFile) -> list[Seed]:
         return list(self._unit_of(module).seeds.values())
 
@@ -757,6 +776,9 @@ class ModuleView:
 
     def returns_array(self, ref: FunctionRef) -> bool:
         return self.project.returns_array(self.module_file, ref)
+
+    def returns_compiled(self, ref: FunctionRef) -> bool:
+        return self.project.returns_compiled(self.module_file, ref)
 
     def pytree_attributes(self, dotted: str) -> tuple[tuple[str, Kind], ...] | None:
         return self.project.pytree_attributes(self.module_file, dotted)

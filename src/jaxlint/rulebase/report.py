@@ -28,6 +28,8 @@ class Report:
     related: tuple[tuple[int, str], ...] = ()
     #: the calls from other modules that trace the code reported, outermost first
     chain: tuple["TraceStep", ...] = ()
+    #: a short first line when the message's own first part is long (model/message.py)
+    headline: str | None = None
 
 
 class RuleContext(NamedTuple):
@@ -47,11 +49,11 @@ class Reporter:
         self.reports: list[Report] = []
 
     def add(self, rule: Any, node: cst.CSTNode, message: str, fix: NodeFix | None,
-            related: tuple[tuple[int, str], ...] = ()) -> None:
+            related: tuple[tuple[int, str], ...] = (), headline: str | None = None) -> None:
         chain = self._foreign_trace() if rule.explains_trace and self.analysis.traced.project else ()
         if chain:
             message = f"{message}; traced because {_because(chain)}"
-        self.reports.append(Report(rule, node, message, fix, related, chain))
+        self.reports.append(Report(rule, node, message, fix, related, chain, headline))
 
     def _foreign_trace(self) -> tuple["TraceStep", ...]:
         """The chain of calls from another module that traces the function around the walk's

@@ -34,10 +34,12 @@ class Rule:
         self._reporter = context.reporter
 
     def report(self, node: cst.CSTNode, message: str, fix: NodeFix | None = None,
-               related: tuple[tuple[int, str], ...] = ()) -> None:
-        """`related`: other lines of this file the message names, each with a note (the first use of
-        a reused key), which front ends show beside the finding."""
-        self._reporter.add(self, node, message, fix, related)
+               related: tuple[tuple[int, str], ...] = (), headline: str | None = None) -> None:
+        """`message`: what is wrong, why it bites, what to write instead (the grammar of
+        model/message.py). `related`: other lines of this file the message names, each with a note
+        (the first use of a reused key), which front ends show beside the finding. `headline`: a
+        short first line, for a message whose own first part is long (it names another place)."""
+        self._reporter.add(self, node, message, fix, related, headline)
 
     def names_wanted(self) -> Container[str] | None:
         """The spellings of the Names `visit_Name` does anything with (None: every Name), asked once

@@ -65,7 +65,7 @@ class GlobalReadInTraced(Rule):
             f"`{name}` is a global variable {reason}, read inside a function traced by `{info.label}`: "
             f"its value at trace time is baked into the compiled code and later changes are ignored "
             f"until JAX retraces; pass `{name}` as an argument (or a `static_argnames` argument if it is "
-            f"configuration)"))
+            f"configuration)"), headline=f"global `{name}`, which changes, is read inside a function traced by `{info.label}`")
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if type(node.value) is not cst.Name:

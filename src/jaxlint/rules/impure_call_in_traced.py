@@ -52,6 +52,7 @@ class ImpureCallInTraced(Rule):
             return
         call = f"`{self.analysis.module.code_for_node(node.func)}({'...' if node.args else ''})`"
         label = info.label
+        headline = None
         if what == "clock":
             text = (f"{call} inside a function traced by `{label}` reads the clock once, while JAX traces the "
                     f"function: the value is frozen into the compiled code and every later call returns the same "
@@ -59,6 +60,7 @@ class ImpureCallInTraced(Rule):
         elif what == "sleep":
             text = (f"{call} inside a function traced by `{label}` sleeps only while JAX traces the function, not "
                     f"on later calls; sleep outside the jitted function, or in a `jax.experimental.io_callback`")
+            headline = f"{call} inside a function traced by `{label}` sleeps only while JAX traces it"
         elif what == "log":
             text = (f"{call} inside a function traced by `{label}` logs once per compilation, while JAX traces the "
                     f"function, and shows tracers instead of values; log outside, or use `jax.debug.callback` "
@@ -71,7 +73,7 @@ class ImpureCallInTraced(Rule):
             text = (f"{call} inside a function traced by `{label}` does its I/O once, while JAX traces the "
                     f"function, not on every call; do it outside and pass the result in, or use "
                     f"`jax.experimental.io_callback` to run it on every call")
-        self.report(node, text)
+        self.report(node, text, headline=headline)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value == "environ" and self.walk.qualified_name(node) == ENVIRON:

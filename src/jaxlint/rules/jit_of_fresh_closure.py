@@ -259,7 +259,8 @@ class JitOfFreshClosure(Rule):
         self.report(node, (
             f"`{jit}` of {fresh} is made and called on every call of the enclosing function: a new function "
             f"object each time, so JAX traces and compiles it again on every call; jit it once at module level "
-            f"(or in a factory whose result is kept) and pass varying values as arguments"))
+            f"(or in a factory whose result is kept) and pass varying values as arguments"),
+            headline=f"`{jit}` of a function made anew on every call of the enclosing function")
 
 
 def _initialiser(wrapped: cst.BaseExpression) -> bool:

@@ -192,7 +192,8 @@ class KeyRecreatedInLoop(Rule):
             self.report(node, (
                 f"`{text}` in {where}: the same seed gives the same key on every call, so every "
                 f"iteration draws the same numbers; pass a key in and split it per iteration "
-                f"(`key, subkey = jax.random.split(key)`)"))
+                f"(`key, subkey = jax.random.split(key)`)"),
+                headline=f"`{text}` makes the same key on every iteration of a loop")
 
     def _report_named(self) -> None:
         """`key = jax.random.key(0)` in a loop: reported unless every read of `key` in that scope is the

@@ -54,7 +54,8 @@ class PrngKeyReuse(Rule):
                     f"key `{name}` is consumed at {self._consumed_at(facts, reuse.first)} in the body of "
                     f"`{self._code(reuse.node.func)}` and returned unchanged in its carry: every iteration consumes "
                     f"the same key and draws the same numbers; split it in the body ({split}), draw from `{fresh}` "
-                    f"and return the new `{name}`"))
+                    f"and return the new `{name}`"),
+                    headline=f"key `{name}` is consumed in every iteration and returned unchanged in the carry")
             elif reuse.kind == "lax":
                 loop = f"`{self._code(reuse.loop.func)}` ({self._label(facts, reuse.loop)})"
                 if name.startswith("next("):
@@ -81,7 +82,9 @@ class PrngKeyReuse(Rule):
                     f"key `{name}` consumed at {self._consumed_at(facts, reuse.first)} is consumed again here "
                     f"in the next iteration of the loop ({self._label(facts, reuse.loop)}), before the body "
                     f"rebinds it: {_outcome(reuse.first, reuse.node, self)}; draw only from keys split "
-                    f"off for one use ({split}, then draw from `{fresh}`)"), related=_first_use(facts, reuse))
+                    f"off for one use ({split}, then draw from `{fresh}`)"), related=_first_use(facts, reuse),
+                    headline=f"key `{name}` consumed at {self._label(facts, reuse.first.node)} is consumed again "
+                             f"in the next iteration of the loop")
             elif reuse.kind == "loop":
                 kind = "comprehension" if not isinstance(reuse.loop, (cst.For, cst.While)) else "loop"
                 self.report(reuse.node, (
@@ -92,7 +95,8 @@ class PrngKeyReuse(Rule):
                 self.report(reuse.node, (
                     f"key `{name}` consumed at {self._consumed_at(facts, reuse.first)} is used again here: "
                     f"{_outcome(reuse.first, reuse.node, self)}, as JAX keys are not stateful; split it first: "
-                    f"{split} and use `{fresh}`"), related=_first_use(facts, reuse))
+                    f"{split} and use `{fresh}`"), related=_first_use(facts, reuse),
+                    headline=f"key `{name}` consumed at {self._label(facts, reuse.first.node)} is used again here")
 
     def _repeat(self, facts: KeyFlowFacts, reuse: Reuse) -> str:
         """How the call that draws from a key made outside it repeats: in a loop, or after another."""

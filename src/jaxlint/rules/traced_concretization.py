@@ -237,7 +237,8 @@ class TracedConcretization(Rule):
             f"JAX traces the function (TypeError / ConcretizationTypeError); "
             + (f"{hint}; " if hint else "")
             + "take sizes from static shapes (`x.shape[0]`), pass them as static arguments "
-            "(`static_argnames=`), or keep a fixed maximum size and mask with `jnp.where`"))
+            "(`static_argnames=`), or keep a fixed maximum size and mask with `jnp.where`"),
+            headline=f"`{shown}` gets a shape or size from a traced value")
 
     def _method(self, node: cst.Call, func: cst.Attribute, positional: list, where: str, abstract: bool) -> None:
         method = func.attr.value

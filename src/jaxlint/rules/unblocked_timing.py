@@ -46,7 +46,8 @@ class UnblockedTiming(Rule):
         timing = analysis.pending_work.magic_timing(statement, walk.scope)
         if timing is not None:
             magic, unwaited = timing
-            self.report(unwaited[-1].node, _magic_message(magic, unwaited[-1], analysis.module))
+            self.report(unwaited[-1].node, _magic_message(magic, unwaited[-1], analysis.module),
+                        headline=f"`{magic.name}` stops its clock before the timed work finishes")
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -63,7 +64,9 @@ class UnblockedTiming(Rule):
             return  # read while tracing: JAX304's concern
         unwaited = self.analysis.pending_work.unwaited(node, walk.scope)
         if unwaited:
-            self.report(node, _message(analysis.module.code_for_node(func), unwaited[-1], analysis.module))
+            clock = analysis.module.code_for_node(func)
+            self.report(node, _message(clock, unwaited[-1], analysis.module),
+                        headline=f"`{clock}()` stops the clock before the timed work finishes")
 
     def _timeit(self, node: cst.Call) -> None:
         """`timeit.timeit(lambda: f(x), number=3)`: a few runs of work nobody waits for."""
@@ -83,7 +86,8 @@ class UnblockedTiming(Rule):
             f"`{label}(...)` runs {what} only a few times and stops its clock while the last "
             f"runs may still be queued: JAX dispatches work asynchronously, the calls of so few runs all fit in "
             f"its queue, and the time is the dispatch, not the computation; wait in the timed statement "
-            f"(`lambda: jax.block_until_ready(f(x))`), or time many runs"), self._timeit_fix(node))
+            f"(`lambda: jax.block_until_ready(f(x))`), or time many runs"), self._timeit_fix(node),
+            headline=f"`{label}(...)` stops its clock while the last runs may still be queued")
 
     def _timeit_fix(self, node: cst.Call) -> NodeFix | None:
         """`lambda: f(x)` -> `lambda: jax.block_until_ready(f(x))`, where `jax` names JAX in the module."""

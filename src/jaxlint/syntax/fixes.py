@@ -20,13 +20,22 @@ def to_offset(offsets: list[int], position: Position) -> int:
     return offsets[position.line - 1] + position.column - 1
 
 
-def apply_fixes(text: str, findings: Iterable[Finding]) -> tuple[str, int]:
-    """Apply every safe fix that does not overlap one applied before it; returns (text, fixes applied)."""
+def applicable(finding: Finding, unsafe: bool = False) -> bool:
+    """Whether `--fix` applies the finding's fix: a safe one, or with `unsafe` (`--unsafe-fixes`)
+    an unsafe one too; a display-only fix never."""
+    fix = finding.fix
+    return fix is not None and (fix.applicability is Applicability.SAFE
+                                or (unsafe and fix.applicability is Applicability.UNSAFE))
+
+
+def apply_fixes(text: str, findings: Iterable[Finding], unsafe: bool = False) -> tuple[str, int]:
+    """Apply every safe fix (with `unsafe`, every unsafe one too) that does not overlap one applied
+    before it; returns (text, fixes applied)."""
     offsets = line_offsets(text)
     taken: list[tuple[int, int]] = []
     accepted: list[tuple[int, int, str]] = []
     applied = 0
-    fixes = [f.fix for f in findings if f.fix is not None and f.fix.applicability is Applicability.SAFE]
+    fixes = [f.fix for f in findings if applicable(f, unsafe)]
     fixes.sort(key=lambda fix: min(e.start for e in fix.edits))
     for fix in fixes:
         spans = [(to_offset(offsets, e.start), to_offset(offsets, e.end), e.content) for e in fix.edits]

@@ -26,7 +26,7 @@ consumes nothing. Two draws that only shuffle or index arrays (`permutation`, `s
 `randint` used as an index) are the same order given to several arrays on purpose, to keep a batch
 aligned: not reported unless a loop other than one over a dict's arrays (`batch.items()`) repeats
 them. A compiled function called for nothing but its compilation (its result thrown away: a warm-up
-before timing) does not consume the key it is given. In test code only two direct `jax.random` draws
+before timing) does not consume the key it is given, nor are keys split only to feed it used. In test code only two direct `jax.random` draws
 from one key are reported: tests give one key to the code under test and to a reference on purpose.
 In a notebook, a key drawn from in one cell and again in another is not reported: cells run one at a
 time, again and out of order, so the text does not say in which order the draws run.

@@ -442,7 +442,7 @@ class KeyDomain:
         reached = self.facts.callee(node.func, self.scope, call=node)
         if not tracked and reached is None:
             return []
-        if not self.facts.strict and self._warm_up(node, reached, flow):
+        if not self.facts.strict and self.facts.warm_up(node, flow.current_statement, self.scope):
             return []
         if reached is not None:
             summary = self.facts.read_summary(reached.function)
@@ -602,22 +602,6 @@ class KeyDomain:
                     state[name] = KeyState(known=True)
                 taken.append((arg, name))
         return taken
-
-    def _warm_up(self, node: cst.Call, reached, flow: FlowInterpreter) -> bool:
-        """A compiled function called to compile it: its result thrown away (a notebook's last
-        expression is shown, not thrown away) and either waited for (`step(key, x).block_until_ready()`)
-        or followed by another call of the same function, the one that counts. A compiled function's
-        only effect is its result, so the numbers a warm-up draws are never seen."""
-        statement = flow.current_statement
-        if type(statement) is not cst.Expr or not self.facts.discarded(node, statement) \
-                or not self.facts.compiled(node.func, reached, self.scope):
-            return False
-        if statement.value is not node:
-            return True  # waited for: `.block_until_ready()`
-        code = cst.Module([]).code_for_node
-        written, order = code(node.func), self.facts.order(node)
-        return any(scope.node is self.scope.node and self.facts.order(call) > order and code(call.func) == written
-                   for call, scope, _ in SemanticModel.of(self.facts.ctx).sites_of(cst.Call))
 
     def _repeating_loop(self, name: str, flow: FlowInterpreter) -> cst.CSTNode | None:
         """The innermost loop whose previous iteration (or leaf) consumed `name`: a tree map that

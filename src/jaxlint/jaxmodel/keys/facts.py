@@ -16,6 +16,7 @@ from ...syntax.arguments import Passing
 from ...syntax.positions import node_spans
 from ...syntax.walk import COMPREHENSIONS, last_name, target_names, target_parts, walk
 from ..calls import Callee
+from ..dispatch import Dispatch
 from ..name_origins import NameOrigins
 from ..traced import TracedFunctions
 from .domain import KeyDomain, dotted_expression, parameter_count
@@ -432,12 +433,12 @@ class KeyFlowFacts:
             names = {function.name.value for function in self.functions
                      if (id(function) in self._outside_draws() or id(function) in self._default_keyed())
                      and type(function) is cst.FunctionDef}
-            for statement in self.ctx.module.body:
-                for small in getattr(statement, "body", ()) if type(statement) is cst.SimpleStatementLine else ():
-                    if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name \
-                            and type(small.value) is cst.Call and small.value.args \
-                            and type(small.value.args[0].value) is cst.Name and small.value.args[0].value.value in names:
-                        names.add(small.targets[0].target.value)
+            for binding in SemanticModel.of(self.ctx).bindings:
+                small, value = binding.statement, binding.value
+                if type(binding.top_level) is cst.SimpleStatementLine and type(small) is cst.Assign \
+                        and len(small.targets) == 1 and type(value) is cst.Call and value.args \
+                        and type(value.args[0].value) is cst.Name and value.args[0].value.value in names:
+                    names.add(binding.name)
             self._drawer_names = frozenset(names)
         return self._drawer_names
 
@@ -497,15 +498,17 @@ class KeyFlowFacts:
 
     def compiled(self, func: cst.BaseExpression, reached: Callee | None, scope: Scope) -> bool:
         """Whether calling `func` runs a function compiled by `jax.jit` (or another of its family):
-        `jax.jit(f)(...)`, a name bound once to `jax.jit(...)` (whatever it compiles: a factory's
-        result too), or `reached`, the function of the module it calls, decorated with it."""
+        `jax.jit(f)(...)`, a name bound once to `jax.jit(...)` (whatever it compiles) or to what a
+        factory of jitted functions returns (of this module or another of the project), or
+        `reached`, the function of the module it calls, decorated with it."""
         resolve = self.ctx.names.qualified_name
         if isinstance(func, cst.Name):
             found = scope.lookup(func.value)
             if found is not None and len(found[1].nodes) == 1:
                 value = self.traced.assigned_calls.get(id(found[1].nodes[0]))
-                if value is not None and resolve(value.func, found[0]) in JIT_FAMILY:
-                    return True
+                if value is not None and (resolve(value.func, found[0]) in JIT_FAMILY
+                                          or Dispatch.of(self.ctx).jitted(value, found[0])):
+                    return True  # `jax.jit(...)`, or a factory's jitted function
         elif isinstance(func, cst.Call) and resolve(func.func, scope) in JIT_FAMILY:
             return True
         if reached is None:
@@ -518,6 +521,21 @@ class KeyFlowFacts:
             if use is not None and use.transform in JIT_FAMILY:
                 return True
         return False
+
+    def warm_up(self, node: cst.Call, statement: cst.CSTNode | None, scope: Scope) -> bool:
+        """A compiled function called to compile it: its result thrown away (a notebook's last
+        expression is shown, not thrown away) and either waited for (`step(key, x).block_until_ready()`)
+        or followed by another call of the same function, the one that counts. A compiled function's
+        only effect is its result, so the numbers its arguments hold are never seen through it."""
+        if type(statement) is not cst.Expr or not self.discarded(node, statement) \
+                or not self.compiled(node.func, self.callee(node.func, scope, call=node), scope):
+            return False
+        if statement.value is not node:
+            return True  # waited for: `.block_until_ready()`
+        code = cst.Module([]).code_for_node
+        written, order = code(node.func), self.order(node)
+        return any(where.node is scope.node and self.order(call) > order and code(call.func) == written
+                   for call, where, _ in SemanticModel.of(self.ctx).sites_of(cst.Call))
 
     # -- deliberate alignment -------------------------------------------------------------------
     def aligned(self, first: Consumption, again: Consumption, kind: str) -> bool:

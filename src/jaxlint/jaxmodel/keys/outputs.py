@@ -31,6 +31,7 @@ from ...semantic.scopes import Scope
 from ...syntax.walk import COMPREHENSIONS, walk
 from ..jax_names import PARTIAL
 from ..name_origins import NameOrigins
+from .policy import discarded_call
 from .state import Consumption, KeyFacts
 from .tables import KEY_ATTRIBUTES
 
@@ -61,6 +62,8 @@ class ConsumptionOutputs:
         self._positions: dict[tuple[int, str], Positions | None] = {}
         self._references: dict[str, list] | None = None
         self._binding_ids: dict[int, int] | None = None
+        #: id(function) -> id(Name) -> the small statement of its own body that holds the Name
+        self._statements: dict[int, dict[int, cst.CSTNode]] = {}
         #: id(Name) -> its rank among the names of the file, in source order
         self._order: dict[int, int] | None = None
 
@@ -259,12 +262,14 @@ class ConsumptionOutputs:
         return end, loops
 
     def _never_read(self, target: cst.Name, scope: Scope,
-                    boundary: "tuple[int, list[tuple[int, int]]] | None" = None) -> bool:
+                    boundary: "tuple[int, list[tuple[int, int]]] | None" = None, depth: int = 0) -> bool:
         """No read of the name is reached by this binding of it (a read in a nested function may
         run at any time: it counts). With a boundary (a later statement that rebinds the name, and the
         loops around it): no read that may run before that statement, i.e. none written before its
         end or in a loop around it; a read written after it, out of its loops, runs after the name is
-        rebound whenever that statement ran."""
+        rebound whenever that statement ran. A read that only feeds a warm-up call, directly or
+        through names bound to calls of functions that are themselves read only that way, is no
+        read: the warm-up's result is thrown away."""
         name = target.value
         if name in scope.globals or name in scope.nonlocals or self._declared_nonlocal(name):
             return False
@@ -297,8 +302,39 @@ class ConsumptionOutputs:
                 end, loops = boundary
                 if position > end and not any(low <= position <= high for low, high in loops):
                     continue
+            if self._feeds_only_warm_up(reference.node, scope, depth):
+                continue
             return False
         return True
+
+    def _feeds_only_warm_up(self, read: cst.Name, scope: Scope, depth: int) -> bool:
+        """The read is an argument of a warm-up call (`step(state, idx)` thrown away to compile
+        `step`), or of a plain function call whose result is bound to names read only that way
+        (`idx = sample_idx(k)`, then `step(state, idx)`)."""
+        function = scope.node
+        if depth >= MAX_DEPTH or type(function) is not cst.FunctionDef:
+            return False
+        statement = self._statement_of(function).get(id(read))
+        if type(statement) is cst.Expr:
+            call = discarded_call(statement.value)
+            return call is not None and _reads_args(call, {read.value}) and not _reads(call.func, {read.value}) \
+                and self.facts.warm_up(call, statement, scope)
+        if type(statement) is not cst.Assign or type(statement.value) is not cst.Call:
+            return False
+        call = statement.value
+        if type(call.func) is not cst.Name or call.func.value == read.value:
+            return False  # a method may keep its argument in its object
+        targets = [name for t in statement.targets for name in _all_names(t.target)]
+        return all(type(name) is cst.Name for name in targets) \
+            and all(self._never_read(name, scope, None, depth + 1) for name in targets)
+
+    def _statement_of(self, function: cst.FunctionDef) -> dict[int, cst.CSTNode]:
+        """id(Name) -> the small statement of the function's own body that holds it."""
+        found = self._statements.get(id(function))
+        if found is None:
+            found = self._statements[id(function)] = {
+                id(name): statement for statement in _own_statements(function)[0] for name in _names_below(statement)}
+        return found
 
     def _declared_nonlocal(self, name: str) -> bool:
         """A nested function shares the name with `nonlocal`: its reads are not followed here."""

@@ -19,6 +19,7 @@ import libcst as cst
 from ...dataflow import FlowInterpreter
 from ...semantic.module_state import ModuleState
 from ...syntax.walk import written_number
+from ..transforms import NUMPYRO_SAMPLE
 from .lattice import BOTTOM, MAY, MUST, NO, OF_KIND, OTHER_ATTRIBUTES, STATIC, UNKNOWN, Kind, Value, join, of_kind
 from .tables import (AT_UPDATES, ARRAY_ATTRIBUTES, ARRAY_MODULES, BITWISE, BOOL_FUNCTIONS, COLLECTIVES, CONCRETIZING_METHODS,
                      CONVERSIONS, DIRECT_TRANSFORMS, LAX_COMPARISONS, LAX_CONTROL_FLOW, MAX_ITEMS, STATIC_ATTRIBUTES,
@@ -68,6 +69,8 @@ class CallFacts(Protocol):
     def fresh_receiver(self, call: cst.Call) -> bool: ...
 
     def calls_instance(self, call: cst.Call) -> bool: ...
+
+    def samples_latent(self, function: cst.CSTNode) -> bool: ...
 
 
 class KindView:
@@ -428,6 +431,9 @@ class ValueFlow:
             return STATIC  # `lax.psum(1, axis)`: the axis size, a Python int
         if callee in TRANSFORM_WRAPPERS:
             return of_kind(Kind.NONE, wrapper=wrapper_of(callee, node, self.qualified_name))
+        if callee in NUMPYRO_SAMPLE and not any(a.keyword is not None and a.keyword.value == "obs" for a in node.args) \
+                and self.traced.samples_latent(self.scope_node):
+            return PLAIN[Kind.ARRAY]  # the value the inference algorithm explores, a tracer
         if callee in DIRECT_TRANSFORMS:
             return self._direct_transform(DIRECT_TRANSFORMS[callee], node, strongest)
         if called is not None and called.wrapper is not None:
@@ -454,7 +460,12 @@ class ValueFlow:
             # new array (traced where `x` or `v` is), `x` itself unchanged
             traced = MUST if strongest.traced or receiver.traced is MUST else (MAY if self.abstract else NO)
             return Value(traced, MUST, NO, traced, MAY, at_update=True)
-        if receiver is not None and receiver.kind in (Kind.ARRAY, Kind.BOOL, Kind.PARAM, Kind.TREE, Kind.JAX_ARRAY):
+        target = self.traced.function_called(func, node, self)
+        # a traced pytree's call the resolver follows to a function of the module (a method of its
+        # class, `state.apply_fn(...)` to the model's `__call__`): that function's result
+        followed = target is not None and receiver is not None and receiver.kind in (Kind.PARAM, Kind.TREE)
+        if receiver is not None and not followed \
+                and receiver.kind in (Kind.ARRAY, Kind.BOOL, Kind.PARAM, Kind.TREE, Kind.JAX_ARRAY):
             method = func.attr.value
             if method in CONCRETIZING_METHODS:
                 return STATIC
@@ -465,10 +476,9 @@ class ValueFlow:
             if receiver.kind in (Kind.PARAM, Kind.TREE) and method in ("get", "pop", "copy", "replace", "_replace"):
                 return PLAIN[receiver.kind]
             return PLAIN[Kind.ARRAY]
-        target = self.traced.function_called(func, node, self)
         if target is not None:
             arguments = self.traced.argument_kinds(target, node, self)
-            if receiver is not None and isinstance(func.value, cst.Name):
+            if receiver is not None and isinstance(func.value, cst.Name) and not followed:
                 known = receiver.attributes
             elif type(func) is cst.Name and called is not None and self.traced.calls_instance(node):
                 known = called.attributes  # `model(x)`: `__call__` of the object the name holds

@@ -1,8 +1,10 @@
+import time
+
 import jax
 import jax.numpy as jnp
 from jax import lax
 
-from helpers import count_above, labelled, scaled, shrink, smoothed
+from helpers import count_above, labelled, make_step, scaled, shrink, smoothed
 
 
 def body(i, x):
@@ -39,6 +41,21 @@ def shuffled_epochs(seed, epochs, n):
 
 def smooth_eagerly(x):
     return smoothed(x)
+
+
+def time_step(x):
+    step = make_step(2.0)
+    start = time.perf_counter()
+    y = step(x)
+    elapsed = time.perf_counter() - start  # expect: JAX504
+    return y, elapsed
+
+
+def time_step_waited(x):
+    step = make_step(2.0)
+    start = time.perf_counter()
+    y = step(x).block_until_ready()
+    return y, time.perf_counter() - start
 
 
 if __name__ == "__main__":
