@@ -73,6 +73,10 @@ def test_skipped_statements_are_summarised_unless_verbose():
                          "`--verbose` lists them)")
     assert note_lines(notes, verbose=True) == notes
     assert note_lines(notes[:3]) == notes[:3]
+    credentials = ("environment variables that look like credentials were left out of the checked code's "
+                   "environment (GITHUB_TOKEN); `pass-env` in [tool.jaxlint.runtime] keeps the ones it needs")
+    assert note_lines([*notes[:3], credentials]) == notes[:3]
+    assert note_lines([*notes[:3], credentials], verbose=True)[-1] == credentials
 
 
 def test_namespaces_the_kernel_refuses_are_reported_and_the_run_goes_on(monkeypatch):

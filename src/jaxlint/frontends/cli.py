@@ -81,7 +81,7 @@ def main() -> None:
 @click.option("--device", type=click.Choice(["cpu", "gpu", "tpu"]), default=None,
               help="With --runtime: the JAX device to run on (default: JAX's default backend).")
 @click.option("--runtime-drop-refuted", is_flag=True, help="With --runtime: drop the findings JAX did not reproduce.")
-@click.option("--verbose", "-v", is_flag=True, help="Say more: with --runtime, every top-level statement that raised and was skipped.")
+@click.option("--verbose", "-v", is_flag=True, help="Say more: with --runtime, every top-level statement that raised and was skipped, and the credentials kept from the checked code.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Parallel workers (default: all cores).")
 @click.option("--no-cache", is_flag=True, help="Analyse every file, ignoring and not writing the cache.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")

@@ -83,6 +83,7 @@ def confirm(findings: Sequence[Finding], settings: Settings, options: RuntimeOpt
         return plan, result
 
     not_isolated: set[str] = set()
+    scrubbed: set[str] = set()
     jobs = max(1, min(options.jobs, MAX_JOBS, len(runnable) or 1))
     try:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -92,6 +93,7 @@ def confirm(findings: Sequence[Finding], settings: Settings, options: RuntimeOpt
                     for index, (verdict, evidence) in result.verdicts.items():
                         verdicts[index] = _runtime(verdict, evidence, device)
                     not_isolated.update(result.not_isolated)
+                    scrubbed.update(result.scrubbed)
                     if notes is not None:
                         confirmed = {finding.start.line for index, finding in plan.findings
                                      if result.verdicts.get(index, ("",))[0] == "confirmed"}
@@ -109,6 +111,9 @@ def confirm(findings: Sequence[Finding], settings: Settings, options: RuntimeOpt
         progress.done()
     if notes is not None:
         notes.extend(isolation_notes(sorted(not_isolated)))
+        if scrubbed:
+            notes.append(f"{_LEFT_OUT} ({', '.join(sorted(scrubbed))}); `pass-env` in [tool.jaxlint.runtime] "
+                         f"keeps the ones it needs")
     return [replace(f, runtime=verdicts[i]) if i in verdicts else f for i, f in enumerate(findings)]
 
 
@@ -126,13 +131,19 @@ def _skipped_notes(plan, skipped: list[tuple[int, str]]) -> list[str]:
 #: Skipped statements listed by `note_lines` without `--verbose`.
 SHOWN_SKIPPED = 3
 _SKIPPED = " and was skipped; "
+#: The note naming the credentials left out of the workers' environment: `--verbose` only.
+_LEFT_OUT = "environment variables that look like credentials were left out of the checked code's environment"
 
 
 def note_lines(notes: Sequence[str], verbose: bool = False) -> list[str]:
     """The notes to print: every one with `verbose`; otherwise the first few skipped statements
-    and a count of the others (a tutorial notebook may skip a hundred)."""
+    and a count of the others (a tutorial notebook may skip a hundred), and not the names of the
+    credentials left out of the workers' environment."""
+    if verbose:
+        return list(notes)
+    notes = [note for note in notes if not note.startswith(_LEFT_OUT)]
     skipped = [note for note in notes if _SKIPPED in note]
-    if verbose or len(skipped) <= SHOWN_SKIPPED:
+    if len(skipped) <= SHOWN_SKIPPED:
         return list(notes)
     shown = set(skipped[:SHOWN_SKIPPED])
     rest = len(skipped) - SHOWN_SKIPPED
