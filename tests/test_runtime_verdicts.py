@@ -199,3 +199,39 @@ def test_true_findings_that_the_inputs_cannot_settle_are_inconclusive_never_refu
         assert not refuted, (path.name, refuted)
         (runtime,) = [f.runtime for f in mine if f.start.line == WRONGLY_REFUTED[path.name]]
         assert runtime["verdict"] == "inconclusive", (path.name, runtime)
+
+
+@pytest.mark.jax
+def test_only_inputs_a_caller_passes_refute_a_finding(tmp_path):
+    """Guessed inputs (annotations, probes) that trace the flagged line cleanly leave the finding
+    inconclusive; the same run with a caller's inputs (an example, a recorded call, a call site's
+    literals) refutes it."""
+    import importlib.util
+
+    import jax.numpy as jnp
+
+    from jaxlint.runtime import errors
+    from jaxlint.runtime.subject import Inputs, Subject
+
+    path = tmp_path / "clean.py"
+    path.write_text("def halve(x):\n    y = x / 2\n    return y\n", encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("clean_module", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    def subject(inputs: Inputs) -> Subject:
+        return Subject(code="JAX201", line=2, path=str(path), message="", module=module, function=module.halve,
+                       python_function=module.halve, qualname="halve", inputs=inputs, trace_mode="jit",
+                       end_line=2, function_lines=(1, 3), candidates=[inputs], extra={"modes": ["jit"]})
+
+    raises = [("ConcretizationTypeError", None)]
+    probes = Inputs(lambda: ((jnp.ones(3),), {}), "probes: x=f32[3]")
+    guessed = errors.confirm(subject(probes), raises)
+    assert guessed.verdict == "inconclusive", guessed
+    assert guessed.evidence == ("line 2 traced cleanly with jax.jit trace (probes: x=f32[3]), but these inputs are "
+                                "guesses: declare example inputs for `halve`, or call it from the module, its "
+                                "`__main__` block or a test, to settle it")
+    example = Inputs(lambda: ((jnp.ones(3),), {}), "example from pyproject.toml: (f32[3])", from_caller=True)
+    refuted = errors.confirm(subject(example), raises)
+    assert refuted.verdict == "not-reproduced", refuted
+    assert refuted.evidence == "line 2 traced cleanly with jax.jit trace (example from pyproject.toml: (f32[3]))"

@@ -168,12 +168,18 @@ def _clean(subject: Subject, clean: list[tuple[Inputs, Run]]) -> Outcome:
     anything short of that is inconclusive and says what would settle it."""
     line = subject.line
     reached = [(inputs, result) for inputs, result in clean if line in result.lines]
-    standing = [(inputs, result) for inputs, result in reached if not inputs.plain_call]
+    standing = [(inputs, result) for inputs, result in reached if not inputs.plain_call and inputs.from_caller]
     if standing:
         inputs, result = standing[0]
         verb = "traced" if result.how != "a plain call" else "ran"
         return Outcome("not-reproduced", f"line {line} {verb} cleanly with {_through(result.how, subject)} "
                                          f"({inputs.description})")
+    guessed = [(inputs, result) for inputs, result in reached if not inputs.plain_call]
+    if guessed:
+        inputs, result = guessed[0]
+        verb = "traced" if result.how != "a plain call" else "ran"
+        return Outcome("inconclusive", f"line {line} {verb} cleanly with {_through(result.how, subject)} "
+                                       f"({inputs.description}), but these inputs are guesses: {_settle(subject)}")
     if reached:
         inputs, result = reached[0]
         return Outcome("inconclusive", f"line {line} traced cleanly only with the arguments of a plain call "
@@ -183,6 +189,12 @@ def _clean(subject: Subject, clean: list[tuple[Inputs, Run]]) -> Outcome:
     return Outcome("inconclusive", f"line {line} was not reached: {_through(result.how, subject)} with "
                                    f"{inputs.description} ran cleanly without it; declare example inputs for "
                                    f"`{subject.qualname}` that reach it")
+
+
+def _settle(subject: Subject) -> str:
+    """What settles a finding that guessed inputs could not: inputs a real caller passes."""
+    return (f"declare example inputs for `{subject.qualname}`, or call it from the module, its `__main__` "
+            f"block or a test, to settle it")
 
 
 def _names(subject: Subject) -> str:

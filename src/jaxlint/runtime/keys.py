@@ -56,7 +56,8 @@ def confirm(subject: Subject) -> Outcome:
         return Outcome("inconclusive", "the function makes legacy jax.random.PRNGKey keys, which JAX's "
                                        "key-reuse checker does not track")
     if clean:
-        reached = [(inputs, lines) for inputs, lines in clean if subject.line in lines]
+        reached = sorted(((inputs, lines) for inputs, lines in clean if subject.line in lines),
+                         key=lambda run: not run[0].from_caller)  # a real caller's inputs first
         if not reached:
             inputs, _ = clean[0]
             return Outcome("inconclusive", f"line {subject.line} was not reached: a call with {inputs.description} "
@@ -68,6 +69,11 @@ def confirm(subject: Subject) -> Outcome:
             return Outcome("inconclusive", f"line {subject.line} ran cleanly under jax.debug_key_reuse "
                                            f"({inputs.description}), but the key was first consumed by {unseen}, "
                                            f"{UNSEEN_CONSUMER}; the finding stands unconfirmed")
+        if not inputs.from_caller:
+            return Outcome("inconclusive", f"line {subject.line} ran cleanly under jax.debug_key_reuse "
+                                           f"({inputs.description}), but these inputs are guesses: declare example "
+                                           f"inputs for `{subject.qualname}`, or call it from the module, its "
+                                           f"`__main__` block or a test, to settle it")
         return Outcome("not-reproduced", f"line {subject.line} ran cleanly under jax.debug_key_reuse "
                                          f"({inputs.description})")
     inputs, error = failed[0]

@@ -129,7 +129,7 @@ class Recorded:
 
         plain = transformed and not self.traced
         description = f"inputs recorded from the {'plain ' if plain else ''}call at {self.where}: {self.describe()}"
-        return Inputs(make, _shorten(description), static, settles=not plain, plain_call=plain)
+        return Inputs(make, _shorten(description), static, settles=not plain, plain_call=plain, from_caller=True)
 
 
 @dataclass

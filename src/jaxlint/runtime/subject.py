@@ -70,6 +70,9 @@ class Inputs:
     #: Recorded from a plain call of a function the finding says is transformed: worth trying,
     #: but a clean run with them says nothing about the transformed call.
     plain_call: bool = False
+    #: What a real caller passes (a declared example, a recorded call, a call site's literals), as
+    #: opposed to a guess (annotations, probes): only these can refute a finding.
+    from_caller: bool = False
 
 
 @dataclass

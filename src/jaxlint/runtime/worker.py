@@ -439,6 +439,10 @@ def _outcome(entry: dict, plan: dict, state: State):
             return mine
         if fallback.verdict != "confirmed" and keys.UNSEEN_CONSUMER in mine.evidence:
             return mine  # the draws compared are jax.random's: the library's consumption is as unseen there
+        if fallback.verdict == "not-reproduced" and subject.inputs is not None and not subject.inputs.from_caller:
+            return Outcome("inconclusive", f"{fallback.evidence}, but these inputs are guesses: declare example "
+                                           f"inputs for `{subject.qualname}`, or call it from the module, its "
+                                           f"`__main__` block or a test, to settle it")
         return fallback
     return _behaviour(check, subject, state) or Outcome("inconclusive", "no runtime check for this rule yet")
 
