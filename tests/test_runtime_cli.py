@@ -1,8 +1,10 @@
 """`jaxlint check --runtime` as a user runs it, on a small src-layout package with declared examples.
 
 The package imports a sibling module relatively (so it must be imported as `pkg.model`), declares
-example inputs in pyproject.toml and in `jaxlint_examples.py`, and has a finding whose function
-traces cleanly with the chosen inputs (the flagged line is not reached), which is `not-reproduced`.
+example inputs in pyproject.toml and in `jaxlint_examples.py`, has a finding whose line the chosen
+inputs do not reach (`inconclusive`, saying so), and one whose line the program's own jitted call
+traces cleanly (its parameter is static in a way the static analysis does not read), which is
+`not-reproduced`.
 A notebook beside it is run as its joined code cells, one of which imports a package that is not
 installed.
 """
@@ -63,6 +65,19 @@ class Model:
         y = jnp.asarray(x) * self.scale
         y[0] = 0.0
         return y
+
+
+OPTIONS = {"static_argnames": "n"}
+
+
+def power(x, n):
+    if n > 1:
+        return x ** n
+    return x
+
+
+fast_power = jax.jit(power, **OPTIONS)
+fast_power(jnp.ones(3), 3)
 """
 EXAMPLES = """\
 import jax.numpy as jnp
@@ -135,14 +150,19 @@ def test_declared_examples_verdicts_json_and_dropping_refuted(package, run_cli):
     # A method: the example in jaxlint_examples.py gives the constructor's and the call's arguments.
     method = findings[(37, "JAX401")]["runtime"]
     assert method["verdict"] == "confirmed" and "example from jaxlint_examples.py" in method["evidence"], method
-    refuted = findings[(26, "JAX201")]["runtime"]
-    assert refuted["verdict"] == "not-reproduced" and "line 26 was not reached" in refuted["evidence"], refuted
-    assert "Runtime on " in result.stderr and "3 confirmed, 1 not reproduced, 2 inconclusive" in result.stderr
+    unreached = findings[(26, "JAX201")]["runtime"]
+    assert unreached["verdict"] == "inconclusive" and unreached["evidence"].startswith(
+        "line 26 was not reached: jax.jit trace with probes: x=f32[3] ran cleanly without it; declare example "
+        "inputs for `only_for_long_inputs` that reach it"), unreached
+    refuted = findings[(45, "JAX201")]["runtime"]
+    assert refuted["verdict"] == "not-reproduced" and refuted["evidence"].startswith(
+        "line 45 traced cleanly with jax.jit trace (inputs recorded from the call at model.py:51"), refuted
+    assert "Runtime on " in result.stderr and "3 confirmed, 1 not reproduced, 3 inconclusive" in result.stderr
 
     dropped = run_cli("check", "--runtime", "--runtime-drop-refuted", "--no-cache", ".", cwd=package)
     assert dropped.returncode == 1
     lines = dropped.stdout.splitlines()
-    assert len(lines) == 5 and not any(":26:" in line for line in lines)
+    assert len(lines) == 6 and not any(":45:" in line for line in lines)
     assert any(line.endswith("]") and "[confirmed: TracerBoolConversionError at line 10" in line for line in lines)
     assert "(1 not reproduced dropped)" in dropped.stderr
     # Nothing written into the user's tree by the workers (the static cache is off here).

@@ -8,6 +8,7 @@ is written into the user's tree. One `confirm()` run covers every module.
 from __future__ import annotations
 
 import os
+import re
 import textwrap
 import time
 
@@ -30,7 +31,8 @@ def relu(x):
 #: module name -> (what it does at import, what the verdict's evidence must say)
 HOSTILE = {
     "exits": ("import sys\nsys.exit(3)", "the module exited with status 3 (sys.exit) at line 3 while being imported"),
-    "loops": ("while True:\n    pass", f"time limit ({TIMEOUT} s) reached while importing the module"),
+    # the line the loop was on (its `while` or its body), and the setting to raise
+    "loops": ("while True:\n    pass", f"time limit ({TIMEOUT} s) reached at line "),
     "segfaults": ("import ctypes\nctypes.string_at(0)", "crashed: SIGSEGV (segmentation fault) at line 3"),
     "allocates": ("hoard = []\nwhile True:\n    hoard.append(bytearray(2 ** 30))",
                   "MemoryError at line 4 (memory limit 1024 MiB)"),
@@ -95,8 +97,12 @@ def test_hostile_modules_are_inconclusive_and_the_others_still_confirmed(tmp_pat
         assert runtime["verdict"] == "confirmed", (name, runtime)
         assert any(n.startswith(str(tmp_path / f"{name}.py")) and note in n for n in notes), (name, notes)
     # A hang while tracing costs that finding; a fresh worker checks the next one.
-    assert verdicts[("hangs", 8)] == {"verdict": "inconclusive", "device": verdicts[("hangs", 8)]["device"],
-                                      "evidence": f"time limit ({TIMEOUT} s) reached while checking this finding"}
+    hang = verdicts[("hangs", 8)]
+    assert hang["verdict"] == "inconclusive" and re.fullmatch(
+        rf"time limit \({TIMEOUT} s\) reached at line [67] while checking this finding; raise `timeout` in "
+        r"\[tool\.jaxlint\.runtime\] to let it finish", hang["evidence"]), hang
+    loops = [v for (module, _), v in verdicts.items() if module == "loops"][0]
+    assert re.search(r"at line [23] while importing the module; raise `timeout`", loops["evidence"]), loops
     assert verdicts[("hangs", 15)]["verdict"] == "confirmed"
     # Two time limits at most in a row (the hang in `loops` overlaps them), plus the other modules.
     assert elapsed < 3 * TIMEOUT + 30

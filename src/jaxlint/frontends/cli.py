@@ -81,6 +81,7 @@ def main() -> None:
 @click.option("--device", type=click.Choice(["cpu", "gpu", "tpu"]), default=None,
               help="With --runtime: the JAX device to run on (default: JAX's default backend).")
 @click.option("--runtime-drop-refuted", is_flag=True, help="With --runtime: drop the findings JAX did not reproduce.")
+@click.option("--verbose", "-v", is_flag=True, help="Say more: with --runtime, every top-level statement that raised and was skipped, and the credentials kept from the checked code.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Parallel workers (default: all cores).")
 @click.option("--no-cache", is_flag=True, help="Analyse every file, ignoring and not writing the cache.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
@@ -101,8 +102,8 @@ def main() -> None:
 @click.option("--show-settings", is_flag=True,
               help="Print the settings in effect and where each comes from (JSON with --output-format json), then exit.")
 def check(paths, select, ignore, extend_select, output_format, output_file, fix, diff, unsafe_fixes, show_fixes,
-          statistics, runtime, device, runtime_drop_refuted, jobs, no_cache, exit_zero, quiet, config_path, isolated,
-          extend_exclude, force_exclude, severity, add_noqa, stdin_filename, show_files, show_settings) -> None:
+          statistics, runtime, device, runtime_drop_refuted, verbose, jobs, no_cache, exit_zero, quiet, config_path,
+          isolated, extend_exclude, force_exclude, severity, add_noqa, stdin_filename, show_files, show_settings) -> None:
     """Check PATHS (files or directories; default: the current directory)."""
     from .runner import RunOptions, run
 
@@ -193,7 +194,7 @@ def check(paths, select, ignore, extend_select, output_format, output_file, fix,
     if output_format is None:
         output_format = "full" if output_file is None and _stdout_is_terminal() else "concise"
     if runtime:
-        findings, runtime_summary = _confirm(findings, options, device, runtime_drop_refuted, outcome.project)
+        findings, runtime_summary = _confirm(findings, options, device, runtime_drop_refuted, outcome.project, verbose)
     if statistics:
         report = render_statistics(findings, output_format)
         if report:
@@ -364,22 +365,25 @@ def server_command(stdio: bool) -> None:
     sys.exit(status)
 
 
-def _confirm(findings, options, device, drop, project=None):
+def _confirm(findings, options, device, drop, project=None, verbose=False):
     """Runtime mode: verdicts on the findings, the refuted ones dropped if asked, and the summary.
     `project`: the project the files were checked in (what traces a function from elsewhere)."""
     from .runner import resolve_settings
-    from ..runtime import RuntimeOptions, confirm, drop_refuted, summary_line as runtime_summary_line
+    from ..runtime import RuntimeOptions, RuntimeUnavailable, confirm, drop_refuted, note_lines
+    from ..runtime import summary_line as runtime_summary_line
 
     settings = resolve_settings(options)
     notes: list[str] = []
     try:
         checked = confirm(findings, settings, RuntimeOptions(device=device, jobs=options.jobs,
                                                              progress=options.progress), project, notes)
+    except RuntimeUnavailable as exc:  # no JAX, or no such device: the user's to fix, said once
+        _fail(str(exc))
     except Exception as exc:  # a bug in runtime mode: say so, do not print a traceback
         _fail(f"runtime mode failed: {type(exc).__name__}: {exc} (please report this)")
     kept = drop_refuted(checked) if drop else checked
     summary = runtime_summary_line(checked, dropped=len(checked) - len(kept))
-    return kept, "\n".join([summary, *(f"Runtime: {note}." for note in notes)])
+    return kept, "\n".join([summary, *(f"Runtime: {note}." for note in note_lines(notes, verbose))])
 
 
 def _fail(message: str) -> None:

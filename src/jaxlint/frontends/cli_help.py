@@ -11,7 +11,7 @@ CHECK_OPTION_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Report", ("output_format", "output_file", "statistics", "quiet", "exit_zero")),
     ("Fixes", ("fix", "diff", "unsafe_fixes", "show_fixes", "add_noqa")),
     ("Configuration", ("config_path", "isolated", "show_settings")),
-    ("Runtime mode", ("runtime", "device", "runtime_drop_refuted")),
+    ("Runtime mode", ("runtime", "device", "runtime_drop_refuted", "verbose")),
     ("Speed", ("jobs", "no_cache")),
 )
 

@@ -48,6 +48,10 @@ class RuntimeSettings:
     python_path: tuple[str, ...] = ()
     #: declared example inputs: ("module:Qual.name" or "path.py:Qual.name", example) pairs
     examples: tuple[tuple[str, Any], ...] = ()
+    #: environment variables (names or globs) the checked code gets even though they look like credentials
+    pass_env: tuple[str, ...] = ()
+    #: let the checked code reach the network (by default it runs in an empty network namespace)
+    network: bool = False
 
 
 #: Parameter names taken for PRNG keys (JAX101/JAX104), as glob patterns; `key-names` replaces them.

@@ -58,10 +58,20 @@ def confirm(findings: Sequence[Finding], settings: Settings, options: RuntimeOpt
     verdicts: dict[int, dict] = {}
     fallback_device = ""  # no worker ran: no device was used
     for plan in plans:
+        if notes is not None:
+            notes.extend(f"{plan.path}: {where} does not parse ({error}) and was skipped; the rest of the notebook "
+                         f"was still run" for where, error in plan.unparsed)
         if plan.reason:
             for index, _ in plan.findings:
                 verdicts[index] = _runtime("inconclusive", plan.reason, fallback_device)
     runnable = [plan for plan in plans if plan.payload is not None]
+    if options.device and runnable:
+        from .launcher import missing_device
+
+        why = missing_device(options.device)
+        if why is not None:
+            raise RuntimeUnavailable(f"--device {options.device}: JAX finds no {options.device} device here ({why}); "
+                                     f"leave out --device to run on JAX's default backend")
     allow_runs()
     run = RuntimeRun(runtime, options.device, settings_x64(settings))
     progress = _Progress(len(runnable)) if options.progress and runnable else None
@@ -72,6 +82,8 @@ def confirm(findings: Sequence[Finding], settings: Settings, options: RuntimeOpt
             result.verdicts = {i: (v, plan.notebook.translate(e)) for i, (v, e) in result.verdicts.items()}
         return plan, result
 
+    not_isolated: set[str] = set()
+    scrubbed: set[str] = set()
     jobs = max(1, min(options.jobs, MAX_JOBS, len(runnable) or 1))
     try:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -80,8 +92,13 @@ def confirm(findings: Sequence[Finding], settings: Settings, options: RuntimeOpt
                     device = result.device or fallback_device
                     for index, (verdict, evidence) in result.verdicts.items():
                         verdicts[index] = _runtime(verdict, evidence, device)
+                    not_isolated.update(result.not_isolated)
+                    scrubbed.update(result.scrubbed)
                     if notes is not None:
-                        notes.extend(_skipped_notes(plan, result.skipped))
+                        confirmed = {finding.start.line for index, finding in plan.findings
+                                     if result.verdicts.get(index, ("",))[0] == "confirmed"}
+                        notes.extend(_skipped_notes(plan, [(line, error) for line, error in result.skipped
+                                                           if line not in confirmed or plan.notebook is not None]))
                     if progress:
                         progress.step()
             except BaseException:  # Ctrl-C: the workers are in their own sessions and would run on
@@ -92,6 +109,11 @@ def confirm(findings: Sequence[Finding], settings: Settings, options: RuntimeOpt
         run.close()
     if progress:
         progress.done()
+    if notes is not None:
+        notes.extend(isolation_notes(sorted(not_isolated)))
+        if scrubbed:
+            notes.append(f"{_LEFT_OUT} ({', '.join(sorted(scrubbed))}); `pass-env` in [tool.jaxlint.runtime] "
+                         f"keeps the ones it needs")
     return [replace(f, runtime=verdicts[i]) if i in verdicts else f for i, f in enumerate(findings)]
 
 
@@ -103,6 +125,44 @@ def _skipped_notes(plan, skipped: list[tuple[int, str]]) -> list[str]:
         rest = "notebook" if plan.notebook is not None else "module"
         error = error if len(error) <= 120 else error[:117] + "..."
         lines.append(f"{plan.path}: {where} raised {error} and was skipped; the rest of the {rest} was still run")
+    return lines
+
+
+#: Skipped statements listed by `note_lines` without `--verbose`.
+SHOWN_SKIPPED = 3
+_SKIPPED = " and was skipped; "
+#: The note naming the credentials left out of the workers' environment: `--verbose` only.
+_LEFT_OUT = "environment variables that look like credentials were left out of the checked code's environment"
+
+
+def note_lines(notes: Sequence[str], verbose: bool = False) -> list[str]:
+    """The notes to print: every one with `verbose`; otherwise the first few skipped statements
+    and a count of the others (a tutorial notebook may skip a hundred), and not the names of the
+    credentials left out of the workers' environment."""
+    if verbose:
+        return list(notes)
+    notes = [note for note in notes if not note.startswith(_LEFT_OUT)]
+    skipped = [note for note in notes if _SKIPPED in note]
+    if len(skipped) <= SHOWN_SKIPPED:
+        return list(notes)
+    shown = set(skipped[:SHOWN_SKIPPED])
+    rest = len(skipped) - SHOWN_SKIPPED
+    kept = [note for note in notes if _SKIPPED not in note or note in shown]
+    kept.append(f"{len(skipped)} top-level statements raised and were skipped in all ({rest} more than the "
+                f"{SHOWN_SKIPPED} above; `--verbose` lists them)")
+    return kept
+
+
+def isolation_notes(missing: Sequence[str]) -> list[str]:
+    """A line for what the workers ran without (sandbox.py): the network, a private /dev/shm."""
+    lines = []
+    for entry in missing:
+        what, _, why = entry.partition(": ")
+        reach = "the network" if what.startswith("network") else "the machine's /dev/shm"
+        if what.startswith("network and"):
+            reach += " and the machine's /dev/shm"
+        lines.append(f"the checked code could reach {reach} ({why}); run `--runtime` on code you do not "
+                     f"trust only inside a disposable container (docs/runtime.md#isolation)")
     return lines
 
 

@@ -16,11 +16,11 @@ same line is not taken for it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional, Sequence, Tuple
 
 from .subject import Inputs, Outcome, Subject, runnable_inputs
-from .tracebacks import describe, lines_run, raised_at, raised_on
+from .tracebacks import caught, describe, lines_run, raised_at, raised_on
 
 ABSTRACT_MODES = ("jit", "lax", "vmap", "abstract")
 
@@ -45,6 +45,8 @@ class Run:
     how: str  # "jax.jit trace", "jax.vjp", "a plain call"
     error: BaseException | None
     lines: set[int]
+    #: exceptions raised in the file during the call that the code itself caught
+    caught: list[BaseException] = field(default_factory=list)
 
 
 def how_traced(subject: Subject) -> str:
@@ -66,7 +68,8 @@ def run(subject: Subject, inputs: Inputs, cache: dict | None = None) -> Run:
 
     fn = _fresh(subject.python_function)
     error = None
-    with lines_run(subject.path) as lines:
+    raised: list[BaseException] = []
+    with lines_run(subject.path, raised) as lines:
         try:
             args, kwargs = inputs.make()
             if how == "jax.jit trace":
@@ -79,7 +82,7 @@ def run(subject: Subject, inputs: Inputs, cache: dict | None = None) -> Run:
                 fn(*args, **kwargs)
         except BaseException as exc:  # noqa: B036 - SystemExit from user code is evidence too
             error = exc
-    result = Run(how, error, set(lines))
+    result = Run(how, error, set(lines), caught(raised, error))
     if cache is not None:
         cache[key] = result
     return result
@@ -130,6 +133,11 @@ def confirm(subject: Subject, raises: Raises, cache: dict | None = None) -> Outc
     failed: list[tuple[Inputs, Run]] = []
     for inputs in candidates:
         result = run(subject, inputs, cache)
+        handled = _caught_here(result, raises, subject.path, span, within)
+        if handled is not None:
+            line = raised_at(handled, subject.path, within)
+            return Outcome("confirmed", f"{type(handled).__name__} at line {line}, caught by the code "
+                                        f"({_through(result.how, subject)}; {inputs.description})")
         if result.error is None:
             clean.append((inputs, result))
             if inputs.settles:
@@ -141,11 +149,7 @@ def confirm(subject: Subject, raises: Raises, cache: dict | None = None) -> Outc
                                         f"({_through(result.how, subject)}; {inputs.description})")
         failed.append((inputs, result))
     if clean:
-        inputs, result = clean[0]
-        reached = "" if subject.line in result.lines else f"; line {subject.line} was not reached"
-        verb = "traced" if result.how != "a plain call" else "ran"
-        return Outcome("not-reproduced", f"{verb} cleanly with {_through(result.how, subject)} "
-                                         f"({inputs.description}){reached}")
+        return _clean(subject, clean)
     inputs, result = failed[0]
     first = raised_at(result.error, subject.path, within) if predicted(raises, result.error) else None
     if first is not None and not span[0] <= first <= span[1]:
@@ -156,6 +160,57 @@ def confirm(subject: Subject, raises: Raises, cache: dict | None = None) -> Outc
     more = f" (and {len(failed) - 1} other input set{'s' if len(failed) > 2 else ''})" if len(failed) > 1 else ""
     return Outcome("inconclusive", f"no input set reached the predicted error: {_through(result.how, subject)} with "
                                    f"{inputs.description} raised {describe(result.error, subject.path, within)}{more}")
+
+
+def _clean(subject: Subject, clean: list[tuple[Inputs, Run]]) -> Outcome:
+    """No input set raised what the rule predicts. `not-reproduced` only when the flagged line ran
+    under the transform the finding names, with inputs that stand for the transformed call;
+    anything short of that is inconclusive and says what would settle it."""
+    line = subject.line
+    reached = [(inputs, result) for inputs, result in clean if line in result.lines]
+    standing = [(inputs, result) for inputs, result in reached if not inputs.plain_call and inputs.from_caller]
+    if standing:
+        inputs, result = standing[0]
+        verb = "traced" if result.how != "a plain call" else "ran"
+        return Outcome("not-reproduced", f"line {line} {verb} cleanly with {_through(result.how, subject)} "
+                                         f"({inputs.description})")
+    guessed = [(inputs, result) for inputs, result in reached if not inputs.plain_call]
+    if guessed:
+        inputs, result = guessed[0]
+        verb = "traced" if result.how != "a plain call" else "ran"
+        return Outcome("inconclusive", f"line {line} {verb} cleanly with {_through(result.how, subject)} "
+                                       f"({inputs.description}), but these inputs are guesses: {_settle(subject)}")
+    if reached:
+        inputs, result = reached[0]
+        return Outcome("inconclusive", f"line {line} traced cleanly only with the arguments of a plain call "
+                                       f"({inputs.description}), which {_names(subject)} never receives; "
+                                       f"declare example inputs for `{subject.qualname}` to check it")
+    inputs, result = clean[0]
+    return Outcome("inconclusive", f"line {line} was not reached: {_through(result.how, subject)} with "
+                                   f"{inputs.description} ran cleanly without it; declare example inputs for "
+                                   f"`{subject.qualname}` that reach it")
+
+
+def _settle(subject: Subject) -> str:
+    """What settles a finding that guessed inputs could not: inputs a real caller passes."""
+    return (f"declare example inputs for `{subject.qualname}`, or call it from the module, its `__main__` "
+            f"block or a test, to settle it")
+
+
+def _names(subject: Subject) -> str:
+    transforms = [t for t in subject.extra.get("transforms", []) if not t.startswith("called from")]
+    return f"the `{transforms[0]}` transform" if transforms else "the transformed function"
+
+
+def _caught_here(result: Run, raises: Raises, path: str, span: tuple[int, int],
+                 within: tuple[int, int] | None) -> BaseException | None:
+    """A predicted exception raised at the flagged line that the code itself caught: the user's
+    `try: x[0] = 1 / except TypeError:` still shows JAX raising what the finding says."""
+    if result.error is not None and predicted(raises, result.error) and \
+            raised_on(result.error, path, span, within):
+        return None  # the escaping error confirms on its own
+    return next((error for error in result.caught
+                 if predicted(raises, error) and raised_on(error, path, span, within)), None)
 
 
 def _through(how: str, subject: Subject) -> str:

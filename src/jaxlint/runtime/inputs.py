@@ -96,7 +96,7 @@ def example_inputs(example: Any, source: str, static: tuple[str, ...]) -> tuple[
         return tuple(from_example(v) for v in fresh_args), {k: from_example(v) for k, v in fresh_kwargs.items()}
 
     described = ", ".join([*map(_describe_value, args), *(f"{k}={_describe_value(v)}" for k, v in kwargs.items())])
-    return Inputs(make, f"example from {source}: ({described})", static), init
+    return Inputs(make, f"example from {source}: ({described})", static, from_caller=True), init
 
 
 def _describe_value(value: Any) -> str:
@@ -203,7 +203,7 @@ def _site_candidates(params: list[dict], traced: set[str] | None, abstract: bool
         else:
             described = ", ".join(f"{name}={spec}" for name, spec in chosen.items()) or "no arguments"
             result.append(Inputs(_maker(params, chosen), f"inputs from the call site at {site['where']} "
-                                                         f"(literals): {described}", tuple(static)))
+                                                         f"(literals): {described}", tuple(static), from_caller=True))
     return result
 
 

@@ -31,7 +31,8 @@ import sys
 import threading
 import time
 
-from .processes import become_subreaper, die_with_parent, kill_tree
+from .processes import become_subreaper, descendants, die_with_parent, kill_tree
+from .sandbox import SHM, isolate, shm_files
 
 #: Bytes of the worker's output kept from its start, and again from its end.
 CAPTURE_BYTES = 64 * 1024
@@ -41,6 +42,8 @@ ALARM_GRACE_S = 5
 POLL_S = 0.1
 #: After the worker ended, how long output still arriving (from what it started) is read.
 DRAIN_S = 0.2
+#: How often the memory of the worker's whole tree (shared memory included) is added up.
+MEMORY_POLL_S = 0.25
 
 _real_exit = os._exit  # the worker's user code may replace os._exit (worker.py records its calls)
 
@@ -59,6 +62,7 @@ def main(argv: list[str]) -> int:
         return 0
     read_end, write_end = os.pipe()
     keeper = os.getpid()
+    shm_before = _shm_names()
     child = os.fork()
     if child == 0:
         os.close(read_end)
@@ -68,17 +72,24 @@ def main(argv: list[str]) -> int:
     outcome = _watch(child, read_end, capture, plan, parent, stop)
     if outcome.orphaned:
         kill_tree(keeper, include_root=False)
+        _remove_shm(outcome.shm, shm_before)
         _orphaned(plan)
         return 0
     if outcome.timed_out:
+        _ask_for_stack(child, read_end, capture)
+    if outcome.timed_out or outcome.memory_mib is not None:
         kill_tree(keeper, include_root=False)
         outcome.status = _wait(child)
     _drain(read_end, capture)
+    if not outcome.shm_private:
+        outcome.shm |= shm_files(descendants(keeper) or [])
     kill_tree(keeper, include_root=False)  # what the worker left running, in whatever session
     _reap_others()
+    _remove_shm(outcome.shm, shm_before)
     with open(os.path.join(run_dir, "output.log"), "wb") as handle:
         handle.write(capture.text())
-    event = {"event": "exit", "timed_out": outcome.timed_out, "status": None, "signal": None}
+    event = {"event": "exit", "timed_out": outcome.timed_out, "status": None, "signal": None,
+             "memory_mib": outcome.memory_mib}
     if outcome.status is not None and os.WIFSIGNALED(outcome.status):
         event["signal"] = os.WTERMSIG(outcome.status)
     elif outcome.status is not None and os.WIFEXITED(outcome.status):
@@ -119,6 +130,9 @@ class _Outcome:
         self.status: int | None = None  # os.waitpid's status of the worker
         self.timed_out = False
         self.orphaned = False
+        self.memory_mib: int | None = None  # what the tree used when it went over the memory limit
+        self.shm: set[str] = set()  # /dev/shm files the tree held (where /dev/shm is not private)
+        self.shm_private: bool | None = None  # the worker has a /dev/shm of its own; None: not known yet
 
 
 def _on_termination() -> threading.Event:
@@ -137,6 +151,8 @@ def _watch(child: int, read_end: int, capture: Capture, plan: dict, parent: int 
            stop: threading.Event) -> _Outcome:
     outcome = _Outcome()
     deadline = time.monotonic() + float(plan["timeout"])
+    limit = int(plan.get("memory_limit") or 0)
+    measured = time.monotonic()
     reading = True
     while True:
         if reading:
@@ -158,6 +174,114 @@ def _watch(child: int, read_end: int, capture: Capture, plan: dict, parent: int 
         if time.monotonic() > deadline:
             outcome.timed_out = True
             return outcome
+        if time.monotonic() - measured >= MEMORY_POLL_S:
+            measured = time.monotonic()
+            tree = [child, *(descendants(child) or [])]
+            if outcome.shm_private is None:
+                outcome.shm_private = _own_shm(child)
+            if not outcome.shm_private:
+                outcome.shm |= shm_files(tree)
+            shm = _private_shm_mib(child) if outcome.shm_private else 0
+            if limit and _resident_mib(tree) + shm > limit:  # a cheap upper bound first (see _resident_mib)
+                used = _tree_memory_mib(tree) + shm
+                if used > limit:
+                    outcome.memory_mib = used
+                    return outcome
+
+
+def _resident_mib(tree: list[int]) -> int:
+    """An upper bound of the tree's memory, cheap to read (`/proc/PID/status`, no walk of the
+    mappings): each process's anonymous and shared resident memory, pages shared between them
+    counted once per process."""
+    total = 0
+    for pid in tree:
+        try:
+            with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as handle:
+                for line in handle:
+                    if line.startswith(("RssAnon:", "RssShmem:")):
+                        total += int(line.split()[1])
+        except (OSError, ValueError):
+            continue
+    return total // 1024
+
+
+def _tree_memory_mib(tree: list[int]) -> int:
+    """The memory of the worker's processes in MiB: each one's proportional share of its anonymous
+    and shared memory (`Pss_Anon` + `Pss_Shmem`: shared anonymous memory and /dev/shm mappings
+    included, a page shared by several processes counted once in all; the code of the libraries
+    it maps is not memory it asked for). Exact but costly to read (the kernel walks every
+    mapping), so read only past the cheap bound."""
+    total = 0
+    for pid in tree:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup", encoding="ascii", errors="replace") as handle:
+                fields = dict(line.split(":", 1) for line in handle if ":" in line and not line[0].isdigit())
+        except (OSError, ValueError):
+            continue
+        parts = [fields.get("Pss_Anon"), fields.get("Pss_Shmem")]
+        if None in parts:  # an older kernel: the whole proportional set size
+            parts = [fields.get("Pss", "0 kB")]
+        total += sum(int(part.split()[0]) for part in parts) * 1024
+    return total // (1024 * 1024)
+
+
+def _private_shm_mib(worker: int) -> int:
+    """What the files in the worker's private /dev/shm hold, which no process needs to map."""
+    try:
+        shm = os.statvfs(f"/proc/{worker}/root{SHM}")
+    except OSError:
+        return 0
+    return (shm.f_blocks - shm.f_bfree) * shm.f_frsize // (1024 * 1024)
+
+
+def _own_shm(worker: int) -> bool:
+    """Whether the worker's /dev/shm is its private tmpfs (sandbox.py), not the one seen here."""
+    try:
+        theirs, ours = os.stat(f"/proc/{worker}/root{SHM}"), os.stat(SHM)
+    except OSError:
+        return False
+    return theirs.st_dev != ours.st_dev
+
+
+def _shm_names() -> set[str]:
+    try:
+        return {os.path.join(SHM, name) for name in os.listdir(SHM)}
+    except OSError:
+        return set()
+
+
+def _remove_shm(paths: set[str], before: set[str]) -> None:
+    """The /dev/shm files the worker's tree created and left (a private /dev/shm needs none of
+    this): the files it held open or mapped that were not there before it started."""
+    for path in paths - before:
+        if os.path.dirname(path) == SHM:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
+#: After asking the worker for its stack at the time limit, how long its dump is waited for.
+STACK_WAIT_S = 1.0
+
+
+def _ask_for_stack(child: int, read_end: int, capture: "Capture") -> None:
+    """At the time limit: SIGUSR1 makes the worker write its Python stack (faulthandler), so the
+    launcher can say which line of the user's code was running."""
+    try:
+        os.kill(child, signal.SIGUSR1)
+    except OSError:
+        return
+    deadline = time.monotonic() + STACK_WAIT_S
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([read_end], [], [], 0.05)
+        if not ready:
+            continue
+        chunk = os.read(read_end, 65536)
+        if not chunk:
+            return
+        capture.add(chunk)
+        deadline = min(deadline, time.monotonic() + 0.2)  # the dump is arriving: a moment for the rest
 
 
 def _reap(child: int) -> int | None:
@@ -226,6 +350,11 @@ def _worker(plan: dict, events_path: str, output: int, keeper: int) -> None:
         for signum in (signal.SIGTERM, signal.SIGHUP):
             signal.signal(signum, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        # Before die_with_parent: entering a user namespace clears the parent-death signal.
+        isolation = isolate(int(plan.get("memory_limit") or 0), bool(plan.get("network")))
+        with open(events_path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"event": "isolation", "network_cut": isolation.network_cut,
+                                     "shm_private": isolation.shm_private, "missing": isolation.missing}) + "\n")
         if not die_with_parent(signal.SIGKILL):
             _watch_keeper(keeper)
         if os.getppid() != keeper:

@@ -11,6 +11,8 @@ them itself cannot be confirmed this way; its verdict is left to the behaviour c
 """
 from __future__ import annotations
 
+import re
+
 from .subject import Outcome, Subject, runnable_inputs
 from .tracebacks import describe, lines_run, raised_at, raised_on
 
@@ -54,12 +56,45 @@ def confirm(subject: Subject) -> Outcome:
         return Outcome("inconclusive", "the function makes legacy jax.random.PRNGKey keys, which JAX's "
                                        "key-reuse checker does not track")
     if clean:
-        inputs, lines = clean[0]
-        reached = "" if subject.line in lines else f"; line {subject.line} was not reached"
-        return Outcome("not-reproduced", f"ran cleanly under jax.debug_key_reuse ({inputs.description}){reached}")
+        reached = sorted(((inputs, lines) for inputs, lines in clean if subject.line in lines),
+                         key=lambda run: not run[0].from_caller)  # a real caller's inputs first
+        if not reached:
+            inputs, _ = clean[0]
+            return Outcome("inconclusive", f"line {subject.line} was not reached: a call with {inputs.description} "
+                                           f"ran cleanly without it; declare example inputs for "
+                                           f"`{subject.qualname}` that reach it")
+        inputs, _ = reached[0]
+        unseen = _consumer_unseen(subject)
+        if unseen is not None:
+            return Outcome("inconclusive", f"line {subject.line} ran cleanly under jax.debug_key_reuse "
+                                           f"({inputs.description}), but the key was first consumed by {unseen}, "
+                                           f"{UNSEEN_CONSUMER}; the finding stands unconfirmed")
+        if not inputs.from_caller:
+            return Outcome("inconclusive", f"line {subject.line} ran cleanly under jax.debug_key_reuse "
+                                           f"({inputs.description}), but these inputs are guesses: declare example "
+                                           f"inputs for `{subject.qualname}`, or call it from the module, its "
+                                           f"`__main__` block or a test, to settle it")
+        return Outcome("not-reproduced", f"line {subject.line} ran cleanly under jax.debug_key_reuse "
+                                         f"({inputs.description})")
     inputs, error = failed[0]
     return Outcome("inconclusive", f"no input set reached the key reuse: a plain call with {inputs.description} "
                                    f"raised {describe(error, subject.path, within)}")
+
+
+#: Evidence of a clean run whose first consumer neither JAX's checker nor a draw comparison sees.
+UNSEEN_CONSUMER = "which JAX's checker may not count as a use of it"
+_CONSUMED = re.compile(r"consumed at line (\d+) by `([^`]+)`")
+_RANDOM = re.compile(r"^(jax\.random|jr|jrandom|random)\.")
+
+
+def _consumer_unseen(subject: Subject) -> str | None:
+    """`\`net.init\` (line 20)` when the finding's first consumer is a library's method rather than
+    a `jax.random` function: a model's `init` or `apply` may turn the key into raw bits or fold
+    it in ways the checker does not count as a use, so a clean run proves nothing there."""
+    match = _CONSUMED.search(subject.message)
+    if match is None or _RANDOM.match(match.group(2)) or "." not in match.group(2):
+        return None
+    return f"`{match.group(2)}` (line {match.group(1)})"
 
 
 def legacy_keys(subject: Subject) -> bool:

@@ -24,7 +24,8 @@ import threading
 from dataclasses import dataclass, field
 
 from ..model.settings import RuntimeSettings
-from .processes import kill_group, kill_tree
+from .processes import adopted, end_adopted, kill_group, kill_tree, set_subreaper
+from .sandbox import scrubbed
 from .scratch import Scratch, TreeCopy, copy_tree, remove_stale
 
 #: Worker processes one module may use: the first, and restarts after a finding killed one.
@@ -40,6 +41,44 @@ _OPEN_RUNS: set[RuntimeRun] = set()
 _LIVE_LOCK = threading.Lock()
 _STOPPED = threading.Event()
 _INTERRUPTED = "not checked: the run was interrupted"
+
+
+#: Every keeper this process started (pids): the children it knows. Anything else that became its
+#: child while runs were open was left behind by a keeper's tree (see `_Adoption`).
+_KEEPERS: set[int] = set()
+
+
+class _Adoption:
+    """While runs are open, this process is a child subreaper (Linux): user code that kills its
+    own keeper leaves what it started, even in a new session, below this process instead of
+    init, and `sweep` ends it."""
+
+    def __init__(self) -> None:
+        self.open = 0
+        self.present: set[int] = set()  # children this process had before: not the run's
+        self.lock = threading.Lock()
+
+    def start(self) -> None:
+        with self.lock:
+            if self.open == 0 and set_subreaper(True):
+                self.present = {pid for pid, _ in adopted(set())}
+            self.open += 1
+
+    def sweep(self) -> None:
+        with _LIVE_LOCK:  # no keeper is being started meanwhile: each is in _KEEPERS once it exists
+            end_adopted(self.present | _KEEPERS)
+
+    def stop(self) -> None:
+        with self.lock:
+            self.open -= 1
+            if self.open == 0:
+                self.sweep()
+                set_subreaper(False)
+                with _LIVE_LOCK:
+                    _KEEPERS.clear()
+
+
+_ADOPTION = _Adoption()
 
 
 def allow_runs() -> None:
@@ -69,6 +108,10 @@ class ModuleResult:
     device: str | None = None
     #: top-level statements that raised while the module was imported and were skipped: (line, error)
     skipped: list[tuple[int, str]] = field(default_factory=list)
+    #: what the worker could not isolate ("network and /dev/shm: the kernel refused ...")
+    not_isolated: list[str] = field(default_factory=list)
+    #: environment variables left out of the worker's environment as credentials
+    scrubbed: list[str] = field(default_factory=list)
 
 
 class RuntimeRun:
@@ -112,6 +155,7 @@ class RuntimeRun:
                 self._scratch.remove()
                 self._scratch = None
                 self._trees.clear()
+                _ADOPTION.stop()
         with _LIVE_LOCK:
             _OPEN_RUNS.discard(self)
 
@@ -122,6 +166,7 @@ class RuntimeRun:
                 raise InterruptedError("the run was interrupted")  # and its scratch directory removed
             if self._scratch is None:
                 self._scratch = Scratch()
+                _ADOPTION.start()
                 with _LIVE_LOCK:
                     _OPEN_RUNS.add(self)
             base, first, walk_from = _tree_of(payload)
@@ -176,7 +221,8 @@ def _run_all(result: ModuleResult, payload: dict, scratch: str, directory: str, 
             return
         try:
             run = _spawn({**payload, "start": start, "device": device, "memory_limit": runtime.memory_limit,
-                          "enable_x64": enable_x64}, scratch, os.path.join(directory, f"run-{number}"),
+                          "enable_x64": enable_x64, "network": runtime.network, "pass_env": list(runtime.pass_env)},
+                         scratch, os.path.join(directory, f"run-{number}"),
                          runtime.timeout)
         except OSError as exc:
             _all_remaining(result, entries, start, f"the worker process could not be started: {exc}")
@@ -184,6 +230,9 @@ def _run_all(result: ModuleResult, payload: dict, scratch: str, directory: str, 
         result.device = run.device or result.device
         result.verdicts.update(run.verdicts)
         result.skipped = result.skipped or run.skipped  # each worker imports the module again
+        result.scrubbed = run.scrubbed
+        if run.isolation is not None:
+            result.not_isolated = list(run.isolation.get("missing") or [])
         if _STOPPED.is_set():
             _all_remaining(result, entries, start, _INTERRUPTED)
             return
@@ -230,6 +279,8 @@ class _Run:
     log: str = ""
     keeper_log: str = ""
     path: str = ""
+    scrubbed: list[str] = field(default_factory=list)  # credentials left out of its environment
+    isolation: dict | None = None  # what the worker could not isolate (network, /dev/shm), from its keeper
 
 
 def _spawn(payload: dict, scratch: str, run_dir: str, timeout: float) -> _Run:
@@ -243,14 +294,15 @@ def _spawn(payload: dict, scratch: str, run_dir: str, timeout: float) -> _Run:
     events_path = os.path.join(run_dir, "events.jsonl")
     open(events_path, "w").close()
     run = _Run(path=payload["path"])
-    with open(os.path.join(run_dir, "keeper.log"), "wb") as keeper_log:
+    environment, run.scrubbed = _environment(payload.get("device"), payload.get("pass_env", ()))
+    with open(os.path.join(run_dir, "keeper.log"), "wb") as keeper_log, _LIVE_LOCK:
         process = subprocess.Popen(
             [sys.executable, "-m", "jaxlint.runtime.keeper", run_dir],
-            cwd=work, env=_environment(payload.get("device")), stdin=subprocess.DEVNULL,
+            cwd=work, env=environment, stdin=subprocess.DEVNULL,
             stdout=keeper_log, stderr=subprocess.STDOUT, start_new_session=True,
         )
-    with _LIVE_LOCK:
         _LIVE.add(process)
+        _KEEPERS.add(process.pid)
         stopped = _STOPPED.is_set()  # `stop_all` ran while it was starting, and did not see it
     try:
         if stopped:
@@ -268,10 +320,39 @@ def _spawn(payload: dict, scratch: str, run_dir: str, timeout: float) -> _Run:
         kill_group(process.pid)  # anything left in its session (where /proc could not be walked)
         with _LIVE_LOCK:
             _LIVE.discard(process)
+        _ADOPTION.sweep()  # what the user's code started and then orphaned by killing its keeper
     run.log = _read_bounded(os.path.join(run_dir, "output.log"), OUTPUT_READ_BYTES)
     run.keeper_log = _read_bounded(os.path.join(run_dir, "keeper.log"), 16 * 1024)
     _read_events(events_path, run)
     return run
+
+
+#: Seconds the device check may take: importing JAX and asking it for its devices.
+DEVICE_CHECK_S = 120
+_DEVICE_CHECK = """
+import sys
+import jax
+try:
+    jax.devices(sys.argv[1])
+except Exception as exc:
+    print(" ".join(str(exc).split())[:240] or type(exc).__name__)
+    sys.exit(3)
+"""
+
+
+def missing_device(device: str) -> str | None:
+    """Why the `--device` kind is not there (JAX's reason, and what is), or None when it is: asked
+    once, up front, in a process of its own (asking imports JAX and may start a backend)."""
+    environment, _ = _environment(device)
+    try:
+        done = subprocess.run([sys.executable, "-c", _DEVICE_CHECK, device], env=environment,
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=DEVICE_CHECK_S)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"could not ask JAX for its devices: {exc}"
+    if done.returncode == 0:
+        return None
+    lines = done.stdout.strip().splitlines() or [" ".join(done.stderr.split())[-200:] or "JAX could not start"]
+    return "; ".join(lines)
 
 
 def _read_bounded(path: str, limit: int) -> str:
@@ -285,8 +366,9 @@ def _read_bounded(path: str, limit: int) -> str:
         return ""
 
 
-def _environment(device: str | None) -> dict[str, str]:
-    env = dict(os.environ)
+def _environment(device: str | None, passed=()) -> tuple[dict[str, str], list[str]]:
+    """The keeper's (and so the worker's) environment, and the names of the credentials left out."""
+    env, dropped = scrubbed(dict(os.environ), tuple(passed))
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
     # Several workers may share one accelerator: allocate as needed instead of 75% up front.
@@ -303,7 +385,7 @@ def _environment(device: str | None) -> dict[str, str]:
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
     if package_root not in {os.path.realpath(p) for p in sys.path if p}:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
-    return env
+    return env, dropped
 
 
 def _read_events(path: str, run: _Run) -> None:
@@ -341,6 +423,8 @@ def _read_events(path: str, run: _Run) -> None:
                 run.exit_line = event.get("line")
             elif kind == "exit":
                 run.exit = event
+            elif kind == "isolation":
+                run.isolation = event
 
 
 _PHASES = {"start": "while starting JAX", "import": "while importing the module",
@@ -356,7 +440,11 @@ def _death(run: _Run, runtime: RuntimeSettings, phase: str) -> str:
         return f"internal error in the worker: {run.internal[:200]} {during} (please report this)"
     ended = run.exit
     if run.timed_out or (ended and ended.get("timed_out")):
-        return f"time limit ({runtime.timeout:g} s) reached {during}"
+        return _time_limit(run, runtime, during)
+    if ended and ended.get("memory_mib") is not None:
+        return (f"memory limit ({runtime.memory_limit} MiB) reached {during}: the worker's processes used "
+                f"{ended['memory_mib']} MiB, shared memory included; raise `memory-limit` in "
+                f"[tool.jaxlint.runtime] to let it finish")
     if ended is None:  # the keeper did not say: it was killed, or failed itself
         if run.returncode is not None and run.returncode < 0:
             return f"the worker process was killed: {_signal_name(-run.returncode)} {during}"
@@ -369,7 +457,7 @@ def _death(run: _Run, runtime: RuntimeSettings, phase: str) -> str:
         if name == "SIGXCPU":
             return f"CPU time limit reached {during}"
         if name == "SIGALRM":
-            return f"time limit ({runtime.timeout:g} s) reached {during}"
+            return _time_limit(run, runtime, during)
         return f"the worker process crashed: {name}{_SIGNALS.get(name, '')}{at} {during}"
     how = " (os._exit)" if run.exit_line is not None else ""
     status = ended.get("status")
@@ -378,6 +466,15 @@ def _death(run: _Run, runtime: RuntimeSettings, phase: str) -> str:
     if phase == "check":
         return f"the code exited with status {status}{how}{at} {during}"
     return f"the worker process exited with status {status} {during}"
+
+
+def _time_limit(run: _Run, runtime: RuntimeSettings, during: str) -> str:
+    """The time limit, the user's line the worker was running when it was reached (from the stack
+    the worker dumped when its keeper asked), and the setting to raise."""
+    line = _crash_line(run.log, run.path)
+    at = f" at line {line}" if line else ""
+    return (f"time limit ({runtime.timeout:g} s) reached{at} {during}; raise `timeout` in "
+            f"[tool.jaxlint.runtime] to let it finish")
 
 
 def _signal_name(number: int) -> str:

@@ -28,6 +28,13 @@ def runtime_settings(value: Any, where: str) -> RuntimeSettings:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
             raise ConfigError(f"{where}.memory-limit: expected a number of MiB (0: no limit), got {limit!r}")
         values["memory_limit"] = limit
+    if "pass-env" in value:
+        values["pass_env"] = _strings(value["pass-env"], f"{where}.pass-env")
+    network = value.get("network")
+    if network is not None:
+        if not isinstance(network, bool):
+            raise ConfigError(f"{where}.network: expected true or false, got {network!r}")
+        values["network"] = network
     if "python-path" in value:
         values["python_path"] = _strings(value["python-path"], f"{where}.python-path")
     examples = value.get("examples", {})
@@ -52,7 +59,7 @@ def runtime_settings(value: Any, where: str) -> RuntimeSettings:
     return RuntimeSettings(**values)
 
 
-_RUNTIME_KEYS = ("timeout", "memory-limit", "python-path", "examples")
+_RUNTIME_KEYS = ("timeout", "memory-limit", "python-path", "pass-env", "network", "examples")
 
 
 def _strings(value: Any, where: str) -> tuple[str, ...]:

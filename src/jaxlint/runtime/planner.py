@@ -42,6 +42,8 @@ class ModulePlan:
     payload: dict[str, Any] | None = None
     reason: str | None = None  # set when the module is not run: every finding gets it
     notebook: Any = None  # a notebook's joined cells, to translate the evidence's line numbers
+    #: a notebook's code cells that do not parse, left out of the run: (where, the error)
+    unparsed: list[tuple[str, str]] = field(default_factory=list)
 
 
 def plan_module(path: str, findings: list[tuple[int, Finding]], settings: Settings,
@@ -51,16 +53,22 @@ def plan_module(path: str, findings: list[tuple[int, Finding]], settings: Settin
         plan.reason = "a stub file has no code to run"
         return plan
     notebook = None
+    kind = "notebook" if path.endswith(".ipynb") else "module"
     try:
         if path.endswith(".ipynb"):
             notebook = _Notebook(Path(path).read_text(encoding="utf-8"))
+            plan.unparsed = notebook.blank_unparsed()
             source = notebook.text
         else:
             source = Path(path).read_text(encoding="utf-8-sig")
         module = cst.parse_module(source)
-    except (OSError, UnicodeDecodeError, ValueError, cst.ParserSyntaxError, RecursionError) as exc:
-        plan.reason = f"cannot read the {'notebook' if notebook or path.endswith('.ipynb') else 'module'}: " \
-                      f"{type(exc).__name__}"
+    except cst.ParserSyntaxError as exc:
+        line, message = _syntax_error(source, exc)
+        where = notebook.cell_line(line) if notebook is not None else f"line {line}"
+        plan.reason = f"the {kind} does not parse ({where}: {message}): fix it to check this finding"
+        return plan
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        plan.reason = f"cannot read the {kind}: {type(exc).__name__}: {' '.join(str(exc).split())[:160]}"
         return plan
     functions = _functions(module, source, path, settings, project)
     name, roots = module_identity(path, settings.root, python_path)
@@ -87,6 +95,17 @@ def plan_module(path: str, findings: list[tuple[int, Finding]], settings: Settin
     return plan
 
 
+def _syntax_error(source: str, exc: cst.ParserSyntaxError) -> tuple[int, str]:
+    """The line and message of a parse error, in Python's words where Python rejects the code too."""
+    try:
+        compile(source, "<module>", "exec", dont_inherit=True)
+    except SyntaxError as error:
+        return error.lineno or exc.raw_line, f"SyntaxError: {error.msg}"
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return exc.raw_line, " ".join(exc.message.split())[:120]
+
+
 class _Notebook:
     """A notebook's code cells joined into one module, as the static check reads them (IPython
     lines masked), and the way back from lines of that module to cells."""
@@ -102,6 +121,26 @@ class _Notebook:
         self._joined = JoinedCells(self.cells)
         self.text = self._joined.text
         self.first_lines = self._joined.first_lines
+
+    def blank_unparsed(self) -> list[tuple[str, str]]:
+        """Blank the code cells that do not parse (a placeholder such as `data = <your data>`),
+        keeping every line number, so the others still run; where each was and why."""
+        lines = self.text.splitlines(keepends=True)
+        ends = [*self.first_lines[1:], len(lines) + 1]
+        unparsed = []
+        for first, end in zip(self.first_lines, ends):
+            cell = "".join(lines[first - 1:end - 1])
+            try:
+                compile(cell, "<cell>", "exec", dont_inherit=True)
+            except SyntaxError as exc:
+                line = first + max(1, exc.lineno or 1) - 1
+                unparsed.append((self.cell_line(line), f"SyntaxError: {exc.msg}"))
+                lines[first - 1:end - 1] = ["\n"] * (end - first)
+            except (ValueError, RecursionError, MemoryError) as exc:
+                unparsed.append((self.cell_line(first), type(exc).__name__))
+                lines[first - 1:end - 1] = ["\n"] * (end - first)
+        self.text = "".join(lines)
+        return unparsed
 
     def joined(self, finding: Finding) -> Finding:
         """The finding with its position in the joined module (findings come per cell; on a line

@@ -137,3 +137,54 @@ def kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError, OSError, AttributeError):
         pass
+
+
+def set_subreaper(on: bool) -> bool:
+    """Make this process a child subreaper, or no longer one (Linux only)."""
+    return _prctl(_PR_SET_CHILD_SUBREAPER, 1 if on else 0)
+
+
+def _stat(pid: int) -> list[bytes] | None:
+    """The fields of `/proc/PID/stat` after the command name: state, ppid, ..."""
+    try:
+        with open(f"{_PROC}/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return None
+    return stat[stat.rfind(b")") + 2:].split()
+
+
+def adopted(known: set[int]) -> list[tuple[int, bool]]:
+    """(pid, is a zombie) of this process's children that are not in `known`: as a subreaper,
+    what the processes it started left behind when their own parents died."""
+    me = os.getpid()
+    try:
+        names = os.listdir(_PROC)
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        if not name.isdigit() or int(name) in known:
+            continue
+        fields = _stat(int(name))
+        if fields and len(fields) > 1 and int(fields[1]) == me:
+            found.append((int(name), fields[0] in (b"Z", b"X")))
+    return found
+
+
+def end_adopted(known: set[int], rounds: int = 20) -> int:
+    """Kill and reap every process `adopted` returns, and what they started; the number ended."""
+    ended = 0
+    for _ in range(rounds):
+        found = adopted(known)
+        if not found:
+            break
+        for pid, zombie in found:
+            if not zombie:
+                kill_tree(pid)
+                ended += 1
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+    return ended

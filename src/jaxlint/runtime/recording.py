@@ -68,6 +68,7 @@ class Leaf:
     shape: tuple[int, ...] = ()
     dtype: str = ""
     value: Any = None
+    traced: bool = False  # a tracer: the call was made inside a transform
 
 
 @dataclass
@@ -87,6 +88,9 @@ class Parameter:
 class Recorded:
     parameters: list[Parameter]
     where: str  # "train.py:88", or "line 88" in the module itself (notebooks translate it)
+    #: the call was made inside a JAX transform (a tracer among its arguments): it is what a
+    #: finding about the transformed function may be settled by, never a plain call
+    traced: bool = False
 
     def describe(self) -> str:
         parts = []
@@ -96,9 +100,12 @@ class Recorded:
             parts.append(f"{prefix}{parameter.name}={text}")
         return ", ".join(parts) or "no arguments"
 
-    def inputs(self, abstract: bool) -> Inputs:
+    def inputs(self, abstract: bool, transformed: bool = False) -> Inputs:
         """Fresh arguments like the recorded ones; under an abstract trace, the parameters that
-        held no array are static, as they were in the real call."""
+        held no array are static, as they were in the real call. For a function the finding says
+        is `transformed`, only a call made under the transform settles the finding: a plain call
+        of the same function (`relu(1.0)` before `jax.jit(relu)(x)`) passes what the transform
+        never sees, so its inputs are tried but do not stop the other candidates."""
         static = tuple(p.name for p in self.parameters if abstract and p.static and p.how in ("positional", "keyword"))
         parameters = self.parameters
 
@@ -120,8 +127,9 @@ class Recorded:
                     kwargs[parameter.name] = value
             return tuple(args), kwargs
 
-        description = f"inputs recorded from the call at {self.where}: {self.describe()}"
-        return Inputs(make, _shorten(description), static, settles=True)
+        plain = transformed and not self.traced
+        description = f"inputs recorded from the {'plain ' if plain else ''}call at {self.where}: {self.describe()}"
+        return Inputs(make, _shorten(description), static, settles=not plain, plain_call=plain, from_caller=True)
 
 
 @dataclass
@@ -175,8 +183,13 @@ class Recorder:
                 os.path.realpath(filename) == os.path.realpath(self.path)
         return known
 
-    def inputs(self, qualname: str, abstract: bool) -> list[Inputs]:
-        return [recorded.inputs(abstract) for recorded in self.records.get(qualname, ())]
+    def inputs(self, qualname: str, abstract: bool, transformed: bool = False) -> list[Inputs]:
+        """The recorded calls' inputs, the calls made under a transform first when the function
+        is `transformed`."""
+        recorded = list(self.records.get(qualname, ()))
+        if transformed:
+            recorded.sort(key=lambda call: not call.traced)
+        return [call.inputs(abstract, transformed) for call in recorded]
 
     # -- running ---------------------------------------------------------------------------------
     def watching(self, run: Callable[[], Any]) -> Any:
@@ -321,7 +334,8 @@ def _record(frame, target: Target, path: str, display: str | None) -> Recorded |
             return None
         treedef, leaves = _abstract(local[name])
         parameters.append(Parameter(name, how, treedef, leaves))
-    return Recorded(parameters, _call_place(frame.f_back, path, display))
+    traced = any(leaf.traced for parameter in parameters for leaf in parameter.leaves)
+    return Recorded(parameters, _call_place(frame.f_back, path, display), traced)
 
 
 def _call_place(frame, path: str, display: str | None) -> str:
@@ -366,9 +380,10 @@ def _leaf(value: Any) -> Leaf:
     if isinstance(value, (jax.Array, jax.core.Tracer)):
         aval = value.aval
         dtype = aval.dtype
+        traced = isinstance(value, jax.core.Tracer)
         if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
-            return Leaf("key", tuple(aval.shape), str(dtype))
-        return Leaf("array", tuple(aval.shape), str(dtype))
+            return Leaf("key", tuple(aval.shape), str(dtype), traced=traced)
+        return Leaf("array", tuple(aval.shape), str(dtype), traced=traced)
     if isinstance(value, (np.ndarray, np.generic)):
         return Leaf("numpy", tuple(np.shape(value)), str(value.dtype),
                     value=isinstance(value, np.generic))

@@ -67,6 +67,12 @@ class Inputs:
     #: A clean run with these inputs settles the finding: the candidates after them are not tried
     #: (the program's own calls ran cleanly; a guess that fails proves nothing it does).
     settles: bool = False
+    #: Recorded from a plain call of a function the finding says is transformed: worth trying,
+    #: but a clean run with them says nothing about the transformed call.
+    plain_call: bool = False
+    #: What a real caller passes (a declared example, a recorded call, a call site's literals), as
+    #: opposed to a guess (annotations, probes): only these can refute a finding.
+    from_caller: bool = False
 
 
 @dataclass

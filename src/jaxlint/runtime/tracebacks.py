@@ -54,15 +54,40 @@ def raised_on(exc: BaseException, path: str, lines: tuple[int, int], within: tup
 
 
 @contextmanager
-def lines_run(path: str) -> Iterator[set[int]]:
-    """Record the lines of `path` that run inside the block (only frames of that file are traced)."""
+def lines_run(path: str, raised: list[BaseException] | None = None) -> Iterator[set[int]]:
+    """Record the lines of `path` that run inside the block (only frames of that file are traced),
+    and, into `raised`, every exception raised or passing through a frame of that file: the code
+    may catch it, but where it was raised is still evidence (see `caught`)."""
     ran: set[int] = set()
+    with _traced(path, ran, raised, lines=True):
+        yield ran
+
+
+@contextmanager
+def raised_in(path: str, module_lines: set[int] | None = None) -> Iterator[list[BaseException]]:
+    """Every exception raised in or passing through a frame of `path` inside the block, caught or
+    not, first seen first; and, into `module_lines`, the lines its module-level code ran. Inside
+    its functions only exception events are traced, so they run at nearly full speed."""
+    raised: list[BaseException] = []
+    with _traced(path, module_lines if module_lines is not None else set(), raised,
+                 lines="module" if module_lines is not None else False):
+        yield raised
+
+
+@contextmanager
+def _traced(path: str, ran: set[int], raised: list[BaseException] | None, lines: bool | str) -> Iterator[None]:
     real = os.path.realpath(path)
     files: dict[str, bool] = {}
+    seen: set[int] = set()
 
     def local(frame, event, arg):
         if event == "line":
             ran.add(frame.f_lineno)
+        elif event == "exception" and raised is not None:
+            error = arg[1]
+            if isinstance(error, BaseException) and id(error) not in seen and len(raised) < _MAX_RAISED:
+                seen.add(id(error))
+                raised.append(error)
         return local
 
     def global_(frame, event, arg):
@@ -70,16 +95,33 @@ def lines_run(path: str) -> Iterator[set[int]]:
         if name not in files:
             files[name] = name == path or os.path.realpath(name) == real
         if files[name]:
-            ran.add(frame.f_lineno)
+            module = frame.f_code.co_name == "<module>"
+            if lines is True or (lines == "module" and module):
+                ran.add(frame.f_lineno)
+            else:
+                frame.f_trace_lines = False
             return local
         return None
 
     previous = sys.gettrace()
     sys.settrace(global_)
     try:
-        yield ran
+        yield
     finally:
         sys.settrace(previous)
+
+
+#: Exceptions kept per block: a loop that raises and catches on every step costs its first ones only.
+_MAX_RAISED = 64
+
+
+def caught(raised: list[BaseException], escaped: BaseException | None) -> list[BaseException]:
+    """The exceptions of `raised` other than the one that ended the block (and its chain)."""
+    chain: set[int] = set()
+    while escaped is not None and id(escaped) not in chain:
+        chain.add(id(escaped))
+        escaped = escaped.__cause__ or escaped.__context__
+    return [error for error in raised if id(error) not in chain]
 
 
 def describe(exc: BaseException, path: str, within: tuple[int, int] | None = None) -> str:

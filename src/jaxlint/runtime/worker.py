@@ -43,6 +43,11 @@ def main(plan: dict, events_path: str) -> int:
     events = Events(events_path)
     _record_exits(events, plan["path"])
     faulthandler.enable()  # a segfault prints the Python stack to the output: the parent reads the line
+    if hasattr(faulthandler, "register") and hasattr(__import__("signal"), "SIGUSR1"):
+        import signal
+
+        # At the time limit the keeper asks for the stack: the line the user's code was running.
+        faulthandler.register(signal.SIGUSR1, all_threads=True, chain=False)
     try:
         import jax
     except BaseException as exc:  # noqa: B036 - a broken JAX install must still be reported
@@ -119,7 +124,8 @@ def _import(plan: dict, events: Events, jax) -> State:
     state: State = {"module": None, "import_error": None, "cache": {}, "checked_errors": [], "units": None}
     checked = any(e["function"] is None and e["check"]["check"] == "key-reuse-checker" for e in plan["findings"])
     recorder = _recorder(plan)
-    load = (lambda: recorder.watching(lambda: _load(plan))) if recorder is not None else (lambda: _load(plan))
+    load = _observed((lambda: recorder.watching(lambda: _load(plan))) if recorder is not None
+                     else (lambda: _load(plan)), plan, state)
     events.write(event="importing")
     if checked:
         before = set(sys.modules)
@@ -135,6 +141,7 @@ def _import(plan: dict, events: Events, jax) -> State:
         module, error, units = load()
     if error is not None:
         state["import_error"] = _error_record(error, plan["path"])
+    state["caught_errors"] = [e for e in state.pop("observed", []) if not _escaped(e, error, units)]
     state["fatal_import_error"] = error
     state["units"] = units
     for failure in units.failures if units is not None else ():
@@ -151,6 +158,30 @@ def _import(plan: dict, events: Events, jax) -> State:
         events.write(event="recorded", entry_points=recorder.entry_points, functions=sorted(recorder.records))
     state["recorder"] = recorder
     return state
+
+
+def _observed(load, plan: dict, state: State):
+    """`load`, watching for the exceptions raised in the module's own frames (into
+    `state["observed"]`): one that the module's code catches is still evidence of its line."""
+    from .tracebacks import raised_in
+
+    def observed():
+        ran = state["module_lines"] = set()
+        with raised_in(plan["path"], ran) as raised:
+            try:
+                return load()
+            finally:
+                state["observed"] = list(raised)
+
+    return observed
+
+
+def _escaped(error: BaseException, fatal: BaseException | None, units) -> bool:
+    """Whether `error` ended a top-level statement (or the import) rather than being caught."""
+    from .tracebacks import caught
+
+    ended = [failure.error for failure in units.failures] if units is not None else []
+    return not all(caught([error], escaped) for escaped in [*ended, fatal])
 
 
 def _recorder(plan: dict):
@@ -406,6 +437,12 @@ def _outcome(entry: dict, plan: dict, state: State):
         fallback = _behaviour(check, subject, state)
         if fallback is None or (fallback.verdict != "confirmed" and mine.verdict == "not-reproduced"):
             return mine
+        if fallback.verdict != "confirmed" and keys.UNSEEN_CONSUMER in mine.evidence:
+            return mine  # the draws compared are jax.random's: the library's consumption is as unseen there
+        if fallback.verdict == "not-reproduced" and subject.inputs is not None and not subject.inputs.from_caller:
+            return Outcome("inconclusive", f"{fallback.evidence}, but these inputs are guesses: declare example "
+                                           f"inputs for `{subject.qualname}`, or call it from the module, its "
+                                           f"`__main__` block or a test, to settle it")
         return fallback
     return _behaviour(check, subject, state) or Outcome("inconclusive", "no runtime check for this rule yet")
 
@@ -495,6 +532,12 @@ def _module_level(entry: dict, plan: dict, state: State):
             if expected:
                 return Outcome("confirmed", f"{type(error).__name__} at line {entry['line']} "
                                             f"while importing the module{checker}")
+        handled = [] if keyed else [error for error in state.get("caught_errors", ())
+                                    if raised_on(error, plan["path"], span, module_level=True)
+                                    and errors.predicted(check["raises"], error)]
+        if handled:
+            return Outcome("confirmed", f"{type(handled[0]).__name__} at line {entry['line']}, caught by the code, "
+                                        "while importing the module")
         if here:
             error = here[0]
             return Outcome("inconclusive", f"line {entry['line']} raised another error while importing the module: "
@@ -502,6 +545,10 @@ def _module_level(entry: dict, plan: dict, state: State):
         stopped = frames_in(fatal, plan["path"], module_level=True) if fatal is not None else []
         if fatal is not None and (not stopped or stopped[-1][0] < entry["line"]):
             return Outcome("inconclusive", f"the import failed elsewhere: {_import_reason(state)}")
+        ran = state.get("module_lines")
+        if ran is not None and not any(line in ran for line in range(span[0], span[1] + 1)):
+            return Outcome("inconclusive", f"line {entry['line']} did not run while importing the module "
+                                           "(a branch or a loop the import does not take)")
         # The flagged statement ran and raised nothing.
         if keyed:
             # The checker saw nothing; legacy keys escape it, so compare the draws themselves.
@@ -573,12 +620,13 @@ def _subject(entry: dict, plan: dict, state: State):
     else:
         abstract = not (set(facts["modes"]) <= {"grad"})  # untransformed, or traced abstractly
         recorder = state.get("recorder")
-        recorded = recorder.inputs(facts["qualname"], abstract and traced is not None) if recorder else []
+        recorded = recorder.inputs(facts["qualname"], abstract and traced is not None,
+                                   transformed=bool(facts["modes"])) if recorder else []
         # The program's own calls say what the function takes: they come first, and one that runs
         # cleanly settles the finding (a probe that confirms what no call does proves nothing).
         # Guesses follow, for recorded calls that fail some other way.
-        candidates = [*recorded, *inputs_module.candidates(params, traced, abstract=abstract,
-                                                           calls=facts.get("calls"))]
+        guesses = inputs_module.candidates(params, traced, abstract=abstract, calls=facts.get("calls"))
+        candidates = [*recorded, *_with_structures(guesses, params, state)]
     modes = facts["modes"]
     subject = Subject(
         code=entry["code"], line=entry["line"], path=plan["path"], message=entry["message"],
@@ -593,6 +641,18 @@ def _subject(entry: dict, plan: dict, state: State):
     if inner is not None:
         subject.extra["inner_qualname"] = inner  # the flagged function, defined inside `qualname`
     return subject, None
+
+
+def _with_structures(guesses: list, params: list[dict], state: State) -> list:
+    """The guesses, with one before the first probes in which the parameters annotated with a
+    dataclass or NamedTuple get an instance of it (structured.py)."""
+    from .structured import structured_inputs
+
+    first = next((i for i, g in enumerate(guesses) if g.description.startswith(("annotations:", "probes:"))), None)
+    if first is None or state.get("module") is None:
+        return guesses
+    built = structured_inputs(params, guesses[first], state["module"].__dict__)
+    return guesses if built is None else [*guesses[:first], built, *guesses[first:]]
 
 
 def _init(example: dict | None) -> list | None:

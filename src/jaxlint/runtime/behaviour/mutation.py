@@ -211,9 +211,23 @@ def confirm_mutation(subject: Subject) -> Outcome:
                 return Outcome("confirmed", f"jax.checking_leaks: {text.strip().splitlines()[0]}"
                                             f"{'; ' + referrer[-1] if referrer else ''} ({leak_entry.how})")
             raise
-        state = (f"`{name}` ({_render(holder.get())}) showed no change the calls could see" if saved
+        watched = holder.get() if saved else None
+        if saved and _empty(watched):
+            # Clearing or popping from an empty container changes nothing: this state cannot show it.
+            return Outcome("inconclusive", f"{where(span)} ran, but `{name}` ({_render(watched)}) is empty, so "
+                                           f"a mutation of it shows no change with this state ({entry.how}); "
+                                           f"run the program to see it")
+        state = (f"`{name}` ({_render(watched)}) showed no change the calls could see" if saved
                  else f"`{name}` could not be found outside to watch" if name else "no outside target was found")
         return Outcome("not-reproduced", f"{where(span)} ran, but no tracer leaked and {state} ({entry.how})")
     finally:
         if saved:
             holder.restore(saved)
+
+
+def _empty(value) -> bool:
+    """A container with nothing in it (a dict, list or set the program fills later)."""
+    try:
+        return isinstance(value, (dict, list, set)) and len(value) == 0
+    except Exception:  # noqa: BLE001 - a user type with a broken __len__
+        return False

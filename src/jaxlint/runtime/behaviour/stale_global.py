@@ -96,16 +96,40 @@ def confirm_stale_global(subject: Subject) -> Outcome:
         namespace[name] = old
     change = f"`{name}` {short(old)} → {short(new)}"
     if leaves_equal(eager, before.result):
+        if _reads_global(plain, name):
+            # The code reads it, but these inputs hide it (uniform logits divided by a temperature).
+            return Outcome("inconclusive", f"after {change} the result does not change even eagerly "
+                                           f"({short(before.result)}): these inputs hide the global; declare "
+                                           f"example inputs for `{subject.qualname}` whose result depends on it")
         return Outcome("not-reproduced", f"after {change} the result does not change even eagerly "
-                                         f"({short(before.result)}): the global does not reach it with these inputs")
+                                         f"({short(before.result)}): the global does not reach it")
     if leaves_equal(after.result, before.result):
         return Outcome("confirmed", f"stale global: after {change} the call still returned {short(after.result)} "
                                     f"while eager evaluation gives {short(eager)} ({entry.how})")
     if leaves_equal(after.result, eager):
+        if subject.trace_mode:
+            # A jitted function is not traced again for the same argument types: something in this
+            # run forced a new trace, so the compiled function's value was not what was compared.
+            return Outcome("inconclusive", f"after {change} the call returned the new result "
+                                           f"{short(after.result)}: it was traced again in this run ({entry.how}), "
+                                           f"so the compiled function's stale value could not be observed")
         return Outcome("not-reproduced", f"after {change} the call returned the new result {short(after.result)}: "
                                          f"it was traced again ({entry.how})")
     return Outcome("not-reproduced", f"after {change} the call returned {short(after.result)}, neither the old "
                                      f"result {short(before.result)} nor the eager {short(eager)}")
+
+
+def _reads_global(function: Any, name: str) -> bool:
+    """Whether the function's code (its nested functions and lambdas included) reads `name` as a
+    global, rather than a local or a parameter that shadows it."""
+    code = getattr(getattr(function, "__func__", function), "__code__", None)
+    stack = [code] if code is not None else []
+    while stack:
+        current = stack.pop()
+        if name in current.co_names and name not in current.co_varnames:
+            return True
+        stack.extend(const for const in current.co_consts if isinstance(const, types.CodeType))
+    return False
 
 
 def _sinks():
