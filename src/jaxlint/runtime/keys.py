@@ -88,7 +88,7 @@ _RANDOM = re.compile(r"^(jax\.random|jr|jrandom|random)\.")
 
 
 def _consumer_unseen(subject: Subject) -> str | None:
-    """`\`net.init\` (line 20)` when the finding's first consumer is a library's method rather than
+    """"`net.init` (line 20)" when the finding's first consumer is a library's method rather than
     a `jax.random` function: a model's `init` or `apply` may turn the key into raw bits or fold
     it in ways the checker does not count as a use, so a clean run proves nothing there."""
     match = _CONSUMED.search(subject.message)
