@@ -28,6 +28,11 @@ def jitted_functions(count: int) -> str:
     return "import jax\nimport jax.numpy as jnp\n" + "".join(jitted_function(i) for i in range(count))
 
 
+def small_functions(count: int) -> str:
+    """A module of `count` one-line functions that hand a key on: many names at the top level."""
+    return "import jax\n\n" + "".join(f"def pass_{i}(key):\n    return key\n" for i in range(count))
+
+
 def notebook_cell(index: int) -> str:
     """A cell drawing from the notebook's key (made in the first cell) and defining a jitted function."""
     return (f"x_{index} = jax.random.normal(key, (3,))\n"
