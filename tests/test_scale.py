@@ -3,6 +3,7 @@ file. The sizes are small enough to run in seconds; what is asserted is a count 
 a ratio of CPU times measured in the same test with a generous bound, never a time."""
 from __future__ import annotations
 
+import os
 import time
 import tracemalloc
 
@@ -17,7 +18,7 @@ from jaxlint.semantic.source_file import SourceFile
 from jaxlint.syntax import positions
 from jaxlint.syntax.positions import node_spans, statement_spans
 
-from scale_inputs import jitted_functions, notebook, small_functions
+from scale_inputs import import_chain, jitted_functions, notebook, small_functions
 
 SETTINGS = Settings()
 
@@ -151,3 +152,28 @@ def test_a_notebook_costs_about_twice_half_of_it():
     half, whole = notebook(80), notebook(160)
     _check_notebook(half)
     assert cpu(whole) <= 3 * cpu(half)
+
+
+def test_a_project_run_finds_each_module_a_fixed_number_of_times(tmp_path, monkeypatch):
+    """A worker settles the project once for all its files: asked again with the same files for
+    each of them, it does not look up the module of every file again (realpath and a stat each)."""
+    from jaxlint.frontends import pool, runner
+    from jaxlint.project.layout import ProjectLayout
+
+    looked_up = []
+    module_of = ProjectLayout.module_of
+    monkeypatch.setattr(ProjectLayout, "module_of", lambda self, path: looked_up.append(path) or module_of(self, path))
+    monkeypatch.setattr(pool, "start_method", lambda jobs: None)  # the worker's part in this process
+    counts = []
+    for modules in (20, 40):
+        project = tmp_path / str(modules)
+        project.mkdir()
+        import_chain(project, modules)
+        monkeypatch.chdir(project)
+        runner._drop_sessions()
+        looked_up.clear()
+        outcome = runner.run(runner.RunOptions(paths=["."], use_cache=False, jobs=1))
+        assert [(f.path, f.code) for f in outcome.findings] == [(os.path.join("chain", "m0.py"), "JAX201")]
+        counts.append(len(looked_up))
+    runner._drop_sessions()
+    assert counts[1] <= 2.2 * counts[0]
