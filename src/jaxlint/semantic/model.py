@@ -123,8 +123,9 @@ class SemanticModel:
         wanted = frozenset(kinds)
         return (site for site in self.sites if type(site.node) in wanted)
 
-    def calls_in_scope(self, scope: Scope) -> list[cst.Call]:
-        """The calls recorded in this scope (not in the scopes nested in it), in source order.
+    def calls_in_scope(self, scope: Scope, after: int = -1, before: int | None = None) -> list[cst.Call]:
+        """The calls recorded in this scope (not in the scopes nested in it), in source order; only
+        those whose index in `call_order` is above `after` and below `before`, when given.
 
         Indexed once for the file: checks that ask this for every finding stay linear in its size."""
         if self._calls_by_scope is None:
@@ -134,12 +135,17 @@ class SemanticModel:
                 if type(node) is call:
                     by_scope.setdefault(id(in_scope.node), []).append(node)
             self._calls_by_scope = by_scope
-        return self._calls_by_scope.get(id(scope.node), [])
+        calls = self._calls_by_scope.get(id(scope.node), [])
+        order = self.call_order
+        first = bisect.bisect_right(calls, after, key=lambda node: order[id(node)]) if after >= 0 else 0
+        end = bisect.bisect_left(calls, before, key=lambda node: order[id(node)]) if before is not None else len(calls)
+        return calls[first:end]
 
-    def name_occurrences(self, spellings: Iterable[str], within: FunctionNode | None = None
+    def name_occurrences(self, spellings: Iterable[str], within: cst.CSTNode | None = None
                          ) -> list[tuple[cst.Name, Scope, cst.CSTNode]]:
         """Every Name node spelling one of `spellings`, with its scope and parent, in source order;
-        with `within`, a function or lambda of the file, only those written in it (its header included).
+        with `within`, a node of the file, only those written in it (its header included) where it
+        is a function or lambda (any Name that resolves to one of its own bindings is).
 
         The Names are indexed by spelling once for the file, so asking costs what it finds."""
         if self._names_by_spelling is None:
@@ -152,7 +158,7 @@ class SemanticModel:
             indexes = self._names_by_spelling.get(next(iter(wanted)), [])
         else:
             indexes = sorted(i for spelling in wanted for i in self._names_by_spelling.get(spelling, []))
-        if within is not None:
+        if within is not None and id(within) in self.name_ranges:
             first, end = self.name_ranges[id(within)]
             indexes = indexes[bisect.bisect_left(indexes, first):bisect.bisect_left(indexes, end)]
         names = self.names

@@ -2,7 +2,6 @@
 consumed one, a batch of keys, no key) and where a consumed key is consumed again."""
 from __future__ import annotations
 
-import bisect
 import dataclasses
 
 import libcst as cst
@@ -617,9 +616,8 @@ class KeyDomain:
             return True  # waited for: `.block_until_ready()`
         code = cst.Module([]).code_for_node
         written, order = code(node.func), self.facts.order(node)
-        calls = SemanticModel.of(self.facts.ctx).calls_in_scope(self.scope)  # in the order `order` counts
-        later = bisect.bisect_right(calls, order, key=self.facts.order)
-        return any(code(call.func) == written for call in calls[later:])
+        return any(code(call.func) == written
+                   for call in SemanticModel.of(self.facts.ctx).calls_in_scope(self.scope, after=order))
 
     def _repeating_loop(self, name: str, flow: FlowInterpreter) -> cst.CSTNode | None:
         """The innermost loop whose previous iteration (or leaf) consumed `name`: a tree map that
@@ -642,10 +640,8 @@ class KeyDomain:
             return False
         low, high = first.line, again.line
         # the scope's recorded calls, not a walk: at module level that would walk the whole module
-        calls = SemanticModel.of(self.facts.ctx).calls_in_scope(self.scope)  # in the order `order` counts
-        between = calls[bisect.bisect_right(calls, low, key=self.facts.order):
-                        bisect.bisect_left(calls, high, key=self.facts.order)]
-        return any(self.resolve(call.func) in CLOCKS for call in between)
+        return any(self.resolve(call.func) in CLOCKS
+                   for call in SemanticModel.of(self.facts.ctx).calls_in_scope(self.scope, after=low, before=high))
 
     def _shape_only(self, first: Consumption) -> bool:
         """`x = jax.random.normal(key, shape)` whose values are never read, only its shape or dtype (a
@@ -666,9 +662,7 @@ class KeyDomain:
             return False
         target = self.scope.bindings[name].nodes[0]
         reads = 0
-        # a Name resolving to a binding of this function is written in it
-        within = self.scope.node if id(self.scope.node) in SemanticModel.of(self.facts.ctx).name_ranges else None
-        for occurrence, scope, parent in SemanticModel.of(self.facts.ctx).name_occurrences([name], within):
+        for occurrence, scope, parent in SemanticModel.of(self.facts.ctx).name_occurrences([name], self.scope.node):
             owner = scope.lookup(name)
             if occurrence is target or owner is None or owner[0].node is not self.scope.node:
                 continue
