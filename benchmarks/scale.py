@@ -112,10 +112,20 @@ def main() -> None:
             "project": lambda: measure("project", "{} modules", lambda n: project_work(n, Path(directory) / str(n)),
                                        args.modules, False),
         }
+        failures = []
+
+        def run(name: str) -> None:
+            try:
+                runs[name]()
+            except Exception as exc:  # reported once the other measurements are done
+                failures.append(f"{name}: {type(exc).__name__}: {exc}")
+
         for name in chosen:
-            thread = threading.Thread(target=runs[name])
+            thread = threading.Thread(target=run, args=(name,))
             thread.start()
             thread.join()
+    if failures:
+        sys.exit("\n".join(failures))
 
 
 if __name__ == "__main__":
