@@ -16,6 +16,8 @@ EMPTY = frozenset()
 class Literals:
     """Values are frozensets of the literal texts (and opaque markers) an expression may hold."""
 
+    reads_closures = True
+
     def join(self, a, b):
         return a | b
 
@@ -302,6 +304,16 @@ def test_closures_record_the_state_where_a_function_is_defined():
     assert result.closures[id(g)]["x"] == {"1"}
     assert result.exit["f"] == {"function"}
     assert result.exit["x"] == {"2"}
+
+
+def test_a_domain_that_reads_no_closures_gets_no_copy_of_the_state_per_function():
+    class NoClosures(Literals):
+        reads_closures = False
+
+    source = "x = 1\n" + "".join(f"def f{i}():\n    return x\n" for i in range(50))
+    result = FlowInterpreter(NoClosures()).run(cst.parse_module(source))
+    assert result.closures == {}
+    assert result.exit["f49"] == {"function"} and result.exit["x"] == {"1"}
 
 
 def test_match_joins_cases_and_the_no_match_path():

@@ -169,8 +169,24 @@ def test_only_the_statements_holding_the_nodes_are_generated(monkeypatch):
                             lambda self, state, original=original: generated.append(self) or original(self, state))
     assert _statement_spans(source, module, [call])[id(call)] == expected[id(call)]
     assert [id(s) for s in generated] == [id(module.body[-1])]
-    # `x = 1` twice: its place cannot be told from its text, and the whole module is generated
+    # `x = 1` twice, but only the second one has two blank lines before it: its code (blank lines
+    # included) starts one line only
     generated.clear()
-    repeated = module.body[3].body[0].value
-    assert _statement_spans(source, module, [repeated])[id(repeated)] == expected[id(repeated)]
-    assert module.body[0] in generated
+    second = module.body[3].body[0].value
+    assert _statement_spans(source, module, [second])[id(second)] == expected[id(second)]
+    assert [id(s) for s in generated] == [id(module.body[3])]
+
+
+def test_a_statement_repeated_word_for_word_is_placed_by_the_whole_module(monkeypatch):
+    source = "import jax\n\n\nx = 1\n\n\ndef f(a):\n    return a\n\n\nx = 1\ny = jax.jit(f)(x)\n"
+    module = cst.parse_module(source)
+    expected = _expected(module)
+    generated = []
+    for kind in {type(statement) for statement in module.body}:
+        original = kind._codegen
+        monkeypatch.setattr(kind, "_codegen",
+                            lambda self, state, original=original: generated.append(self) or original(self, state))
+    for repeated in (module.body[1].body[0].value, module.body[3].body[0].value):
+        generated.clear()
+        assert _statement_spans(source, module, [repeated])[id(repeated)] == expected[id(repeated)]
+        assert module.body[0] in generated

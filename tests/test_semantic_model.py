@@ -145,3 +145,28 @@ def test_a_global_name_means_the_module_binding_from_the_first_lookup():
     module = cst.parse_module("import jax.numpy as x\ndef f():\n    global x\n    x = 1\n")
     function = Scope(module.body[1], recorded_scope(module))
     assert [function.lookup("x")[0].kind for _ in range(2)] == ["module", "module"]
+
+
+def test_name_occurrences_of_several_spellings_and_within_a_function():
+    model, module = _model()
+    step, inner = _function(module, "step"), _function(module, "inner")
+    both = model.name_occurrences(["np", "key"])
+    assert [name.value for name, _, _ in both] == ["np", "key", "key", "key", "np", "np"]  # source order
+    assert [name.value for name, _, _ in model.name_occurrences(["key", "np"], step)] == ["key", "key", "key", "np"]
+    assert model.name_occurrences(["key"], inner) == []
+    assert [name.value for name, _, _ in model.name_occurrences(["y"], inner)] == ["y", "y"]
+    # a node that is not a function: no narrowing (the whole file)
+    assert model.name_occurrences(["np"], module) == model.name_occurrences(["np"])
+
+
+def test_calls_in_scope_between_two_call_indexes():
+    model, module = _model()
+    step = _function(module, "step")
+    scope = model.scopes[id(step)]
+    calls = model.calls_in_scope(scope)
+    assert [cst.Module([]).code_for_node(call.func) for call in calls] == ["jsplit", "rng.normal"]
+    first, second = (model.call_order[id(call)] for call in calls)
+    assert model.calls_in_scope(scope, after=first) == [calls[1]]
+    assert model.calls_in_scope(scope, before=second) == [calls[0]]
+    assert model.calls_in_scope(scope, after=first, before=second) == []
+    assert model.calls_in_scope(scope, after=-1, before=second + 1) == calls

@@ -117,6 +117,8 @@ class Domain(Protocol[V]):
 #:   enter_statement(node, flow)   a statement (simple or compound, of any block) is about to run
 #:   leave_statement(node, flow)   a statement has run, on the paths that go on after it (a domain
 #:                                 defines both hooks or neither)
+#: and an attribute: `reads_closures = True` for a domain that reads `flow.closures` (the state
+#: where each `def` and lambda was met); for others that state is not copied.
 OPTIONAL_HOOKS = ("truth", "store", "exit_with", "enter_handler", "known_truth", "bound", "returning",
                   "join_path", "narrowed", "iterates", "absent", "enter_statement", "leave_statement")
 
@@ -186,6 +188,9 @@ class FlowInterpreter(Generic[V]):
             getattr(domain, hook, None) for hook in OPTIONAL_HOOKS)
         self._join_path = join_path or domain.join
         self._absent = absent or domain.unbound
+        #: the state at each `def` and lambda is copied only for a domain that reads it: a copy of a
+        #: module's state per function made memory quadratic in the functions of a large file
+        self._keeps_closures = getattr(domain, "reads_closures", False)
 
     # -- entry ----------------------------------------------------------------------------------
     def run(self, body: cst.CSTNode | Sequence[cst.CSTNode], entry: dict[str, V] | None = None,
@@ -472,7 +477,8 @@ class FlowInterpreter(Generic[V]):
         for decorator in node.decorators:
             self.eval(decorator.decorator)
         self._defaults(node.params)
-        self.closures[id(node)] = dict(self.env)
+        if self._keeps_closures:
+            self.closures[id(node)] = dict(self.env)
         self.bind_name(node.name.value, self.domain.function(node), None, node)
 
     def _defaults(self, params: cst.Parameters) -> None:
@@ -614,7 +620,8 @@ class FlowInterpreter(Generic[V]):
             self.bind(node.target, value, node.value)
         elif kind is cst.Lambda:
             self._defaults(node.params)
-            self.closures[id(node)] = dict(self.env or {})
+            if self._keeps_closures:
+                self.closures[id(node)] = dict(self.env or {})
             value = self.domain.function(node)
         elif kind in _COMPREHENSION_TYPES:
             value = self._comprehension(node)

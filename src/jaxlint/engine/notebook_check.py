@@ -1,6 +1,7 @@
 """Checking and fixing a notebook: its code cells as one module, findings and fixes mapped to cells."""
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 from dataclasses import replace
@@ -33,6 +34,8 @@ class JoinedCells:
             self.translations.update((line + number, translation) for number, translation in cell.translations.items())
             line += source.count("\n") + 1
         self.text = "".join(parts)
+        #: the lines of `translations`, in order
+        self._translated_lines = sorted(self.translations)
 
     def _column(self, position: Position, clamp: int) -> int:
         """The column, in the cell as stored, of a position of the joined text (columns from 1). On a
@@ -65,7 +68,8 @@ class JoinedCells:
                 for f in findings]
 
     def _edit_is_safe(self, edit: Edit) -> bool:
-        touched = [line for line in self.translations if edit.start.line <= line <= edit.end.line]
+        lines = self._translated_lines
+        touched = lines[bisect.bisect_left(lines, edit.start.line):bisect.bisect_right(lines, edit.end.line)]
         if not touched:
             return True
         translation = self.translations[touched[0]]
@@ -74,11 +78,8 @@ class JoinedCells:
                 and translation.original_column(edit.end.column - 1) is not None)
 
     def _position(self, line: int) -> int:
-        position = 0
-        for number, first in enumerate(self.first_lines):
-            if first <= line:
-                position = number
-        return position
+        """The index among the code cells of the cell holding a line of the joined text."""
+        return max(bisect.bisect_right(self.first_lines, line) - 1, 0)
 
     def to_cell(self, finding: Finding) -> Finding:
         position = self._position(finding.start.line)

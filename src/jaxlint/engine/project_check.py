@@ -37,6 +37,9 @@ class ProjectSession:
         self._shown: dict[str, str] = {}
         #: the real paths settled so far
         self._settled: set[str] = set()
+        #: the lists of paths settled so far: a worker asks again with the same list for each of
+        #: its files, and finding the module of every path each time made a run quadratic
+        self._settled_requests: set[tuple[str, ...]] = set()
         #: real path -> (the text analysed, its parse)
         self._parsed: dict[str, tuple[str, Parsed]] = {}
         self._texts: dict[str, str | None] = {}
@@ -51,6 +54,9 @@ class ProjectSession:
     def settle(self, paths: Iterable[str]) -> None:
         """Makes sure the modules of `paths` (named in findings as given here) have every seed
         their importers give them."""
+        paths = tuple(paths)
+        if paths in self._settled_requests:
+            return
         modules = []
         for path in paths:
             module = self.layout.module_of(path)
@@ -60,6 +66,7 @@ class ProjectSession:
                 self._shown.setdefault(module.path, path)
                 if module.path not in self._settled:
                     modules.append(module)
+        self._settled_requests.add(paths)
         if modules:
             self._settled.update(m.path for m in modules)
             # as for one file (checker.cyclic_gc_paused), and more so: the trees of every module

@@ -18,6 +18,7 @@ It knows nothing of JAX: the facts read what they need from it.
 """
 from __future__ import annotations
 
+import bisect
 from typing import Iterable, NamedTuple
 
 import libcst as cst
@@ -82,6 +83,8 @@ class SemanticModel:
         self.end_order: dict[int, int] = {}
         #: (Name, scope, parent) for every Name of the file, in source order
         self.names: list[tuple[cst.Name, Scope, cst.CSTNode]] = []
+        #: id(function or lambda) -> [first, end): the indexes in `names` of the Names written in it
+        self.name_ranges: dict[int, list[int]] = {}
         #: the walk itself, for `Walker.replay`: the rules' walk is a replay of it
         self.events: list = []
         #: the statements of the module's body, in order
@@ -94,6 +97,10 @@ class SemanticModel:
         #: every binding of the file, in source order (`Binding.id` is the index)
         self.bindings: list[Binding] = recorder.bindings
         self._references: list[Reference] | None = None
+        #: spelling -> the indexes in `names` of the Names spelling it (made on first use)
+        self._names_by_spelling: dict[str, list[int]] | None = None
+        #: id(scope's node) -> the calls recorded directly in that scope, in source order (on first use)
+        self._calls_by_scope: dict[int, list[cst.Call]] | None = None
         root = file.module_scope
         root.recorded = False  # a scope asked for its bindings during the walk would see part of them
         try:
@@ -116,10 +123,46 @@ class SemanticModel:
         wanted = frozenset(kinds)
         return (site for site in self.sites if type(site.node) in wanted)
 
-    def name_occurrences(self, spellings: Iterable[str]) -> list[tuple[cst.Name, Scope, cst.CSTNode]]:
-        """Every Name node spelling one of `spellings`, with its scope and parent, in source order."""
-        wanted = frozenset(spellings)
-        return [occurrence for occurrence in self.names if occurrence[0].value in wanted]
+    def calls_in_scope(self, scope: Scope, after: int = -1, before: int | None = None) -> list[cst.Call]:
+        """The calls recorded in this scope (not in the scopes nested in it), in source order; only
+        those whose index in `call_order` is above `after` and below `before`, when given.
+
+        Indexed once for the file: checks that ask this for every finding stay linear in its size."""
+        if self._calls_by_scope is None:
+            by_scope: dict[int, list[cst.Call]] = {}
+            call = cst.Call
+            for node, in_scope, _ in self.sites:
+                if type(node) is call:
+                    by_scope.setdefault(id(in_scope.node), []).append(node)
+            self._calls_by_scope = by_scope
+        calls = self._calls_by_scope.get(id(scope.node), [])
+        order = self.call_order
+        first = bisect.bisect_right(calls, after, key=lambda node: order[id(node)]) if after >= 0 else 0
+        end = bisect.bisect_left(calls, before, key=lambda node: order[id(node)]) if before is not None else len(calls)
+        return calls[first:end]
+
+    def name_occurrences(self, spellings: Iterable[str], within: cst.CSTNode | None = None
+                         ) -> list[tuple[cst.Name, Scope, cst.CSTNode]]:
+        """Every Name node spelling one of `spellings`, with its scope and parent, in source order;
+        with `within`, a node of the file, only those written in it (its header included) where it
+        is a function or lambda (any Name that resolves to one of its own bindings is).
+
+        The Names are indexed by spelling once for the file, so asking costs what it finds."""
+        if self._names_by_spelling is None:
+            by_spelling: dict[str, list[int]] = {}
+            for index, occurrence in enumerate(self.names):
+                by_spelling.setdefault(occurrence[0].value, []).append(index)
+            self._names_by_spelling = by_spelling
+        wanted = set(spellings)
+        if len(wanted) == 1:
+            indexes = self._names_by_spelling.get(next(iter(wanted)), [])
+        else:
+            indexes = sorted(i for spelling in wanted for i in self._names_by_spelling.get(spelling, []))
+        if within is not None and id(within) in self.name_ranges:
+            first, end = self.name_ranges[id(within)]
+            indexes = indexes[bisect.bisect_left(indexes, first):bisect.bisect_left(indexes, end)]
+        names = self.names
+        return [names[i] for i in indexes]
 
     def statements_holding(self, nodes: Iterable[cst.CSTNode]) -> dict[int, cst.CSTNode]:
         """id(node) -> the statement of the module's body that holds it (or is it), for each of the
@@ -275,12 +318,14 @@ class _Recorder:
         self._site(node)
         own: set[str] = set()
         self.model.identifiers[id(node)] = own
+        self.model.name_ranges[id(node)] = [len(self.names), -1]
         self.functions.append(node)
         self.identifiers.append(own)
 
     visit_Lambda = visit_FunctionDef
 
     def leave_FunctionDef(self, node: FunctionNode) -> None:
+        self.model.name_ranges[id(node)][1] = len(self.names)
         self.functions.pop()
         self.identifiers.pop()
         self.leave_ClassDef(node)

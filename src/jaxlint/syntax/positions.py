@@ -76,9 +76,9 @@ class _PositionState:
     """Stands in for libcst's `CodegenState` during `_codegen`: same interface, positions only."""
 
     __slots__ = ("default_indent", "default_newline", "indent_tokens", "tokens", "line", "column",
-                 "wanted", "pending", "spans", "starts")
+                 "wanted", "pending", "spans", "starts", "stops")
 
-    def __init__(self, module: cst.Module, nodes: Iterable[cst.CSTNode]) -> None:
+    def __init__(self, module: cst.Module, nodes: Iterable[cst.CSTNode], stops: bool = True) -> None:
         self.default_indent = module.default_indent
         self.default_newline = module.default_newline
         self.indent_tokens: list[str] = []
@@ -91,6 +91,8 @@ class _PositionState:
         self.wanted = set(self.pending)
         self.spans: dict[int, Span] = {}
         self.starts: dict[int, tuple[int, int]] = {}
+        #: whether generation stops once the last node asked for is done
+        self.stops = stops
 
     # -- CodegenState -----------------------------------------------------------------------------
     def increase_indent(self, value: str) -> None:
@@ -126,7 +128,7 @@ class _PositionState:
             pending = self.pending
             if key in pending:
                 pending.discard(key)
-                if not pending:
+                if not pending and self.stops:
                     raise _Done
 
     def pop_trailing_newline(self) -> None:
@@ -171,10 +173,11 @@ def statement_spans(module: cst.Module, nodes: Iterable[cst.CSTNode], text: str,
     """`node_spans`, generating the code of only the statements of the module's body that hold the
     nodes (`statement_of`: id(node) -> that statement), not of everything before them.
 
-    `text` is the module's code (the text libcst parsed). A statement's code starts a line of it,
-    and starts with the code generated for the statement up to its last node asked for; where that
-    is found exactly once in the text, it is the statement's place. Otherwise (a statement repeated
-    word for word, a node of no statement), the whole module's code is generated, as `node_spans` does.
+    `text` is the module's code (the text libcst parsed). A statement of the module's body starts a
+    line of it, so its code, found at exactly one start of a line, is the statement's place: the
+    candidates are the lines holding the rarest line of that code (`_TextLines`), which keeps the
+    cost linear in the text and in the number of statements. Otherwise (a statement repeated word
+    for word, a node of no statement), the whole module's code is generated, as `node_spans` does.
     """
     nodes = list(nodes)
     held: dict[int, tuple[cst.CSTNode, list[cst.CSTNode]]] = {}
@@ -183,20 +186,64 @@ def statement_spans(module: cst.Module, nodes: Iterable[cst.CSTNode], text: str,
         if statement is None:
             return node_spans(module, nodes)
         held.setdefault(id(statement), (statement, []))[1].append(node)
+    lines = _TextLines(text)
     spans: dict[int, Span] = {}
     for statement, inside in held.values():
-        state = _PositionState(module, inside)
-        try:
-            statement._codegen(state)
-        except _Done:
-            pass
-        written = "".join(state.tokens)
-        start = text.find(written) if written else -1
-        if start < 0 or text.find(written, start + 1) >= 0 or (start and text[start - 1] not in "\r\n"):
+        state = _PositionState(module, inside, stops=False)  # the whole statement: its lines are whole
+        statement._codegen(state)
+        lines_before = lines.only_start_of(''.join(state.tokens))
+        if lines_before is None:
             return node_spans(module, nodes)
-        lines_before = len(_NEWLINE.findall(text, 0, start))
         for key, ((start_line, start_column), (end_line, end_column)) in state.spans.items():
             spans[key] = ((start_line + lines_before, start_column), (end_line + lines_before, end_column))
     if any(id(node) not in spans for node in nodes):
         return node_spans(module, nodes)
     return spans
+
+
+class _TextLines:
+    """The lines of a text (split as libcst counts lines), indexed by their content, to find where a
+    piece of code made of whole lines starts without searching the text from its start."""
+
+    #: candidates past this many: the code is too common to place this way (copies of one statement)
+    MOST_CANDIDATES = 8
+
+    __slots__ = ("text", "offsets", "lines_with")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        #: the offset in the text where each line starts
+        self.offsets = [0]
+        offsets = self.offsets
+        for separator in _NEWLINE.finditer(text):
+            offsets.append(separator.end())
+        #: a line's content (its line break left out) -> the 0-based numbers of the lines holding it
+        self.lines_with: dict[str, list[int]] = {}
+        lines_with = self.lines_with
+        for number, content in enumerate(_NEWLINE.split(text)):
+            found = lines_with.get(content)
+            if found is None:
+                lines_with[content] = [number]
+            elif len(found) <= self.MOST_CANDIDATES:
+                found.append(number)  # past the bound the exact count no longer matters
+
+    def only_start_of(self, code: str) -> int | None:
+        """The 0-based number of the line where `code` starts, when it starts exactly one line of the
+        text; None when it starts none, several, or too many lines hold each of its lines to tell."""
+        if not code:
+            return None
+        segments = _NEWLINE.split(code)
+        if len(segments) > 1 and not segments[-1]:
+            segments.pop()  # the code ends with a line break: no line after it
+        rarest = min(range(len(segments)), key=lambda i: len(self.lines_with.get(segments[i], ())))
+        candidates = self.lines_with.get(segments[rarest], ())
+        if not candidates or len(candidates) > self.MOST_CANDIDATES:
+            return None
+        found = None
+        for number in candidates:
+            first = number - rarest
+            if first >= 0 and self.text.startswith(code, self.offsets[first]):
+                if found is not None:
+                    return None
+                found = first
+        return found

@@ -623,10 +623,9 @@ class KeyDomain:
         if code(first.node) != code(again.node):
             return False
         low, high = first.line, again.line
-        # the file's recorded calls, not a walk: at module level that would walk the whole module
-        return any(scope.node is self.scope.node and low < self.facts.order(call) < high
-                   and self.resolve(call.func) in CLOCKS
-                   for call, scope, _ in SemanticModel.of(self.facts.ctx).sites_of(cst.Call))
+        # the scope's recorded calls, not a walk: at module level that would walk the whole module
+        return any(self.resolve(call.func) in CLOCKS
+                   for call in SemanticModel.of(self.facts.ctx).calls_in_scope(self.scope, after=low, before=high))
 
     def _shape_only(self, first: Consumption) -> bool:
         """`x = jax.random.normal(key, shape)` whose values are never read, only its shape or dtype (a
@@ -647,7 +646,7 @@ class KeyDomain:
             return False
         target = self.scope.bindings[name].nodes[0]
         reads = 0
-        for occurrence, scope, parent in SemanticModel.of(self.facts.ctx).name_occurrences([name]):
+        for occurrence, scope, parent in SemanticModel.of(self.facts.ctx).name_occurrences([name], self.scope.node):
             owner = scope.lookup(name)
             if occurrence is target or owner is None or owner[0].node is not self.scope.node:
                 continue

@@ -69,6 +69,8 @@ class KeyFlowFacts:
         self._with_default_keys: frozenset[int] | None = None
         #: id(function) -> ids of the calls that run whenever it runs to its end
         self._unconditional: dict[int, set[int]] = {}
+        #: the file is a notebook's cells joined (asked for every reuse: the text is searched once)
+        self._cells = CELL_BOUNDARY in ctx.source
         self._compute()
 
     @property
@@ -534,8 +536,8 @@ class KeyFlowFacts:
             return True  # waited for: `.block_until_ready()`
         code = cst.Module([]).code_for_node
         written, order = code(node.func), self.order(node)
-        return any(where.node is scope.node and self.order(call) > order and code(call.func) == written
-                   for call, where, _ in SemanticModel.of(self.ctx).sites_of(cst.Call))
+        return any(code(call.func) == written
+                   for call in SemanticModel.of(self.ctx).calls_in_scope(scope, after=order))
 
     # -- deliberate alignment -------------------------------------------------------------------
     def aligned(self, first: Consumption, again: Consumption, kind: str) -> bool:
@@ -594,8 +596,10 @@ class KeyFlowFacts:
         and out of order, and teaching notebooks draw from one key in cell after cell on purpose (an
         exercise per cell, a draw repeated to show it is reproducible): the order the draws run in,
         and whether both run at all, is not in the text."""
-        return CELL_BOUNDARY in self.ctx.source and \
-            self.ctx.cell_position(self.line(one)) != self.ctx.cell_position(self.line(other))
+        if not self._cells:
+            return False
+        self.lines.find_call_lines()  # asked one reuse at a time: every call's line found at once
+        return self.ctx.cell_position(self.line(one)) != self.ctx.cell_position(self.line(other))
 
     def order(self, node: cst.CSTNode) -> int:
         return self.lines.order(node)
@@ -646,6 +650,8 @@ class FileIndex:
                     aliases.add(node.asname.name.value)
         #: id(node) -> its line, for the nodes a message named
         self._lines: dict[int, int] = {}
+        self._sites = model.sites
+        self._call_lines_found = False
         #: key-name pattern -> the identifiers of the file that may hold or make a key
         self._holding: dict["re.Pattern[str]", frozenset[str]] = {}
 
@@ -668,6 +674,13 @@ class FileIndex:
                 return
             for key in missing:
                 self._lines[key] = spans[key][0][0]
+
+    def find_call_lines(self) -> None:
+        """Finds the line of every call of the file, in one generation of the module's code, for
+        questions asked of one call at a time (each `line` alone generates the code up to its node)."""
+        if not self._call_lines_found:
+            self._call_lines_found = True
+            self.find_lines(site.node for site in self._sites if type(site.node) is cst.Call)
 
     def may_hold_keys(self, function: FunctionNode, key_name: "re.Pattern[str]") -> bool:
         """Whether the function mentions anything a key can come from: a key-like name (a parameter or

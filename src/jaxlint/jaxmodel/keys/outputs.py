@@ -60,12 +60,14 @@ class ConsumptionOutputs:
         self.facts = facts
         self.ctx = facts.ctx
         self._positions: dict[tuple[int, str], Positions | None] = {}
-        self._references: dict[str, list] | None = None
+        self._references: dict[int, list] | None = None
         self._binding_ids: dict[int, int] | None = None
         #: id(function) -> id(Name) -> the small statement of its own body that holds the Name
         self._statements: dict[int, dict[int, cst.CSTNode]] = {}
         #: id(Name) -> its rank among the names of the file, in source order
         self._order: dict[int, int] | None = None
+        #: the names some scope of the file declares `nonlocal`
+        self._nonlocal_names: frozenset[str] | None = None
 
     # -- what a function returns of a key it is given -----------------------------------------
     def returned_positions(self, function: FunctionNode, param: str, depth: int = 0) -> Positions | None:
@@ -290,8 +292,8 @@ class ConsumptionOutputs:
         if binding_id is None:
             return False
         binding_nodes = set(ids)
-        for reference in self._references_of(name):
-            if reference.context is not ReferenceContext.LOAD or binding_id not in reference.binding_ids \
+        for reference in self._references_to(binding_id):
+            if reference.context is not ReferenceContext.LOAD or reference.node.value != name \
                     or id(reference.node) in binding_nodes:
                 continue  # a binding of the name (`a, (b, c) = …` records its inner targets as loads)
             reaching = facts.reaching.get(id(reference.node))
@@ -338,19 +340,25 @@ class ConsumptionOutputs:
 
     def _declared_nonlocal(self, name: str) -> bool:
         """A nested function shares the name with `nonlocal`: its reads are not followed here."""
-        return any(name in scope.nonlocals for scope in SemanticModel.of(self.ctx).scopes.values())
+        if self._nonlocal_names is None:
+            self._nonlocal_names = frozenset(
+                name for scope in SemanticModel.of(self.ctx).scopes.values() for name in scope.nonlocals)
+        return name in self._nonlocal_names
 
     def _name_order(self) -> dict[int, int]:
         if self._order is None:
             self._order = {id(name): index for index, (name, _, _) in enumerate(SemanticModel.of(self.ctx).names)}
         return self._order
 
-    def _references_of(self, name: str) -> list:
+    def _references_to(self, binding_id: int) -> list:
+        """The references that may resolve to the binding, in source order (indexed once for the
+        file: asking for every draw's outputs stays linear in its size)."""
         if self._references is None:
             self._references = {}
             for reference in SemanticModel.of(self.ctx).references():
-                self._references.setdefault(reference.node.value, []).append(reference)
-        return self._references.get(name, [])
+                for resolved in reference.binding_ids:
+                    self._references.setdefault(resolved, []).append(reference)
+        return self._references.get(binding_id, [])
 
     def _binding_id(self, target: cst.Name) -> int | None:
         if self._binding_ids is None:

@@ -99,6 +99,9 @@ class ValueFlow:
     """The values of one scope (a function body or the module's top level): the JAX value domain,
     run by the generic interpreter."""
 
+    #: a nested function's values start from its closure (`flow.closures`)
+    reads_closures = True
+
     def __init__(self, traced: CallFacts, scope_node: cst.CSTNode, initial: "dict[str, Value | Kind]",
                  abstract: bool, qualified_name: Callable[[cst.BaseExpression], str | None],
                  static_leaves: bool = False) -> None:
