@@ -205,7 +205,8 @@ RUNTIME = RuntimeSettings()
     (_run(exit={"status": None, "signal": int(signal.SIGXCPU), "timed_out": False}), "check",
      "CPU time limit reached while checking this finding"),
     (_run(exit={"status": None, "signal": int(signal.SIGKILL), "timed_out": True}), "import",
-     f"time limit ({RUNTIME.timeout:g} s) reached while importing the module"),
+     f"time limit ({RUNTIME.timeout:g} s) reached while importing the module; raise `timeout` in "
+     "[tool.jaxlint.runtime] to let it finish"),
     (_run(exit={"status": None, "signal": int(signal.SIGSEGV), "timed_out": False},
           log='Fatal Python error: Segmentation fault\n  File "/project/mod.py", line 9 in f\n'), "check",
      "the worker process crashed: SIGSEGV (segmentation fault) at line 9 while checking this finding"),
@@ -222,7 +223,8 @@ def test_how_a_worker_ended_in_words(run, phase, reason):
 def test_relative_python_path_entries_reach_the_worker_absolute(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["lib", str(tmp_path / "abs")]))
-    entries = launcher._environment(None)["PYTHONPATH"].split(os.pathsep)
+    environment, _ = launcher._environment(None)
+    entries = environment["PYTHONPATH"].split(os.pathsep)
     assert str(tmp_path / "lib") in entries and str(tmp_path / "abs") in entries and "lib" not in entries
 
 

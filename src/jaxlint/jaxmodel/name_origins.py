@@ -354,19 +354,16 @@ class NameOrigins:
             return None
         owner, (origin,) = found
         function = origin.node
-        if (origin.kind != "other" or not isinstance(function, cst.FunctionDef) or function.asynchronous
-                or owner.kind == "class" or not all(self._keeps_result(d.decorator, owner) for d in function.decorators)):
+        if origin.kind != "other" or not isinstance(function, cst.FunctionDef) or owner.kind == "class":
             return None
-        inner = self._scope(function, owner)
-        facts = self.facts(inner)
-        if facts.generator or facts.falls_off or not facts.returns or any(r is None for r in facts.returns):
-            return None
-        return [(value, inner) for value in facts.returns]  # type: ignore[misc]
+        return self._returned_by(function, owner)
 
     def function_returns(self, function: cst.FunctionDef) -> list[tuple[cst.BaseExpression, Scope]] | None:
         """What a function of the module's top level returns, when it returns on every path (and
         its decorators keep what it returns); else None."""
-        owner = self.ctx.module_scope
+        return self._returned_by(function, self.ctx.module_scope)
+
+    def _returned_by(self, function: cst.FunctionDef, owner: Scope) -> list[tuple[cst.BaseExpression, Scope]] | None:
         if function.asynchronous or not all(self._keeps_result(d.decorator, owner) for d in function.decorators):
             return None
         inner = self._scope(function, owner)
