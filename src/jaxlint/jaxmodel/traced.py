@@ -397,8 +397,8 @@ class TracedFunctions(TransformApplications, CallResolution, PytreeAttributes):
         static = self._static_params(callee)
         traced = {name: (Kind.CONTAINER if kind == Kind.CONTAINER else Kind.PARAM)
                   for name, kind in arguments.items() if (kind.traced or kind == Kind.CONTAINER) and name not in static}
-        if not traced and not under_trace and not receiver:
-            return
+        if not traced and not under_trace and not receiver and not self.samples_latent(caller):
+            return  # a model's helper runs under the inference's trace: its sample sites give tracers
         info = self.infos[id(caller)]
         target = self.infos.get(id(callee))
         if target is None:
