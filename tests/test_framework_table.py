@@ -759,6 +759,8 @@ LIBRARY_TRACE_PREMISES = {
 
 def test_every_library_trace_is_pinned_by_a_test():
     assert {t.premise for t in FRAMEWORKS.library_traces.values()} == set(LIBRARY_TRACE_PREMISES)
-    for name in FRAMEWORKS.library_traces:
+    for name, trace in FRAMEWORKS.library_traces.items():
         if not _removed(name):
             resolve(name)  # the library has it under this name
+        if trace.traced_by is not None:
+            resolve(trace.traced_by)  # and what messages name as tracing it

@@ -57,6 +57,13 @@ class LibraryTrace:
     #: a NumPyro latent sample site (`numpyro.sample` without `obs=`) returns a tracer in them
     latent_samples: bool
     premise: str
+    #: what runs the trace, where that is not the call itself (a term's vector field is traced by
+    #: the solver it is given to), as messages name it
+    traced_by: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.traced_by or self.name
 
 
 @dataclass(frozen=True)
@@ -127,7 +134,7 @@ def _transform(name: str, entry: dict) -> Transform:
 
 
 def _library_trace(name: str, entry: dict) -> LibraryTrace:
-    known = {"functions", "mode", "traced", "latent_samples", "premise"}
+    known = {"functions", "mode", "traced", "latent_samples", "premise", "traced_by"}
     unknown = set(entry) - known
     if unknown:
         raise TableError(f"{name}: unknown fields {sorted(unknown)}")
@@ -142,7 +149,7 @@ def _library_trace(name: str, entry: dict) -> LibraryTrace:
         name=name, function_positions=tuple(functions.get("positions", ())),
         function_keywords=tuple(functions.get("keywords", ())), mode=entry["mode"],
         traced=tuple(entry.get("traced", ())), latent_samples=bool(entry.get("latent_samples", False)),
-        premise=entry["premise"])
+        premise=entry["premise"], traced_by=entry.get("traced_by"))
 
 
 def _without_premise(section: dict) -> dict:

@@ -40,7 +40,7 @@ class TransformApplications:
             trace = LIBRARY_TRACES[callee]
             given = [positional[i] for i in trace.function_positions if i < len(positional)]
             given += [keywords[k] for k in trace.function_keywords if k in keywords]
-            return Application(callee, trace.mode, {}, [], traced_positions=trace.traced), given
+            return Application(trace.label, trace.mode, {}, [], traced_positions=trace.traced), given
         if callee in LAX_BODIES:
             indices, names = LAX_BODIES[callee]
             bodies = [positional[i] for i in indices if i < len(positional)]
@@ -174,6 +174,7 @@ class TransformApplications:
         for given in self._methods_given:
             self._apply_to_method(given)
         self._methods_given = []
+        self._note_train_states()
         for function in self.functions:
             scope = self.scopes.get(id(function))
             outer = function_scope(scope.parent if scope is not None else None)

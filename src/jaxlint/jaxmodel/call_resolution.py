@@ -240,7 +240,17 @@ class CallResolution:
         """`state.apply_fn(variables, *args)` where every `TrainState.create(apply_fn=model.apply,
         ...)` of the module gives the `apply` of an instance of one flax.linen module class of the
         module: that module's method, as `model.apply(...)` reaches it (`_linen_applied`)."""
-        reached = []
+        if not self._train_state_models:
+            return None  # none made here, one made from elsewhere, or the walk is not over
+        reached = [self._linen_applied(given, scope, call) for given, scope in self._train_state_models]
+        if any(callee is None for callee in reached) or len({id(callee.function) for callee in reached}) != 1:
+            return None
+        return reached[0]
+
+    def _note_train_states(self) -> None:
+        """The `model.apply` every `TrainState.create(...)` of the module is given (once every call of
+        the module is known); none when one of them is given anything else."""
+        given_models = []
         for site, site_scope in self._calls:
             func = site.func
             if type(func) is not cst.Attribute or func.attr.value != "create" \
@@ -248,14 +258,10 @@ class CallResolution:
                 continue
             given = next((a.value for a in site.args if a.keyword is not None and a.keyword.value == "apply_fn"), None)
             if type(given) is not cst.Attribute or given.attr.value != "apply" or type(given.value) is not cst.Name:
-                return None  # a state made from another function (or none named): not known
-            applied = self._linen_applied(given, site_scope, call)
-            if applied is None:
-                return None
-            reached.append(applied)
-        if not reached or len({id(callee.function) for callee in reached}) != 1:
-            return None
-        return reached[0]
+                given_models = []
+                break  # a state made from another function (or none named): not known
+            given_models.append((given, site_scope))
+        self._train_state_models = given_models
 
     def _train_state_class(self, expr: cst.BaseExpression, scope: Scope) -> bool:
         """flax's `TrainState`, or a class of the module derived from it."""

@@ -134,6 +134,8 @@ class TracedFunctions(TransformApplications, CallResolution, PytreeAttributes):
         self.nested: dict[int, list[FunctionNode]] = {}
         self.enclosing: dict[int, FunctionNode] = {}
         self._calls: list[tuple[cst.Call, Scope]] = []
+        #: (`model.apply`, its scope) given to each `TrainState.create` of the module, once the walk is over
+        self._train_state_models: list[tuple[cst.Attribute, Scope]] = []
         #: id(function) -> `jax.tree.map` calls in its body, with their scope and the non-leaf parameter count
         self._tree_maps: dict[int, list[tuple[cst.Call, Scope, int]]] = {}
         self._subclasses: dict[int, list[ClassInfo]] | None = None
